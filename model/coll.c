@@ -1,0 +1,110 @@
+/* coll.c — names and nccl-tests conventions; see coll.h. */
+#include "coll.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *const coll_names[CS_COLL_COUNT] = {
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
+    "send_recv"};
+static const char *const algo_names[CS_ALGO_COUNT + 1] = {
+    "ring", "tree", "hier", "nvls", "collnet", "pat", "p2p", "auto"};
+static const char *const proto_names[CS_PROTO_COUNT + 1] = {"ll", "ll128", "simple", "auto"};
+
+const char *cs_coll_name(enum cs_coll c) {
+  return (c >= 0 && c < CS_COLL_COUNT) ? coll_names[c] : "?";
+}
+const char *cs_algo_name(enum cs_algo a) {
+  return (a >= 0 && a <= CS_ALGO_AUTO) ? algo_names[a] : "?";
+}
+const char *cs_proto_name(enum cs_proto p) {
+  return (p >= 0 && p <= CS_PROTO_AUTO) ? proto_names[p] : "?";
+}
+
+/* Lower-cases name without '_' and '-' into buf, dropping a "_perf" suffix. */
+static void squash(const char *name, char *buf, size_t len) {
+  size_t k = 0;
+  for (const char *p = name; *p && k + 1 < len; p++)
+    if (*p != '_' && *p != '-' && *p != ' ') buf[k++] = (char)tolower((unsigned char)*p);
+  buf[k] = '\0';
+  if (k > 4 && strcmp(buf + k - 4, "perf") == 0) buf[k - 4] = '\0';
+}
+
+int cs_coll_parse(const char *name, enum cs_coll *out) {
+  static const struct { const char *s; enum cs_coll c; } alias[] = {
+      {"allreduce", CS_COLL_ALL_REDUCE},   {"allgather", CS_COLL_ALL_GATHER},
+      {"reducescatter", CS_COLL_REDUCE_SCATTER}, {"broadcast", CS_COLL_BROADCAST},
+      {"bcast", CS_COLL_BROADCAST},        {"reduce", CS_COLL_REDUCE},
+      {"alltoall", CS_COLL_ALL_TO_ALL},    {"sendrecv", CS_COLL_SEND_RECV},
+      {"p2p", CS_COLL_SEND_RECV}};
+  if (name == NULL) return -1;
+  char buf[64];
+  squash(name, buf, sizeof buf);
+  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+    if (strcmp(buf, alias[i].s) == 0) {
+      *out = alias[i].c;
+      return 0;
+    }
+  return -1;
+}
+
+int cs_algo_parse(const char *name, enum cs_algo *out) {
+  static const struct { const char *s; enum cs_algo a; } alias[] = {
+      {"ring", CS_ALGO_RING},         {"tree", CS_ALGO_TREE},       {"hier", CS_ALGO_HIER},
+      {"hierarchical", CS_ALGO_HIER}, {"nvls", CS_ALGO_NVLS},       {"nvlstree", CS_ALGO_NVLS},
+      {"collnet", CS_ALGO_COLLNET},   {"collnetdirect", CS_ALGO_COLLNET},
+      {"collnetchain", CS_ALGO_COLLNET}, {"sharp", CS_ALGO_COLLNET}, {"pat", CS_ALGO_PAT},
+      {"p2p", CS_ALGO_P2P},           {"auto", CS_ALGO_AUTO}};
+  if (name == NULL) return -1;
+  char buf[64];
+  squash(name, buf, sizeof buf);
+  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
+    if (strcmp(buf, alias[i].s) == 0) {
+      *out = alias[i].a;
+      return 0;
+    }
+  return -1;
+}
+
+int cs_proto_parse(const char *name, enum cs_proto *out) {
+  if (name == NULL) return -1;
+  if (strcasecmp(name, "ll") == 0) *out = CS_PROTO_LL;
+  else if (strcasecmp(name, "ll128") == 0) *out = CS_PROTO_LL128;
+  else if (strcasecmp(name, "simple") == 0) *out = CS_PROTO_SIMPLE;
+  else if (strcasecmp(name, "auto") == 0) *out = CS_PROTO_AUTO;
+  else return -1;
+  return 0;
+}
+
+double cs_coll_busbw_factor(enum cs_coll c, int n) {
+  if (n < 1) return 0.0;
+  switch (c) {
+  case CS_COLL_ALL_REDUCE: return 2.0 * (n - 1) / n;
+  case CS_COLL_ALL_GATHER:
+  case CS_COLL_REDUCE_SCATTER:
+  case CS_COLL_ALL_TO_ALL: return (double)(n - 1) / n;
+  case CS_COLL_BROADCAST:
+  case CS_COLL_REDUCE:
+  case CS_COLL_SEND_RECV: return 1.0;
+  case CS_COLL_COUNT: break;
+  }
+  return 0.0;
+}
+
+int cs_coll_algo_valid(enum cs_coll c, enum cs_algo a) {
+  switch (c) {
+  case CS_COLL_ALL_REDUCE:
+    return a == CS_ALGO_RING || a == CS_ALGO_TREE || a == CS_ALGO_HIER || a == CS_ALGO_NVLS ||
+           a == CS_ALGO_COLLNET;
+  case CS_COLL_ALL_GATHER:
+  case CS_COLL_REDUCE_SCATTER:
+    return a == CS_ALGO_RING || a == CS_ALGO_PAT || a == CS_ALGO_NVLS || a == CS_ALGO_COLLNET;
+  case CS_COLL_BROADCAST:
+  case CS_COLL_REDUCE: return a == CS_ALGO_RING;
+  case CS_COLL_ALL_TO_ALL:
+  case CS_COLL_SEND_RECV: return a == CS_ALGO_P2P;
+  case CS_COLL_COUNT: break;
+  }
+  return 0;
+}

@@ -1,0 +1,118 @@
+/* costmodel.h — the collective cost model: t = latency + bytes / bandwidth, per algorithm and
+ * protocol, at any group shape (ranks, nodes, GPUs per node).
+ *
+ * For collective c, algorithm a, protocol p, n ranks on N nodes of g GPUs, message S bytes
+ * (nccl-tests size):
+ *
+ *   t = lat + x + 2 sqrt(stages * pipe[a][p] * x)
+ *   x = S * busbw_factor(c, n) / (B(a, shape) * eff[a][p] * coll_bw[c])
+ *
+ * The first term is the start-up latency (below); x is the time to push the bus bytes through the
+ * bottleneck link; the last term is the pipeline fill of a segmented transfer through `stages`
+ * stages with per-segment overhead pipe (the optimal-segmentation result T = (sqrt(stages*o) +
+ * sqrt(x))^2 without its constant, which lives in lat). pipe = 0 gives the plain linear model.
+ *
+ * Latency, with hop[t][p] the per-step latency of link tier t (the node's intra tier, or net):
+ *   ring:    base[a][p]*coll_lat[c] + (steps - inter)*hop[intra][p] + inter*hop[net][p]
+ *            steps = 2(n-1) all_reduce, n-1 all_gather/reduce_scatter/broadcast/reduce;
+ *            inter = 2(N-1) all_reduce, N-1 otherwise (ring-linear network form), or
+ *            2*ceil(log2 N) (tree-log network form, the alternative hypothesis; see net_form)
+ *   tree:    base*coll_lat + 2((g-1)*hop[intra] + ceil(log2 N)*hop[net])
+ *   hier:    base*coll_lat + 2(g-1)*hop[intra] + inter*hop[net] (inter as ring, over N nodes)
+ *   nvls:    base*coll_lat + 2*hop[intra] + 2*ceil(log2 N)*hop[net]
+ *   collnet: base*coll_lat + 2*hop[intra]*(g>1) + 2*hop[net]*(N>1)
+ *   pat:     base*coll_lat + ceil(log2 n)*hop[tier]      (tier = net when N > 1)
+ *   p2p:     base*coll_lat + (n-1)*hop[tier]  all_to_all;  base*coll_lat + hop[tier]  send_recv
+ *
+ * Bottleneck bandwidth B: on one node the intra tier's per-GPU bandwidth; across nodes the lesser
+ * of that and the network bandwidth per node (a ring or tree crosses each node boundary once per
+ * channel, so the node's NICs together carry the bus bytes); hier's network phase moves S/g per
+ * GPU through bw[net]/g; all_to_all and send_recv across nodes use bw[net]/g per GPU.
+ *
+ * All values are SI (seconds, bytes, bytes/s). Every parameter is positive, which lets the fitter
+ * work on their logarithms. Parameters are addressed by index (0 .. CS_MODEL_NPARAMS-1) so that
+ * the fitter, the calibration file and the uncertainty propagation treat them uniformly.
+ */
+#ifndef CS_COSTMODEL_H
+#define CS_COSTMODEL_H
+
+#include <stddef.h>
+
+#include "coll.h"
+#include "status.h"
+
+enum cs_tier { CS_TIER_NVLINK, CS_TIER_PCIE, CS_TIER_NET, CS_TIER_COUNT };
+
+/* How network latency grows with node count for ring-like algorithms: linearly in ring steps (what
+ * NCCL's ring does) or in log2(nodes) (what trees do). Fitting both and comparing says which one
+ * the data supports; predictions outside the measured node range report both as a band. */
+enum cs_net_form { CS_NET_RING_LINEAR, CS_NET_TREE_LOG };
+
+struct cs_model {
+  double bw[CS_TIER_COUNT];                   /* bytes/s: per GPU (nvlink, pcie), per node (net) */
+  double hop[CS_TIER_COUNT][CS_PROTO_COUNT];  /* s per step */
+  double base[CS_ALGO_COUNT][CS_PROTO_COUNT]; /* s */
+  double eff[CS_ALGO_COUNT][CS_PROTO_COUNT];  /* dimensionless */
+  double pipe[CS_ALGO_COUNT][CS_PROTO_COUNT]; /* s per pipeline stage */
+  double coll_lat[CS_COLL_COUNT];             /* dimensionless, multiplies base */
+  double coll_bw[CS_COLL_COUNT];              /* dimensionless, multiplies eff */
+  enum cs_tier intra;                         /* link tier between GPUs of one node */
+  enum cs_net_form net_form;
+  unsigned algo_enabled;                      /* bit (1u << a) set for each algorithm offered */
+};
+
+#define CS_MODEL_NPARAMS                                                                        \
+  (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 3 * CS_ALGO_COUNT * CS_PROTO_COUNT +        \
+   2 * CS_COLL_COUNT)
+
+/* The family a parameter belongs to, for priors and reporting. */
+enum cs_param_kind { CS_PK_BW, CS_PK_HOP, CS_PK_BASE, CS_PK_EFF, CS_PK_PIPE, CS_PK_COLL_LAT,
+                     CS_PK_COLL_BW };
+
+/* One query: which collective, on what shape, how big; algo/proto CS_*_AUTO let the model choose. */
+struct cs_coll_query {
+  enum cs_coll coll;
+  enum cs_algo algo;
+  enum cs_proto proto;
+  int ranks, nodes, gpus_per_node; /* ranks == nodes * gpus_per_node */
+  double bytes;
+};
+
+/* The model's answer: the chosen pair, total time and its parts (seconds). */
+struct cs_coll_pred {
+  enum cs_algo algo;
+  enum cs_proto proto;
+  double time, lat, bw_time, pipe_time;
+};
+
+/* Fills m with the default constants, anchored on NCCL's published tuning model for an NVLink4
+ * node and a network of 8 x 400 Gb/s per node. algo_enabled = ring, tree, pat, p2p (nvls, collnet
+ * and hier must be enabled by the caller, as a topology would). */
+void cs_model_defaults(struct cs_model *m);
+
+/* Parameter access by index i in [0, CS_MODEL_NPARAMS). Returns NULL for an out-of-range i. */
+double *cs_model_param(struct cs_model *m, int i);
+double cs_model_param_get(const struct cs_model *m, int i);
+/* Name of parameter i, e.g. "bw.nvlink", "hop.net.simple", "base.ring.ll", "coll_lat.all_gather". */
+const char *cs_model_param_name(int i, char *buf, size_t len);
+/* Index of a parameter by name, or -1. */
+int cs_model_param_index(const char *name);
+enum cs_param_kind cs_model_param_kind(int i);
+/* Unit kind of a parameter when written to a file: "s", "Bps" or "" (dimensionless). */
+const char *cs_model_param_unit(int i);
+
+/* Checks that q is meaningful (ranks = nodes x gpus_per_node >= 1, bytes >= 0, valid enums). */
+enum cs_status cs_model_check_query(const struct cs_coll_query *q, struct cs_error *err);
+
+/* Time of q with algorithm a and protocol p forced (a, p not AUTO). CS_ERR_UNSUPPORTED when a
+ * cannot run q->coll (see cs_coll_algo_valid); a single rank costs 0. */
+enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_query *q,
+                             enum cs_algo a, enum cs_proto p, struct cs_coll_pred *out,
+                             struct cs_error *err);
+
+/* The prediction for q: with q->algo/q->proto AUTO, the fastest enabled valid pair (as NCCL picks
+ * the fastest by its own model; NCCL_ALGO/NCCL_PROTO-style overrides are q->algo/q->proto). */
+enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_query *q,
+                                struct cs_coll_pred *out, struct cs_error *err);
+
+#endif

@@ -1,0 +1,11 @@
+/* cmds.h — the verbs of the commscale executable. Each takes (argc, argv) with argv[0] the verb
+ * name and returns the process exit status (0 ok, 1 failure, 2 usage). */
+#ifndef CS_CLI_CMDS_H
+#define CS_CLI_CMDS_H
+
+int cs_cmd_import(int argc, char **argv);
+int cs_cmd_fit(int argc, char **argv);
+int cs_cmd_coll(int argc, char **argv);
+int cs_cmd_plot(int argc, char **argv);
+
+#endif

@@ -1,0 +1,55 @@
+/* main.c — the commscale executable: dispatches to one verb per subcommand.
+ *
+ * Data goes to stdout, diagnostics to stderr; exit status 0 success, 1 failure, 2 usage.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+
+#include "cmds.h"
+
+struct verb {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv);
+};
+
+static const struct verb verbs[] = {
+    {"import", "convert nccl-tests logs (text or JSON) into a measurements CSV", cs_cmd_import},
+    {"fit", "fit the collective cost model to measurements; write calibration.yaml", cs_cmd_fit},
+    {"coll", "predict collective times at any size, GPU count and node count", cs_cmd_coll},
+    {"plot", "draw measured vs fitted bus bandwidth and extrapolations with gnuplot", cs_cmd_plot},
+};
+#define NVERBS (sizeof verbs / sizeof verbs[0])
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: commscale VERB [options] [arguments]\n\n"
+          "Measure collectives, fit a cost model, and predict communication at scale.\n\n"
+          "verbs:\n");
+  for (size_t i = 0; i < NVERBS; i++) fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+  fprintf(f, "\n'commscale VERB --help' describes each verb; 'commscale --version' prints the "
+             "version.\n");
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  if (argc < 2) {
+    usage(stderr);
+    return 2;
+  }
+  if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+      strcmp(argv[1], "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(argv[1], "--version") == 0) {
+    printf("commscale %s\n", CS_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < NVERBS; i++)
+    if (strcmp(argv[1], verbs[i].name) == 0) return verbs[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "commscale: unknown verb \"%s\" (see commscale --help)\n", argv[1]);
+  return 2;
+}

@@ -1,0 +1,61 @@
+/* opts.h — the command-line front end's option tables: each verb describes its options once, as
+ * data, and that table drives parsing and `commscale VERB --help`.
+ */
+#ifndef CS_CLI_OPTS_H
+#define CS_CLI_OPTS_H
+
+#include <stdio.h>
+
+#include "status.h"
+
+#define CLI_MAX_OPTS 40
+#define CLI_MAX_POS 256
+
+struct cli_opt {
+  const char *name;    /* long name without "--" */
+  char shortc;         /* short letter or 0 */
+  const char *argname; /* NULL for a flag */
+  const char *help;
+};
+
+struct cli_verb {
+  const char *name;
+  const char *synopsis; /* "LOG... -o measurements.csv" */
+  const char *summary;  /* one line */
+  const char *details;  /* a paragraph printed after the options, may be NULL */
+  const struct cli_opt *opts;
+  int nopts;
+};
+
+struct cli_args {
+  const char *val[CLI_MAX_OPTS]; /* the value, or "1" for a given flag, NULL when absent */
+  const char *pos[CLI_MAX_POS];
+  int npos;
+};
+
+/* Parses argv[1..argc-1] (argv[0] is the verb) against v. Returns CS_OK, or CS_ERR_USAGE with a
+ * message for an unknown option, a missing value or too many arguments. Sets *help when --help
+ * or -h was given (the caller prints cli_usage and exits 0). */
+enum cs_status cli_parse(const struct cli_verb *v, int argc, char **argv, struct cli_args *a,
+                         int *help, struct cs_error *err);
+
+/* The value of option `name` or NULL; aborts nothing: an unknown name is a programming error and
+ * returns NULL. */
+const char *cli_get(const struct cli_verb *v, const struct cli_args *a, const char *name);
+
+/* Prints "usage: commscale VERB SYNOPSIS", the summary, the option table and the details. */
+void cli_usage(FILE *f, const struct cli_verb *v);
+
+/* Reports err on stderr as "commscale VERB: message" and returns the exit code for its status. */
+int cli_fail(const char *verb, const struct cs_error *err);
+
+/* Parses a --format value: "table", "csv" or "json"; also infers it from the -o suffix when the
+ * format is not given (".csv", ".json", else table). Returns 0..2, or -1 for an unknown name. */
+enum cli_format { CLI_TABLE, CLI_CSV, CLI_JSON };
+int cli_format(const char *format, const char *outpath);
+
+/* Opens path for writing ("-" or NULL = stdout). On error returns NULL and fills err. */
+FILE *cli_open_out(const char *path, struct cs_error *err);
+void cli_close_out(FILE *f);
+
+#endif

@@ -1,0 +1,27 @@
+/* testutil.c — see testutil.h. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+
+void cs_test_assert_close(double actual, double expected, double rel, const char *expr,
+                          const char *file, int line) {
+  double tol = expected == 0 ? rel : rel * fabs(expected);
+  if (!(fabs(actual - expected) <= tol)) {
+    print_error("%s:%d: %s = %.9g, expected %.9g within %.3g%%\n", file, line, expr, actual,
+                expected, rel * 100);
+    _fail(file, line);
+  }
+}
+
+const char *cs_test_tmp(const char *name, char *buf, size_t len) {
+  snprintf(buf, len, "%s/%s", CS_TEST_TMP, name);
+  return buf;
+}
+
+void cs_test_write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}

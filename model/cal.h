@@ -21,7 +21,8 @@
 /* Where a parameter's value comes from. */
 enum cs_param_source {
   CS_SRC_DEFAULT, /* not touched by any data point: the NCCL-anchored default */
-  CS_SRC_FIT      /* estimated from data (with a weak prior at the default) */
+  CS_SRC_FIT,     /* estimated from data (with a weak prior at the default) */
+  CS_SRC_USER     /* set by the user for this prediction (e.g. --net-bw): taken as exact */
 };
 
 struct cs_cal_prov {
@@ -77,9 +78,11 @@ enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *
 /* Relative standard error of parameter i (sqrt of its ln-variance), NAN when not fitted. */
 double cs_cal_param_se(const struct cs_cal *cal, int i);
 
-/* Predicts q with cal->model and a band [lo, hi] (seconds) covering ~95%: parameter uncertainty
- * propagated through the covariance (delta method in log space, +-1.96 sigma), widened to include
- * the other network-latency form when q spans more nodes than the calibration measured. */
+/* Predicts q with cal->model and a band [lo, hi] (seconds) covering ~95%: the fitted parameters'
+ * covariance and the prior uncertainty of the default parameters that no measurement determined
+ * (cs_model_param_prior_sd; CS_SRC_USER parameters count as exact) propagated through the model
+ * (delta method in log space, +-1.96 sigma), widened to include the other network-latency form
+ * when q spans more nodes than the calibration measured. */
 enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_query *q,
                               struct cs_coll_pred *pred, double *lo, double *hi,
                               struct cs_error *err);

@@ -1,1 +1,338 @@
-/* placeholder */
+/* costmodel.c — the collective cost model; formulas in costmodel.h.
+ *
+ * Default constants follow NCCL's published tuning model (src/graph/tuning.cc) for Hopper-class
+ * NVLink: base latencies per algorithm and protocol, per-hop latencies per link tier and protocol,
+ * and the protocol bandwidth ratios it uses (LL ~0.39, LL128 ~0.92 of Simple on NVLink). They are
+ * starting points and priors for the fit, never the answer: a calibration replaces them.
+ */
+#include "costmodel.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+  OFF_BW = 0,
+  OFF_HOP = OFF_BW + CS_TIER_COUNT,
+  OFF_BASE = OFF_HOP + CS_TIER_COUNT * CS_PROTO_COUNT,
+  OFF_EFF = OFF_BASE + CS_ALGO_COUNT * CS_PROTO_COUNT,
+  OFF_PIPE = OFF_EFF + CS_ALGO_COUNT * CS_PROTO_COUNT,
+  OFF_WIN = OFF_PIPE + CS_ALGO_COUNT * CS_PROTO_COUNT,
+  OFF_CLAT = OFF_WIN + CS_ALGO_COUNT * CS_PROTO_COUNT,
+  OFF_CBW = OFF_CLAT + CS_COLL_COUNT,
+  OFF_FORCE = OFF_CBW + CS_COLL_COUNT,
+  OFF_END = OFF_FORCE + 1
+};
+
+_Static_assert(OFF_END == CS_MODEL_NPARAMS, "parameter layout and CS_MODEL_NPARAMS disagree");
+
+#define SOFTMIN_P 8.0
+
+static const char *const tier_names[CS_TIER_COUNT] = {"nvlink", "pcie", "net"};
+
+void cs_model_defaults(struct cs_model *m) {
+  memset(m, 0, sizeof *m);
+  /* per-GPU bus bandwidth of NVLink4 (H100/H200 ring), PCIe Gen4, and 8 x 400 Gb/s per node */
+  m->bw[CS_TIER_NVLINK] = 360e9;
+  m->bw[CS_TIER_PCIE] = 24e9;
+  m->bw[CS_TIER_NET] = 400e9;
+  /* NCCL hwLat (ring), us: NVLink {.6, 1.9, 3.4}, PCI {1.0, 2.5, 5.7}, NET {2.7, 4.0, 14.0} */
+  static const double hop_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
+      {0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
+  for (int t = 0; t < CS_TIER_COUNT; t++)
+    for (int p = 0; p < CS_PROTO_COUNT; p++) m->hop[t][p] = hop_us[t][p] * 1e-6;
+  /* NCCL baseLat, us; hier, pat and p2p take the ring's, nvls/collnet NCCL's Simple-only values
+   * (small LL/LL128 placeholders keep every parameter positive for the log-space fit) */
+  static const double base_us[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
+      {6.6, 14.0, 8.4},  /* ring */
+      {6.8, 14.0, 8.4},  /* tree */
+      {6.6, 14.0, 8.4},  /* hier */
+      {25.0, 25.0, 25.0}, /* nvls */
+      {10.9, 10.9, 10.9}, /* collnet */
+      {6.6, 14.0, 8.4},  /* pat */
+      {6.6, 14.0, 8.4},  /* p2p */
+  };
+  /* bandwidth efficiency relative to the tier's Simple ring bandwidth (NCCL's H100 ratios:
+   * ring LL 141/360, LL128 331/360; tree 61/360, 181/360, 232/360; NVLS 480/370) */
+  static const double eff[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
+      {0.39, 0.92, 1.0}, {0.17, 0.50, 0.645}, {0.39, 0.92, 1.0}, {0.39, 0.92, 1.30},
+      {0.39, 0.92, 1.20}, {0.39, 0.92, 1.0},  {0.39, 0.92, 1.0}};
+  for (int a = 0; a < CS_ALGO_COUNT; a++)
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+      m->base[a][p] = base_us[a][p] * 1e-6;
+      m->eff[a][p] = eff[a][p];
+      m->pipe[a][p] = 0.1e-6;
+      /* LL moves at link rate while the message fits its buffers (a few MiB over all channels) */
+      m->win[a][p] = p == CS_PROTO_LL ? 2.0 * 1048576 : p == CS_PROTO_LL128 ? 8.0 * 1048576 : 1048576;
+    }
+  for (int c = 0; c < CS_COLL_COUNT; c++) m->coll_lat[c] = m->coll_bw[c] = 1.0;
+  m->force_lat = 1e-6;
+  m->select = CS_SELECT_NCCL;
+  m->intra = CS_TIER_NVLINK;
+  m->net_form = CS_NET_RING_LINEAR;
+  m->algo_enabled = (1u << CS_ALGO_RING) | (1u << CS_ALGO_TREE) | (1u << CS_ALGO_PAT) |
+                    (1u << CS_ALGO_P2P);
+}
+
+double *cs_model_param(struct cs_model *m, int i) {
+  if (i < 0 || i >= OFF_END) return NULL;
+  if (i < OFF_HOP) return &m->bw[i - OFF_BW];
+  if (i < OFF_BASE) return &m->hop[(i - OFF_HOP) / CS_PROTO_COUNT][(i - OFF_HOP) % CS_PROTO_COUNT];
+  if (i < OFF_EFF) return &m->base[(i - OFF_BASE) / CS_PROTO_COUNT][(i - OFF_BASE) % CS_PROTO_COUNT];
+  if (i < OFF_PIPE) return &m->eff[(i - OFF_EFF) / CS_PROTO_COUNT][(i - OFF_EFF) % CS_PROTO_COUNT];
+  if (i < OFF_WIN) return &m->pipe[(i - OFF_PIPE) / CS_PROTO_COUNT][(i - OFF_PIPE) % CS_PROTO_COUNT];
+  if (i < OFF_CLAT) return &m->win[(i - OFF_WIN) / CS_PROTO_COUNT][(i - OFF_WIN) % CS_PROTO_COUNT];
+  if (i < OFF_CBW) return &m->coll_lat[i - OFF_CLAT];
+  if (i < OFF_FORCE) return &m->coll_bw[i - OFF_CBW];
+  return &m->force_lat;
+}
+
+double cs_model_param_get(const struct cs_model *m, int i) {
+  const double *p = cs_model_param((struct cs_model *)m, i);
+  return p ? *p : NAN;
+}
+
+enum cs_param_kind cs_model_param_kind(int i) {
+  if (i < OFF_HOP) return CS_PK_BW;
+  if (i < OFF_BASE) return CS_PK_HOP;
+  if (i < OFF_EFF) return CS_PK_BASE;
+  if (i < OFF_PIPE) return CS_PK_EFF;
+  if (i < OFF_WIN) return CS_PK_PIPE;
+  if (i < OFF_CLAT) return CS_PK_WIN;
+  if (i < OFF_CBW) return CS_PK_COLL_LAT;
+  if (i < OFF_FORCE) return CS_PK_COLL_BW;
+  return CS_PK_FORCE;
+}
+
+double cs_model_param_prior_sd(int i) {
+  /* the references the others are relative to are fixed by definition */
+  if (i == OFF_EFF + CS_ALGO_RING * CS_PROTO_COUNT + CS_PROTO_SIMPLE ||
+      i == OFF_CLAT + CS_COLL_ALL_REDUCE || i == OFF_CBW + CS_COLL_ALL_REDUCE)
+    return 0.0;
+  switch (cs_model_param_kind(i)) {
+  case CS_PK_HOP: return log(3.0);
+  case CS_PK_WIN: return log(4.0);
+  case CS_PK_PIPE:
+  case CS_PK_FORCE: return log(10.0);
+  default: return log(2.0);
+  }
+}
+
+const char *cs_model_param_unit(int i) {
+  switch (cs_model_param_kind(i)) {
+  case CS_PK_BW: return "Bps";
+  case CS_PK_HOP:
+  case CS_PK_BASE:
+  case CS_PK_PIPE:
+  case CS_PK_FORCE: return "s";
+  case CS_PK_WIN: return "B";
+  default: return "";
+  }
+}
+
+const char *cs_model_param_name(int i, char *buf, size_t len) {
+  if (i < 0 || i >= OFF_END) {
+    snprintf(buf, len, "?");
+    return buf;
+  }
+  if (i < OFF_HOP) {
+    snprintf(buf, len, "bw.%s", tier_names[i - OFF_BW]);
+  } else if (i < OFF_BASE) {
+    int k = i - OFF_HOP;
+    snprintf(buf, len, "hop.%s.%s", tier_names[k / CS_PROTO_COUNT],
+             cs_proto_name(k % CS_PROTO_COUNT));
+  } else if (i < OFF_CLAT) {
+    static const char *const fam[4] = {"base", "eff", "pipe", "win"};
+    int k = i - OFF_BASE;
+    int f = k / (CS_ALGO_COUNT * CS_PROTO_COUNT);
+    k %= CS_ALGO_COUNT * CS_PROTO_COUNT;
+    snprintf(buf, len, "%s.%s.%s", fam[f], cs_algo_name(k / CS_PROTO_COUNT),
+             cs_proto_name(k % CS_PROTO_COUNT));
+  } else if (i < OFF_CBW) {
+    snprintf(buf, len, "coll_lat.%s", cs_coll_name(i - OFF_CLAT));
+  } else if (i < OFF_FORCE) {
+    snprintf(buf, len, "coll_bw.%s", cs_coll_name(i - OFF_CBW));
+  } else {
+    snprintf(buf, len, "force_lat");
+  }
+  return buf;
+}
+
+int cs_model_param_index(const char *name) {
+  char buf[64];
+  for (int i = 0; i < OFF_END; i++)
+    if (strcmp(cs_model_param_name(i, buf, sizeof buf), name) == 0) return i;
+  return -1;
+}
+
+enum cs_status cs_model_check_query(const struct cs_coll_query *q, struct cs_error *err) {
+  if (q->coll < 0 || q->coll >= CS_COLL_COUNT)
+    return cs_error_set(err, CS_ERR_USAGE, "unknown collective");
+  if (q->algo < 0 || q->algo > CS_ALGO_AUTO || q->proto < 0 || q->proto > CS_PROTO_AUTO)
+    return cs_error_set(err, CS_ERR_USAGE, "unknown algorithm or protocol");
+  if (q->nodes < 1 || q->gpus_per_node < 1 || q->ranks != q->nodes * q->gpus_per_node)
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "shape needs nodes >= 1, GPUs per node >= 1 and ranks = nodes x GPUs per "
+                        "node (got ranks %d, nodes %d, GPUs per node %d)",
+                        q->ranks, q->nodes, q->gpus_per_node);
+  if (!(q->bytes >= 0) || q->bytes > 1.2e15)
+    return cs_error_set(err, CS_ERR_RANGE, "message size must be 0 to 2^50 bytes, got %g",
+                        q->bytes);
+  return CS_OK;
+}
+
+static double clog2(int x) { return x <= 1 ? 0.0 : ceil(log2((double)x)); }
+
+/* Network-crossing latency steps of a ring-like algorithm under the model's net form. */
+static double inter_steps(const struct cs_model *m, enum cs_coll c, int N) {
+  if (N <= 1) return 0.0;
+  if (m->net_form == CS_NET_TREE_LOG) return 2.0 * clog2(N);
+  return c == CS_COLL_ALL_REDUCE ? 2.0 * (N - 1) : (double)(N - 1);
+}
+
+enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_query *q,
+                             enum cs_algo a, enum cs_proto p, struct cs_coll_pred *out,
+                             struct cs_error *err) {
+  enum cs_status st = cs_model_check_query(q, err);
+  if (st != CS_OK) return st;
+  if (a < 0 || a >= CS_ALGO_COUNT || p < 0 || p >= CS_PROTO_COUNT)
+    return cs_error_set(err, CS_ERR_USAGE, "cs_model_time needs a concrete algorithm and protocol");
+  if (!cs_coll_algo_valid(q->coll, a))
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "algorithm %s cannot run %s", cs_algo_name(a),
+                        cs_coll_name(q->coll));
+  memset(out, 0, sizeof *out);
+  out->algo = a;
+  out->proto = p;
+  const int n = q->ranks, N = q->nodes, g = q->gpus_per_node;
+  const enum cs_coll c = q->coll;
+  if (n == 1) return CS_OK;
+
+  const double hi = m->hop[m->intra][p], hn = m->hop[CS_TIER_NET][p];
+  const double tier_hop = N > 1 ? hn : hi;
+  double lat = m->base[a][p] * m->coll_lat[c];
+  double stages = 1.0;
+  switch (a) {
+  case CS_ALGO_RING: {
+    double steps = c == CS_COLL_ALL_REDUCE ? 2.0 * (n - 1) : (double)(n - 1);
+    double inter = N > 1 ? (c == CS_COLL_ALL_REDUCE ? 2.0 * (N - 1) : (double)(N - 1)) : 0.0;
+    lat += (steps - inter) * hi + inter_steps(m, c, N) * hn;
+    stages = steps;
+    break;
+  }
+  case CS_ALGO_TREE:
+    lat += 2.0 * ((g - 1) * hi + clog2(N) * hn);
+    stages = 2.0 * ((g - 1) + clog2(N));
+    break;
+  case CS_ALGO_HIER:
+    lat += 2.0 * (g - 1) * hi + inter_steps(m, CS_COLL_ALL_REDUCE, N) * hn;
+    stages = 2.0 * (g - 1) + 2.0 * (N - 1);
+    break;
+  case CS_ALGO_NVLS:
+    lat += 2.0 * hi + 2.0 * clog2(N) * hn;
+    stages = 2.0 + 2.0 * clog2(N);
+    break;
+  case CS_ALGO_COLLNET:
+    lat += 2.0 * hi * (g > 1) + 2.0 * hn * (N > 1);
+    stages = 2.0;
+    break;
+  case CS_ALGO_PAT:
+    lat += clog2(n) * tier_hop;
+    stages = clog2(n);
+    break;
+  case CS_ALGO_P2P:
+    lat += (c == CS_COLL_ALL_TO_ALL ? (double)(n - 1) : 1.0) * tier_hop;
+    stages = 1.0;
+    break;
+  default: break;
+  }
+  if (stages < 1.0) stages = 1.0;
+
+  /* bottleneck bandwidth of the bus bytes */
+  const double eff = m->eff[a][p] * m->coll_bw[c];
+  const double b_intra = m->bw[m->intra], b_net = m->bw[CS_TIER_NET];
+  const double S = q->bytes;
+  double x;
+  if (a == CS_ALGO_HIER && N > 1) {
+    /* intra reduce-scatter + all-gather on S, network all-reduce on S/g per GPU at b_net/g */
+    x = 2.0 * S * (g - 1) / g / (b_intra * eff) + S * 2.0 * (N - 1) / N / (b_net * eff);
+  } else if ((c == CS_COLL_ALL_TO_ALL || c == CS_COLL_SEND_RECV) && N > 1) {
+    double per_gpu_net = b_net / g * eff;
+    if (c == CS_COLL_SEND_RECV) {
+      x = S / per_gpu_net;
+    } else {
+      double t_in = S * (double)(g - 1) / n / (b_intra * eff);
+      double t_out = S * (double)(n - g) / n / per_gpu_net;
+      x = t_in > t_out ? t_in : t_out;
+    }
+  } else {
+    /* the slower of the two link tiers, as a smooth minimum (a p-norm of the inverse bandwidths,
+     * within 9% of the hard minimum at equality and exact as they part) so the fit has a gradient
+     * on both sides of the crossover */
+    double B = N > 1 ? pow(pow(b_intra, -SOFTMIN_P) + pow(b_net, -SOFTMIN_P), -1.0 / SOFTMIN_P)
+                     : b_intra;
+    double U = S * cs_coll_busbw_factor(c, n);
+    double W = m->eff[a][p] < 1.0 ? m->win[a][p] : 0.0;
+    double fast = U < W ? U : W;
+    x = fast / (B * m->coll_bw[c]) + (U - fast) / (B * eff);
+  }
+  double pipe = 2.0 * sqrt(stages * m->pipe[a][p] * x);
+  out->lat = lat;
+  out->bw_time = x;
+  out->pipe_time = pipe;
+  out->time = lat + x + pipe;
+  return CS_OK;
+}
+
+/* The fastest valid pair for q under m, among enabled algorithms when q->algo is AUTO. */
+static int fastest(const struct cs_model *m, const struct cs_coll_query *q,
+                   struct cs_coll_pred *out) {
+  int found = 0;
+  for (int a = 0; a < CS_ALGO_COUNT; a++) {
+    if (q->algo != CS_ALGO_AUTO && q->algo != (enum cs_algo)a) continue;
+    if (!cs_coll_algo_valid(q->coll, a)) continue;
+    /* a forced algorithm runs even if not enabled by default; AUTO picks among enabled ones */
+    if (q->algo == CS_ALGO_AUTO && !(m->algo_enabled & (1u << a))) continue;
+    /* NCCL's pat serves one GPU per node only */
+    if (q->algo == CS_ALGO_AUTO && a == CS_ALGO_PAT && q->gpus_per_node != 1) continue;
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+      if (q->proto != CS_PROTO_AUTO && q->proto != (enum cs_proto)p) continue;
+      struct cs_coll_pred cand;
+      if (cs_model_time(m, q, a, p, &cand, NULL) != CS_OK) continue;
+      if (!found || cand.time < out->time) *out = cand;
+      found = 1;
+    }
+  }
+  return found;
+}
+
+enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_query *q,
+                                struct cs_coll_pred *out, struct cs_error *err) {
+  enum cs_status st = cs_model_check_query(q, err);
+  if (st != CS_OK) return st;
+  int forced = q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
+  int found;
+  if (m->select == CS_SELECT_NCCL && !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO)) {
+    /* pick as NCCL's own tuning model would, then price the pick with the calibrated model */
+    struct cs_model sel;
+    cs_model_defaults(&sel);
+    sel.bw[CS_TIER_NET] = m->bw[CS_TIER_NET];
+    sel.intra = m->intra;
+    sel.algo_enabled = m->algo_enabled;
+    /* NCCL's tuning model is plain latency + size / bandwidth: no window, no pipeline term */
+    memset(sel.win, 0, sizeof sel.win);
+    memset(sel.pipe, 0, sizeof sel.pipe);
+    struct cs_coll_pred pick;
+    found = fastest(&sel, q, &pick) &&
+            cs_model_time(m, q, pick.algo, pick.proto, out, NULL) == CS_OK;
+  } else {
+    found = fastest(m, q, out);
+  }
+  if (!found)
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "no enabled algorithm can run %s with %s/%s",
+                        cs_coll_name(q->coll), cs_algo_name(q->algo), cs_proto_name(q->proto));
+  if (forced && q->ranks > 1) {
+    out->lat += m->force_lat;
+    out->time += m->force_lat;
+  }
+  return CS_OK;
+}

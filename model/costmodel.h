@@ -5,10 +5,14 @@
  * (nccl-tests size):
  *
  *   t = lat + x + 2 sqrt(stages * pipe[a][p] * x)
- *   x = S * busbw_factor(c, n) / (B(a, shape) * eff[a][p] * coll_bw[c])
+ *   x = min(U, W) / (B * coll_bw[c]) + max(U - W, 0) / (B * eff[a][p] * coll_bw[c])
+ *   U = S * busbw_factor(c, n)    (bus bytes),   W = win[a][p] when eff < 1, else 0
  *
  * The first term is the start-up latency (below); x is the time to push the bus bytes through the
- * bottleneck link; the last term is the pipeline fill of a segmented transfer through `stages`
+ * bottleneck link of bandwidth B(a, shape): the first W bytes at the full link rate, the rest at the
+ * protocol's sustained efficiency. W models the flow-control window of the LL protocols: while a
+ * message fits in the receiver's buffers the sender never waits, beyond it every line waits for a
+ * flag round trip (on 2 x H200, Ring/LL moves ~350 GB/s up to ~2 MiB and ~122 GB/s beyond); the last term is the pipeline fill of a segmented transfer through `stages`
  * stages with per-segment overhead pipe (the optimal-segmentation result T = (sqrt(stages*o) +
  * sqrt(x))^2 without its constant, which lives in lat). pipe = 0 gives the plain linear model.
  *
@@ -24,8 +28,12 @@
  *   pat:     base*coll_lat + ceil(log2 n)*hop[tier]      (tier = net when N > 1)
  *   p2p:     base*coll_lat + (n-1)*hop[tier]  all_to_all;  base*coll_lat + hop[tier]  send_recv
  *
+ * A query that forces its algorithm or protocol (as NCCL_ALGO / NCCL_PROTO do) pays force_lat on
+ * top: on the 2 x H200 data a forced Ring/LL all-reduce is ~3.6 us slower than the same pair
+ * chosen by NCCL itself.
+ *
  * Bottleneck bandwidth B: on one node the intra tier's per-GPU bandwidth; across nodes the lesser
- * of that and the network bandwidth per node (a ring or tree crosses each node boundary once per
+ * (a smooth minimum, (B_intra^-8 + B_net^-8)^(-1/8)) of that and the network bandwidth per node (a ring or tree crosses each node boundary once per
  * channel, so the node's NICs together carry the bus bytes); hier's network phase moves S/g per
  * GPU through bw[net]/g; all_to_all and send_recv across nodes use bw[net]/g per GPU.
  *
@@ -48,26 +56,38 @@ enum cs_tier { CS_TIER_NVLINK, CS_TIER_PCIE, CS_TIER_NET, CS_TIER_COUNT };
  * the data supports; predictions outside the measured node range report both as a band. */
 enum cs_net_form { CS_NET_RING_LINEAR, CS_NET_TREE_LOG };
 
+/* How an AUTO query picks its (algorithm, protocol). NCCL picks by its own tuning model, whose
+ * constants are fixed per GPU generation, not by the true fastest pair: on the 2 x H200 data it
+ * switches from LL to Simple at 2 MiB although LL is still faster there. CS_SELECT_NCCL mimics
+ * that (the pair is chosen with the default, NCCL-anchored constants and the model's own link
+ * bandwidths and enabled algorithms; the time comes from the calibrated parameters);
+ * CS_SELECT_FASTEST takes the fastest pair under the calibrated parameters (what a perfect
+ * tuner would achieve). */
+enum cs_select { CS_SELECT_NCCL, CS_SELECT_FASTEST };
+
 struct cs_model {
   double bw[CS_TIER_COUNT];                   /* bytes/s: per GPU (nvlink, pcie), per node (net) */
   double hop[CS_TIER_COUNT][CS_PROTO_COUNT];  /* s per step */
   double base[CS_ALGO_COUNT][CS_PROTO_COUNT]; /* s */
   double eff[CS_ALGO_COUNT][CS_PROTO_COUNT];  /* dimensionless */
   double pipe[CS_ALGO_COUNT][CS_PROTO_COUNT]; /* s per pipeline stage */
+  double win[CS_ALGO_COUNT][CS_PROTO_COUNT];  /* bytes of bus traffic moved at full link rate */
   double coll_lat[CS_COLL_COUNT];             /* dimensionless, multiplies base */
   double coll_bw[CS_COLL_COUNT];              /* dimensionless, multiplies eff */
+  double force_lat;                           /* s added when NCCL_ALGO/NCCL_PROTO force the pair */
   enum cs_tier intra;                         /* link tier between GPUs of one node */
   enum cs_net_form net_form;
   unsigned algo_enabled;                      /* bit (1u << a) set for each algorithm offered */
+  enum cs_select select;                      /* how AUTO queries pick their pair */
 };
 
 #define CS_MODEL_NPARAMS                                                                        \
-  (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 3 * CS_ALGO_COUNT * CS_PROTO_COUNT +        \
-   2 * CS_COLL_COUNT)
+  (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 4 * CS_ALGO_COUNT * CS_PROTO_COUNT +        \
+   2 * CS_COLL_COUNT + 1)
 
 /* The family a parameter belongs to, for priors and reporting. */
-enum cs_param_kind { CS_PK_BW, CS_PK_HOP, CS_PK_BASE, CS_PK_EFF, CS_PK_PIPE, CS_PK_COLL_LAT,
-                     CS_PK_COLL_BW };
+enum cs_param_kind { CS_PK_BW, CS_PK_HOP, CS_PK_BASE, CS_PK_EFF, CS_PK_PIPE, CS_PK_WIN,
+                     CS_PK_COLL_LAT, CS_PK_COLL_BW, CS_PK_FORCE };
 
 /* One query: which collective, on what shape, how big; algo/proto CS_*_AUTO let the model choose. */
 struct cs_coll_query {
@@ -93,13 +113,23 @@ void cs_model_defaults(struct cs_model *m);
 /* Parameter access by index i in [0, CS_MODEL_NPARAMS). Returns NULL for an out-of-range i. */
 double *cs_model_param(struct cs_model *m, int i);
 double cs_model_param_get(const struct cs_model *m, int i);
-/* Name of parameter i, e.g. "bw.nvlink", "hop.net.simple", "base.ring.ll", "coll_lat.all_gather". */
+/* Name of parameter i, e.g. "bw.nvlink", "hop.net.simple", "base.ring.ll", "coll_lat.all_gather",
+ * "force_lat". */
 const char *cs_model_param_name(int i, char *buf, size_t len);
 /* Index of a parameter by name, or -1. */
 int cs_model_param_index(const char *name);
 enum cs_param_kind cs_model_param_kind(int i);
 /* Unit kind of a parameter when written to a file: "s", "Bps" or "" (dimensionless). */
 const char *cs_model_param_unit(int i);
+
+/* Standard deviation, in ln units, of the prior belief in parameter i's default: how far the
+ * truth may plausibly sit from the NCCL-anchored constant on an unknown system (ln 2 for
+ * bandwidths, efficiencies, base latencies and per-collective factors, ln 3 for per-hop latencies,
+ * ln 10 for pipeline overheads, ln 4 for windows), and 0 for the three references that are fixed by definition:
+ * eff.ring.simple, coll_lat.all_reduce and coll_bw.all_reduce are 1, so that bw.<tier> is the
+ * ring/Simple all-reduce bus bandwidth of that tier. The fitter uses it as a weak prior; predictions use it as the
+ * uncertainty of parameters no measurement determined. */
+double cs_model_param_prior_sd(int i);
 
 /* Checks that q is meaningful (ranks = nodes x gpus_per_node >= 1, bytes >= 0, valid enums). */
 enum cs_status cs_model_check_query(const struct cs_coll_query *q, struct cs_error *err);

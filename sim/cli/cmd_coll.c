@@ -1,0 +1,272 @@
+/* cmd_coll.c — `commscale coll`: predict collective times from a calibration at any message size,
+ * GPU count and node count, with the band from the calibration's uncertainty and from the
+ * ring-linear vs tree-log ambiguity in node count.
+ *
+ * One record per (nodes, size) feeds three writers: an aligned table, CSV with units in the
+ * header, and JSON that also carries the tool version and the arguments.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calfile.h"
+#include "cmds.h"
+#include "opts.h"
+#include "units.h"
+
+static const struct cli_opt opts[] = {
+    {"cal", 'c', "FILE", "calibration.yaml from commscale fit (default: NCCL-anchored constants)"},
+    {"coll", 0, "NAME", "collective: all_reduce (default), all_gather, reduce_scatter, broadcast, "
+                        "reduce, all_to_all, send_recv"},
+    {"nodes", 'N', "LIST", "node counts, e.g. 1,4,16,64,400 or 1:400 (default 1)"},
+    {"gpus-per-node", 'g', "G", "GPUs per node (default: the calibration's, else 8)"},
+    {"sizes", 's', "LIST", "message sizes, e.g. 8:8G (x2 steps), 1M,64M (default 8:8G)"},
+    {"algo", 0, "ALGO", "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO"},
+    {"proto", 0, "PROTO", "force a protocol (ll, ll128, simple) as NCCL_PROTO"},
+    {"enable", 0, "LIST", "algorithms the system also offers, e.g. nvls,collnet (as a topology would)"},
+    {"net-bw", 0, "BW", "network bandwidth per node, e.g. 3200Gbps (8 x 400G); taken as exact"},
+    {"net-lat", 0, "TIME", "network per-hop latency for Simple, e.g. 14us; taken as exact"},
+    {"select", 0, "HOW", "how auto picks the pair: nccl (as NCCL's tuner, default) or fastest"},
+    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
+    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+};
+
+static const struct cli_verb verb = {
+    "coll", "[--cal calibration.yaml] [--coll all_reduce] [--nodes 1,4,16] [-g 8] [--sizes 8:8G]",
+    "Predict collective times with their band at any size, GPU count and node count.",
+    "Columns: time_us with time_lo_us..time_hi_us (~95%: parameter uncertainty, defaults no data\n"
+    "determined, and, beyond the measured node count, both network-latency forms); algbw and\n"
+    "busbw as nccl-tests defines them; 'bound' says whether latency or bandwidth dominates.",
+    opts, (int)(sizeof opts / sizeof opts[0])};
+
+struct rec {
+  int nodes, gpn, ranks;
+  double bytes, t, lo, hi, algbw, busbw, lat;
+  enum cs_algo algo;
+  enum cs_proto proto;
+};
+
+static void write_table(FILE *f, const struct rec *r, size_t n, const char *coll) {
+  fprintf(f, "# %s predicted by commscale %s\n", coll, CS_VERSION);
+  fprintf(f, "#%6s %4s %6s %12s %6s %7s %12s %12s %12s %10s %10s %9s\n", "nodes", "gpn", "ranks",
+          "size", "algo", "proto", "time", "time_lo", "time_hi", "algbw", "busbw", "bound");
+  fprintf(f, "#%6s %4s %6s %12s %6s %7s %12s %12s %12s %10s %10s %9s\n", "", "", "", "(B)", "", "",
+          "(us)", "(us)", "(us)", "(GB/s)", "(GB/s)", "");
+  for (size_t i = 0; i < n; i++) {
+    char sz[32];
+    cs_units_format_size(r[i].bytes, sz, sizeof sz);
+    fprintf(f, " %6d %4d %6d %12s %6s %7s %12.2f %12.2f %12.2f %10.2f %10.2f %9s\n", r[i].nodes,
+            r[i].gpn, r[i].ranks, sz, cs_algo_name(r[i].algo), cs_proto_name(r[i].proto), r[i].t,
+            r[i].lo, r[i].hi, r[i].algbw, r[i].busbw,
+            r[i].lat > 0.5 * r[i].t ? "latency" : "bandwidth");
+  }
+}
+
+static void write_csv(FILE *f, const struct rec *r, size_t n, const char *coll) {
+  fprintf(f, "collective,nodes,gpus_per_node,ranks,bytes,algorithm,protocol,time_us,time_lo_us,"
+             "time_hi_us,algbw_GBps,busbw_GBps,latency_us\n");
+  for (size_t i = 0; i < n; i++)
+    fprintf(f, "%s,%d,%d,%d,%.0f,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", coll, r[i].nodes,
+            r[i].gpn, r[i].ranks, r[i].bytes, cs_algo_name(r[i].algo), cs_proto_name(r[i].proto),
+            r[i].t, r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat);
+}
+
+static void json_string(FILE *f, const char *s) {
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
+    else fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+static void write_json(FILE *f, const struct rec *r, size_t n, const char *coll, int argc,
+                       char **argv, const char *calpath) {
+  fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
+  for (int i = 0; i < argc; i++) {
+    if (i) fputs(", ", f);
+    json_string(f, argv[i]);
+  }
+  fputs("], \"calibration\": ", f);
+  if (calpath) json_string(f, calpath);
+  else fputs("null", f);
+  fprintf(f, ", \"collective\": \"%s\", \"predictions\": [\n", coll);
+  for (size_t i = 0; i < n; i++)
+    fprintf(f,
+            "  {\"nodes\": %d, \"gpus_per_node\": %d, \"ranks\": %d, \"bytes\": %.0f, "
+            "\"algorithm\": \"%s\", \"protocol\": \"%s\", \"time_us\": %.6g, \"time_lo_us\": %.6g, "
+            "\"time_hi_us\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"latency_us\": %.6g}%s\n",
+            r[i].nodes, r[i].gpn, r[i].ranks, r[i].bytes, cs_algo_name(r[i].algo),
+            cs_proto_name(r[i].proto), r[i].t, r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat,
+            i + 1 < n ? "," : "");
+  fputs("]}\n", f);
+}
+
+/* Parses an option's quantity that must be > 0; a bad one is a usage error naming the option. */
+static enum cs_status positive(const char *opt, const char *text, enum cs_unit_kind kind,
+                               double *v, struct cs_error *err) {
+  if (cs_units_parse_quantity(text, kind, v, err) != CS_OK) {
+    cs_error_prefix(err, opt);
+    err->status = CS_ERR_USAGE;
+    return CS_ERR_USAGE;
+  }
+  if (!(*v > 0)) return cs_error_set(err, CS_ERR_USAGE, "%s must be greater than 0", opt);
+  return CS_OK;
+}
+
+/* Applies the exact user-given network parameters to cal. */
+static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, const char *net_lat,
+                                      const char *enable, const char *select,
+                                      struct cs_error *err) {
+  double v;
+  if (net_bw) {
+    if (positive("--net-bw", net_bw, CS_UNIT_BANDWIDTH, &v, err) != CS_OK) return CS_ERR_USAGE;
+    cal->model.bw[CS_TIER_NET] = v;
+    cal->source[cs_model_param_index("bw.net")] = CS_SRC_USER;
+  }
+  if (net_lat) {
+    if (positive("--net-lat", net_lat, CS_UNIT_TIME, &v, err) != CS_OK) return CS_ERR_USAGE;
+    /* keep the protocols' ratios to Simple, as NCCL's table has them */
+    double scale = v / cal->model.hop[CS_TIER_NET][CS_PROTO_SIMPLE];
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+      char name[32];
+      cal->model.hop[CS_TIER_NET][p] *= scale;
+      cal->alt_hop_net[p] *= scale;
+      snprintf(name, sizeof name, "hop.net.%s", cs_proto_name(p));
+      cal->source[cs_model_param_index(name)] = CS_SRC_USER;
+    }
+  }
+  if (enable) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", enable);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+      enum cs_algo a;
+      if (cs_algo_parse(t, &a) != 0 || a == CS_ALGO_AUTO)
+        return cs_error_set(err, CS_ERR_USAGE, "--enable: unknown algorithm \"%s\"", t);
+      cal->model.algo_enabled |= 1u << a;
+    }
+  }
+  if (select) {
+    if (strcmp(select, "nccl") == 0) cal->model.select = CS_SELECT_NCCL;
+    else if (strcmp(select, "fastest") == 0) cal->model.select = CS_SELECT_FASTEST;
+    else return cs_error_set(err, CS_ERR_USAGE, "--select expects nccl or fastest, got \"%s\"", select);
+  }
+  return CS_OK;
+}
+
+int cs_cmd_coll(int argc, char **argv) {
+  struct cs_error err = {0};
+  struct cli_args a;
+  int help;
+  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("coll", &err);
+  if (help) {
+    cli_usage(stdout, &verb);
+    return 0;
+  }
+  if (a.npos > 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale coll --help)", a.pos[0]);
+    return cli_fail("coll", &err);
+  }
+  const char *outpath = cli_get(&verb, &a, "output");
+  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
+  if (fmt < 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
+    return cli_fail("coll", &err);
+  }
+  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 1, 1, 1, 0};
+  const char *s;
+  if ((s = cli_get(&verb, &a, "coll")) && cs_coll_parse(s, &q.coll) != 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "--coll: unknown collective \"%s\"", s);
+    return cli_fail("coll", &err);
+  }
+  if ((s = cli_get(&verb, &a, "algo")) && (cs_algo_parse(s, &q.algo) != 0)) {
+    cs_error_set(&err, CS_ERR_USAGE, "--algo: unknown algorithm \"%s\"", s);
+    return cli_fail("coll", &err);
+  }
+  if ((s = cli_get(&verb, &a, "proto")) && (cs_proto_parse(s, &q.proto) != 0)) {
+    cs_error_set(&err, CS_ERR_USAGE, "--proto: unknown protocol \"%s\"", s);
+    return cli_fail("coll", &err);
+  }
+  if (q.algo != CS_ALGO_AUTO && !cs_coll_algo_valid(q.coll, q.algo)) {
+    cs_error_set(&err, CS_ERR_USAGE, "--algo %s cannot run %s", cs_algo_name(q.algo), cs_coll_name(q.coll));
+    return cli_fail("coll", &err);
+  }
+
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  const char *calpath = cli_get(&verb, &a, "cal");
+  long *nodes = NULL, *gpn = NULL;
+  double *sizes = NULL;
+  size_t nn = 0, ng = 0, ns = 0;
+  struct rec *recs = NULL;
+  enum cs_status st = CS_OK;
+  if (calpath) st = cs_calfile_read(calpath, &cal, &err);
+  else fprintf(stderr, "commscale coll: no --cal given: using NCCL-anchored default constants\n");
+  if (st == CS_OK)
+    st = apply_overrides(&cal, cli_get(&verb, &a, "net-bw"), cli_get(&verb, &a, "net-lat"),
+                         cli_get(&verb, &a, "enable"), cli_get(&verb, &a, "select"), &err);
+  if (st == CS_OK) {
+    s = cli_get(&verb, &a, "nodes");
+    st = cs_units_parse_ints(s ? s : "1", 1, 1 << 20, &nodes, &nn, &err);
+    if (st != CS_OK) {
+      cs_error_prefix(&err, "--nodes");
+      err.status = st = CS_ERR_USAGE;
+    }
+  }
+  if (st == CS_OK) {
+    char def[16];
+    snprintf(def, sizeof def, "%d", cal.quality.max_gpus_per_node > 0 ? cal.quality.max_gpus_per_node : 8);
+    s = cli_get(&verb, &a, "gpus-per-node");
+    st = cs_units_parse_ints(s ? s : def, 1, 1024, &gpn, &ng, &err);
+    if (st != CS_OK) {
+      cs_error_prefix(&err, "--gpus-per-node");
+      err.status = st = CS_ERR_USAGE;
+    } else if (ng != 1) st = cs_error_set(&err, CS_ERR_USAGE, "--gpus-per-node takes one number");
+  }
+  if (st == CS_OK) {
+    s = cli_get(&verb, &a, "sizes");
+    st = cs_units_parse_sizes(s ? s : "8:8G", &sizes, &ns, &err);
+    if (st != CS_OK) {
+      cs_error_prefix(&err, "--sizes");
+      err.status = st = CS_ERR_USAGE;
+    }
+  }
+  size_t n = 0;
+  if (st == CS_OK && !(recs = calloc(nn * ns + 1, sizeof *recs)))
+    st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; st == CS_OK && i < nn; i++)
+    for (size_t j = 0; st == CS_OK && j < ns; j++) {
+      q.nodes = (int)nodes[i];
+      q.gpus_per_node = (int)gpn[0];
+      q.ranks = q.nodes * q.gpus_per_node;
+      q.bytes = sizes[j];
+      struct cs_coll_pred pr;
+      double lo, hi;
+      st = cs_cal_predict(&cal, &q, &pr, &lo, &hi, &err);
+      if (st != CS_OK) break;
+      struct rec *r = &recs[n++];
+      r->nodes = q.nodes, r->gpn = q.gpus_per_node, r->ranks = q.ranks, r->bytes = q.bytes;
+      r->t = pr.time * 1e6, r->lo = lo * 1e6, r->hi = hi * 1e6, r->lat = pr.lat * 1e6;
+      r->algo = pr.algo, r->proto = pr.proto;
+      r->algbw = pr.time > 0 ? q.bytes / pr.time / 1e9 : 0;
+      r->busbw = r->algbw * cs_coll_busbw_factor(q.coll, q.ranks);
+    }
+  if (st == CS_OK) {
+    FILE *f = cli_open_out(outpath, &err);
+    if (f == NULL) st = CS_ERR_IO;
+    else {
+      if (fmt == CLI_CSV) write_csv(f, recs, n, cs_coll_name(q.coll));
+      else if (fmt == CLI_JSON) write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath);
+      else write_table(f, recs, n, cs_coll_name(q.coll));
+      cli_close_out(f);
+    }
+  }
+  free(recs);
+  free(nodes);
+  free(gpn);
+  free(sizes);
+  cs_cal_fini(&cal);
+  return st == CS_OK ? 0 : cli_fail("coll", &err);
+}

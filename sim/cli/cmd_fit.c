@@ -1,0 +1,314 @@
+/* cmd_fit.c — `commscale fit`: fit the cost model to measurements and write calibration.yaml.
+ *
+ * Prints the fitted model (every parameter the data determined, with its relative standard
+ * error), the fit quality, which network-latency form the data supports, and the leave-one-shape-
+ * out cross-validation. With --report it also prints every fitted point (measured vs model, and
+ * NCCL's own prediction when --nccl-log names a TUNING debug log) and per-shape error summaries,
+ * so that our model and NCCL's can be compared on the same points.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calfile.h"
+#include "cmds.h"
+#include "fit.h"
+#include "inputs.h"
+#include "nccltests.h"
+#include "opts.h"
+#include "units.h"
+
+static const struct cli_opt opts[] = {
+    {"output", 'o', "FILE", "calibration file to write (default calibration.yaml; - = stdout)"},
+    {"config", 0, "TAG", "fit the rows with this NCCL_* configuration tag (default: untagged rows)"},
+    {"launch", 0, "KIND", "fit rows launched as 'process' (one per GPU) or 'thread' (default: most rows)"},
+    {"in-place", 0, NULL, "fit in-place rows too (default: out-of-place only)"},
+    {"no-cv", 0, NULL, "skip leave-one-shape-out cross-validation"},
+    {"report", 0, NULL, "print every fitted point and per-shape error summaries"},
+    {"nccl-log", 0, "LOG", "compare with NCCL's own model read from an NCCL_DEBUG_SUBSYS=TUNING log"},
+    {"format", 0, "FMT", "report format: table (default), csv or json"},
+    {"quiet", 'q', NULL, "print nothing but errors"},
+};
+
+static const struct cli_verb verb = {
+    "fit", "MEASUREMENTS... [-o calibration.yaml] [--report] [--nccl-log LOG]",
+    "Fit the collective cost model to measurements (commscale CSV or nccl-tests logs).",
+    "The fit uses one configuration at a time: rows whose NCCL_* settings (other than NCCL_ALGO\n"
+    "and NCCL_PROTO) differ are different systems. Parameters no row depends on keep their\n"
+    "NCCL-anchored defaults and are marked 'default'. See docs/model.md and docs/calibration.md.",
+    opts, (int)(sizeof opts / sizeof opts[0])};
+
+static double percent(double x) { return 100.0 * x; }
+
+static void print_model(FILE *o, const struct cs_cal *cal) {
+  fprintf(o, "# fitted parameters (value, relative standard error; the rest keep their defaults)\n");
+  fprintf(o, "%-26s %16s %8s\n", "parameter", "value", "se");
+  for (int k = 0; k < cal->n_fit; k++) {
+    int i = cal->fit_index[k];
+    char name[64], val[48];
+    cs_model_param_name(i, name, sizeof name);
+    double v = cs_model_param_get(&cal->model, i);
+    const char *u = cs_model_param_unit(i);
+    if (strcmp(u, "s") == 0) snprintf(val, sizeof val, "%.4g us", v * 1e6);
+    else if (strcmp(u, "Bps") == 0) snprintf(val, sizeof val, "%.4g GB/s", v / 1e9);
+    else if (strcmp(u, "B") == 0) snprintf(val, sizeof val, "%.4g KiB", v / 1024);
+    else snprintf(val, sizeof val, "%.4g", v);
+    fprintf(o, "%-26s %16s %7.1f%%\n", name, val, percent(cs_cal_param_se(cal, i)));
+  }
+}
+
+static void print_quality(FILE *o, const struct cs_cal *cal) {
+  const struct cs_cal_quality *q = &cal->quality;
+  fprintf(o, "# fit: %d points, median |error| %.1f%%, p90 %.1f%%, max %.1f%%, robust noise %.1f%%, "
+         "%d outliers down-weighted\n",
+         q->points, percent(q->median_rel_err), percent(q->p90_rel_err), percent(q->max_rel_err),
+         percent(q->noise_rel), q->outliers);
+  if (!q->net_determined)
+    fprintf(o, "# network latency: not determined by this data (one node count); predictions across "
+           "nodes carry both the ring-linear and tree-log forms in their band\n");
+  else
+    fprintf(o, "# network latency: %s explains the data better (AIC ring-linear %.1f, tree-log %.1f)\n",
+           cal->model.net_form == CS_NET_RING_LINEAR ? "ring-linear" : "tree-log", q->aic[0],
+           q->aic[1]);
+  if (q->n_cv > 0) {
+    fprintf(o, "# cross-validation: each shape held out, the rest refitted, the held-out shape predicted\n");
+    fprintf(o, "%-32s %6s %9s %9s\n", "held_out", "points", "median", "max");
+    for (int i = 0; i < q->n_cv; i++)
+      fprintf(o, "%-32s %6d %8.1f%% %8.1f%%\n", q->cv[i].group, q->cv[i].points,
+             percent(q->cv[i].median_rel_err), percent(q->cv[i].max_rel_err));
+  }
+}
+
+/* One fitted point of the report. */
+struct point_rec {
+  const struct cs_meas_row *row;
+  double model_us, err, nccl_us, nccl_err;
+};
+
+static int cmp_abs(const void *a, const void *b) {
+  double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
+  return (x > y) - (x < y);
+}
+
+/* median and max of |v| (v reordered) */
+static void med_max(double *v, size_t n, double *med, double *max) {
+  *med = *max = NAN;
+  if (n == 0) return;
+  qsort(v, n, sizeof *v, cmp_abs);
+  *med = n % 2 ? fabs(v[n / 2]) : 0.5 * (fabs(v[n / 2 - 1]) + fabs(v[n / 2]));
+  *max = fabs(v[n - 1]);
+}
+
+static void print_report(FILE *o, const struct point_rec *p, size_t n, int fmt, int have_nccl) {
+  if (fmt == CLI_CSV) {
+    fprintf(o, "collective,algorithm,protocol,ranks,nodes,gpus_per_node,bytes,measured_us,model_us,"
+           "err_pct%s\n", have_nccl ? ",nccl_us,nccl_err_pct" : "");
+  } else if (fmt == CLI_JSON) {
+    fprintf(o, "{\"tool\": \"commscale %s\", \"points\": [\n", CS_VERSION);
+  } else {
+    fprintf(o, "# every fitted point: measured vs model%s\n", have_nccl ? " vs NCCL's own table" : "");
+    fprintf(o, "%-14s %-5s %-6s %5s %5s %4s %12s %11s %11s %7s", "collective", "algo", "proto",
+           "ranks", "nodes", "gpn", "bytes", "measured_us", "model_us", "err%");
+    if (have_nccl) fprintf(o, " %11s %7s", "nccl_us", "err%");
+    fprintf(o, "\n");
+  }
+  for (size_t i = 0; i < n; i++) {
+    const struct cs_meas_row *r = p[i].row;
+    if (fmt == CLI_CSV) {
+      fprintf(o, "%s,%s,%s,%d,%d,%d,%.0f,%.6g,%.6g,%.3f", cs_coll_name(r->coll), cs_algo_name(r->algo),
+             cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node, r->bytes, r->time_us,
+             p[i].model_us, percent(p[i].err));
+      if (have_nccl) {
+        if (isfinite(p[i].nccl_us)) fprintf(o, ",%.6g,%.3f", p[i].nccl_us, percent(p[i].nccl_err));
+        else fprintf(o, ",,");
+      }
+      fprintf(o, "\n");
+    } else if (fmt == CLI_JSON) {
+      fprintf(o, "  {\"collective\": \"%s\", \"algorithm\": \"%s\", \"protocol\": \"%s\", \"ranks\": %d, "
+             "\"nodes\": %d, \"gpus_per_node\": %d, \"bytes\": %.0f, \"measured_us\": %.6g, "
+             "\"model_us\": %.6g, \"err_pct\": %.3f",
+             cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks,
+             r->nodes, r->gpus_per_node, r->bytes, r->time_us, p[i].model_us, percent(p[i].err));
+      if (have_nccl && isfinite(p[i].nccl_us))
+        fprintf(o, ", \"nccl_us\": %.6g, \"nccl_err_pct\": %.3f", p[i].nccl_us, percent(p[i].nccl_err));
+      fprintf(o, "}%s\n", i + 1 < n ? "," : "");
+    } else {
+      char sz[32];
+      cs_units_format_size(r->bytes, sz, sizeof sz);
+      fprintf(o, "%-14s %-5s %-6s %5d %5d %4d %12s %11.2f %11.2f %+6.1f%%", cs_coll_name(r->coll),
+             cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
+             sz, r->time_us, p[i].model_us, percent(p[i].err));
+      if (have_nccl) {
+        if (isfinite(p[i].nccl_us)) fprintf(o, " %11.2f %+6.1f%%", p[i].nccl_us, percent(p[i].nccl_err));
+        else fprintf(o, " %11s %7s", "-", "-");
+      }
+      fprintf(o, "\n");
+    }
+  }
+  if (fmt == CLI_JSON) fprintf(o, "]}\n");
+}
+
+/* Per shape (collective, algorithm, protocol, ranks, nodes, gpn): median and max error of ours
+ * and, where known, NCCL's on the same points. */
+static void print_summary(FILE *o, const struct point_rec *p, size_t n, int have_nccl) {
+  double *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
+  char *done = calloc(n ? n : 1, 1);
+  if (!a || !b || !done) goto out;
+  fprintf(o, "# error per shape: commscale%s on the same points\n", have_nccl ? " vs NCCL's own model" : "");
+  fprintf(o, "%-14s %-5s %-6s %5s %5s %4s %6s %13s %10s", "collective", "algo", "proto", "ranks",
+         "nodes", "gpn", "points", "sizes", "median");
+  fprintf(o, " %9s", "max");
+  if (have_nccl) fprintf(o, " %12s %9s", "nccl_median", "nccl_max");
+  fprintf(o, "\n");
+  for (size_t i = 0; i < n; i++) {
+    if (done[i]) continue;
+    const struct cs_meas_row *r = p[i].row;
+    size_t na = 0, nb = 0;
+    double lo = r->bytes, hi = r->bytes;
+    for (size_t j = i; j < n; j++) {
+      const struct cs_meas_row *s = p[j].row;
+      if (done[j] || s->coll != r->coll || s->algo != r->algo || s->proto != r->proto ||
+          s->ranks != r->ranks || s->nodes != r->nodes || s->gpus_per_node != r->gpus_per_node)
+        continue;
+      done[j] = 1;
+      a[na++] = p[j].err;
+      if (isfinite(p[j].nccl_err)) b[nb++] = p[j].nccl_err;
+      if (s->bytes < lo) lo = s->bytes;
+      if (s->bytes > hi) hi = s->bytes;
+    }
+    double am, ax, bm, bx;
+    med_max(a, na, &am, &ax);
+    med_max(b, nb, &bm, &bx);
+    char sl[16], sh[16], range[40];
+    cs_units_format_size(lo, sl, sizeof sl);
+    cs_units_format_size(hi, sh, sizeof sh);
+    snprintf(range, sizeof range, "%s-%s", sl, sh);
+    fprintf(o, "%-14s %-5s %-6s %5d %5d %4d %6zu %13s %9.1f%% %8.1f%%", cs_coll_name(r->coll),
+           cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
+           na, range, percent(am), percent(ax));
+    if (have_nccl) {
+      if (nb) fprintf(o, " %11.1f%% %8.1f%%", percent(bm), percent(bx));
+      else fprintf(o, " %12s %9s", "-", "-");
+    }
+    fprintf(o, "\n");
+  }
+out:
+  free(a);
+  free(b);
+  free(done);
+}
+
+int cs_cmd_fit(int argc, char **argv) {
+  struct cs_error err = {0};
+  struct cli_args a;
+  int help;
+  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("fit", &err);
+  if (help) {
+    cli_usage(stdout, &verb);
+    return 0;
+  }
+  if (a.npos == 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "expected at least one measurements file (see commscale fit --help)");
+    return cli_fail("fit", &err);
+  }
+  int fmt = cli_format(cli_get(&verb, &a, "format"), NULL);
+  if (fmt < 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
+    return cli_fail("fit", &err);
+  }
+  struct cs_fit_opts fo;
+  cs_fit_opts_default(&fo);
+  fo.config = cli_get(&verb, &a, "config");
+  const char *launch = cli_get(&verb, &a, "launch");
+  if (launch) {
+    enum cs_launch l;
+    if (cs_meas_launch_parse(launch, &l) != 0) {
+      cs_error_set(&err, CS_ERR_USAGE, "--launch expects process or thread, got \"%s\"", launch);
+      return cli_fail("fit", &err);
+    }
+    fo.launch = (int)l;
+  }
+  fo.with_in_place = cli_get(&verb, &a, "in-place") != NULL;
+  fo.cross_validate = cli_get(&verb, &a, "no-cv") == NULL;
+  int quiet = cli_get(&verb, &a, "quiet") != NULL;
+  const char *out = cli_get(&verb, &a, "output");
+  if (out == NULL) out = "calibration.yaml";
+
+  struct cs_nccl_tuning *tuning = NULL;
+  const char *nccl_log = cli_get(&verb, &a, "nccl-log");
+  if (nccl_log) {
+    tuning = calloc(1, sizeof *tuning);
+    if (tuning == NULL) {
+      cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
+      return cli_fail("fit", &err);
+    }
+    if (cs_nccltests_read_tuning(nccl_log, tuning, &err) != CS_OK) {
+      free(tuning);
+      return cli_fail("fit", &err);
+    }
+  }
+
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_fit_result res;
+  memset(&res, 0, sizeof res);
+  struct point_rec *pts = NULL;
+  enum cs_status st = CS_OK;
+  for (int i = 0; i < a.npos && st == CS_OK; i++) {
+    st = cli_read_measurements(a.pos[i], &set, &err);
+    if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
+      snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
+  }
+  if (st == CS_OK) st = cs_fit_run(&set, &fo, &cal, &res, &err);
+  if (st == CS_OK) st = cs_calfile_write(out, &cal, &err);
+  if (st == CS_OK && !quiet) {
+    for (int i = 0; i < res.n_notes; i++) fprintf(stderr, "commscale fit: %s\n", res.notes[i]);
+    fprintf(stderr, "commscale fit: wrote %s\n", out);
+    FILE *o = strcmp(out, "-") == 0 ? stderr : stdout; /* "-": the calibration owns stdout */
+    fprintf(o, "# commscale fit: %zu rows, configuration \"%s\", launch %s, %s%s%s\n", res.n,
+           cal.prov.config, cal.prov.launch, cal.prov.gpu[0] ? cal.prov.gpu : "unknown GPU",
+           cal.prov.nccl[0] ? ", NCCL " : "", cal.prov.nccl);
+    print_model(o, &cal);
+    print_quality(o, &cal);
+    if (cli_get(&verb, &a, "report")) {
+      pts = calloc(res.n ? res.n : 1, sizeof *pts);
+      if (pts == NULL) {
+        st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
+      } else {
+        for (size_t i = 0; i < res.n; i++) {
+          pts[i].row = &set.rows[res.row[i]];
+          pts[i].model_us = res.pred_us[i];
+          pts[i].err = res.pred_us[i] / pts[i].row->time_us - 1.0;
+          pts[i].nccl_us = pts[i].nccl_err = NAN;
+          if (tuning) {
+            const struct cs_meas_row *r = pts[i].row;
+            double t = -1;
+            if (r->algo == CS_ALGO_AUTO && r->proto == CS_PROTO_AUTO) {
+              t = cs_nccltests_tuning_time_us(tuning, r->coll, r->bytes, NULL, NULL);
+            } else if (r->algo != CS_ALGO_AUTO && r->proto != CS_PROTO_AUTO &&
+                       tuning->bw_GBps[r->coll][r->algo][r->proto] > 0) {
+              t = tuning->lat_us[r->coll][r->algo][r->proto] +
+                  r->bytes / (1000.0 * tuning->bw_GBps[r->coll][r->algo][r->proto]);
+            }
+            /* NCCL's table describes the shape it was printed for */
+            if (t > 0 && r->ranks == 2) {
+              pts[i].nccl_us = t;
+              pts[i].nccl_err = t / r->time_us - 1.0;
+            }
+          }
+        }
+        print_report(o, pts, res.n, fmt, tuning != NULL);
+        if (fmt == CLI_TABLE) print_summary(o, pts, res.n, tuning != NULL);
+      }
+    }
+    fflush(o);
+  }
+  free(pts);
+  free(tuning);
+  cs_fit_result_fini(&res);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+  return st == CS_OK ? 0 : cli_fail("fit", &err);
+}

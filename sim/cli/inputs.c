@@ -1,0 +1,21 @@
+/* inputs.c — see inputs.h. */
+#include "inputs.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nccltests.h"
+
+enum cs_status cli_read_measurements(const char *path, struct cs_meas_set *set,
+                                     struct cs_error *err) {
+  FILE *f = fopen(path, "r");
+  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  char first[64] = {0};
+  if (fgets(first, sizeof first, f) == NULL) first[0] = '\0';
+  fclose(f);
+  if (strncmp(first, CS_MEAS_MAGIC, strlen(CS_MEAS_MAGIC)) == 0 ||
+      strncmp(first, "collective,", 11) == 0)
+    return cs_meas_read_file(path, set, err);
+  return cs_nccltests_import(path, set, err);
+}

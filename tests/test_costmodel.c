@@ -1,0 +1,176 @@
+/* test_costmodel.c — the cost model against hand-derived formulas and against NCCL's own tuning
+ * table for 2 x H200 (tests/data/h200x2/nccl-tests-tuning-debug.log), an independent reference:
+ * our defaults must reproduce NCCL's latencies for the shapes that table was printed for, and
+ * choose the protocol where NCCL chose it. */
+#include <math.h>
+#include <string.h>
+
+#include "cal.h"
+#include "costmodel.h"
+#include "testutil.h"
+
+static struct cs_model plain(void) {
+  struct cs_model m;
+  cs_model_defaults(&m);
+  memset(m.pipe, 0, sizeof m.pipe); /* pure latency + bytes / bandwidth */
+  memset(m.win, 0, sizeof m.win);
+  return m;
+}
+
+static double t_us(const struct cs_model *m, enum cs_coll c, enum cs_algo a, enum cs_proto p,
+                   int N, int g, double bytes) {
+  struct cs_coll_query q = {c, a, p, N * g, N, g, bytes};
+  struct cs_coll_pred pr;
+  assert_int_equal(cs_model_time(m, &q, a, p, &pr, NULL), CS_OK);
+  return pr.time * 1e6;
+}
+
+/* NCCL 2.28 on 2 x H200 printed AllReduce Ring LL 7.8 us, LL128 17.8, Simple 15.2; Tree LL 8.0;
+ * Broadcast Ring LL 7.2, Simple 11.8; AllGather Ring LL 7.2. */
+static void nccl_latencies(void **state) {
+  (void)state;
+  struct cs_model m = plain();
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL, 1, 2, 0), 7.8, 1e-9);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL128, 1, 2, 0), 17.8, 1e-9);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 2, 0), 15.2, 1e-9);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL, 1, 2, 0), 8.0, 1e-9);
+  assert_close(t_us(&m, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_LL, 1, 2, 0), 7.2, 1e-9);
+  assert_close(t_us(&m, CS_COLL_BROADCAST, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 2, 0), 11.8, 1e-9);
+  assert_close(t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 2, 0), 7.2, 1e-9);
+}
+
+/* Hand-derived multi-node latencies: 4 nodes x 8 GPUs, all-reduce, Simple.
+ * ring: 8.4 + (62 - 6) * 3.4 + 6 * 14 = 282.8 us; tree: 8.4 + 2 * (7 * 3.4 + 2 * 14) = 112 us. */
+static void multinode_latency(void **state) {
+  (void)state;
+  struct cs_model m = plain();
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 4, 8, 0), 282.8, 1e-9);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 4, 8, 0), 112.0, 1e-9);
+  /* tree-log form for the ring: inter steps 2*log2(4) = 4 instead of 6 */
+  m.net_form = CS_NET_TREE_LOG;
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 4, 8, 0),
+               8.4 + 56 * 3.4 + 4 * 14, 1e-9);
+}
+
+/* Bandwidth term: 1 GiB all-reduce on 8 ranks of one node moves 2*7/8 GiB of bus bytes at
+ * 360 GB/s; across 2 nodes with 100 GB/s per node the network is the bottleneck. */
+static void bandwidth(void **state) {
+  (void)state;
+  struct cs_model m = plain();
+  double S = 1073741824.0;
+  double lat = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 8, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 8, S),
+               lat + S * 14.0 / 8.0 / 360e9 * 1e6, 1e-9);
+  m.bw[CS_TIER_NET] = 100e9;
+  double lat2 = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 8, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 8, S),
+               lat2 + S * 30.0 / 16.0 / pow(pow(360e9, -8) + pow(100e9, -8), -1.0 / 8) * 1e6,
+               1e-9);
+  /* all-gather busbw factor (n-1)/n; LL at 0.39 efficiency */
+  double lat3 = t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, S),
+               lat3 + S * 3.0 / 4.0 / (360e9 * 0.39) * 1e6, 1e-9);
+}
+
+/* The window: the first W bus bytes move at the link rate, the rest at the protocol's rate. */
+static void window(void **state) {
+  (void)state;
+  struct cs_model m = plain();
+  m.win[CS_ALGO_RING][CS_PROTO_LL] = 2097152;
+  double lat = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL, 1, 2, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL, 1, 2, 1048576),
+               lat + 1048576 / 360e9 * 1e6, 1e-9);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL, 1, 2, 8388608),
+               lat + (2097152 / 360e9 + 6291456 / (360e9 * 0.39)) * 1e6, 1e-9);
+}
+
+/* NCCL chose Ring/LL up to 1 MiB and Ring/Simple from 2 MiB for 2 GPUs (tuning log): our
+ * NCCL-style selection must do the same; forcing a pair adds force_lat. */
+static void selection(void **state) {
+  (void)state;
+  struct cs_model m;
+  cs_model_defaults(&m);
+  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 2, 1, 2, 1048576};
+  struct cs_coll_pred pr;
+  assert_int_equal(cs_model_predict(&m, &q, &pr, NULL), CS_OK);
+  assert_int_equal(pr.algo, CS_ALGO_RING);
+  assert_int_equal(pr.proto, CS_PROTO_LL);
+  q.bytes = 2097152;
+  assert_int_equal(cs_model_predict(&m, &q, &pr, NULL), CS_OK);
+  assert_int_equal(pr.proto, CS_PROTO_SIMPLE);
+  double auto_t = pr.time;
+  q.algo = CS_ALGO_RING;
+  q.proto = CS_PROTO_SIMPLE;
+  assert_int_equal(cs_model_predict(&m, &q, &pr, NULL), CS_OK);
+  assert_close(pr.time, auto_t + m.force_lat, 1e-12);
+  /* a collective an algorithm cannot run */
+  struct cs_error err = {0};
+  q.coll = CS_COLL_BROADCAST;
+  q.algo = CS_ALGO_TREE;
+  assert_int_equal(cs_model_predict(&m, &q, &pr, &err), CS_ERR_UNSUPPORTED);
+}
+
+static void bad_queries(void **state) {
+  (void)state;
+  struct cs_model m;
+  cs_model_defaults(&m);
+  struct cs_coll_pred pr;
+  struct cs_error err = {0};
+  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 3, 1, 2, 8};
+  assert_int_equal(cs_model_predict(&m, &q, &pr, &err), CS_ERR_RANGE);
+  q.ranks = 2;
+  q.bytes = -1;
+  assert_int_equal(cs_model_predict(&m, &q, &pr, &err), CS_ERR_RANGE);
+  q.bytes = NAN;
+  assert_int_equal(cs_model_predict(&m, &q, &pr, &err), CS_ERR_RANGE);
+  q.bytes = 8;
+  q.nodes = 0;
+  assert_int_equal(cs_model_predict(&m, &q, &pr, &err), CS_ERR_RANGE);
+}
+
+static void param_table(void **state) {
+  (void)state;
+  struct cs_model m;
+  cs_model_defaults(&m);
+  char name[64];
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
+    assert_non_null(cs_model_param(&m, i));
+    assert_true(cs_model_param_get(&m, i) > 0);
+    assert_int_equal(cs_model_param_index(cs_model_param_name(i, name, sizeof name)), i);
+  }
+  assert_null(cs_model_param(&m, CS_MODEL_NPARAMS));
+  assert_int_equal(cs_model_param_index("bw.nvlink"), 0);
+  assert_close(cs_model_param_get(&m, cs_model_param_index("hop.net.simple")), 14e-6, 1e-12);
+  assert_close(cs_model_param_prior_sd(cs_model_param_index("eff.ring.simple")), 0, 0);
+}
+
+/* With nothing fitted, the band reflects the defaults' prior spread and contains the value. */
+static void band(void **state) {
+  (void)state;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 64, 8, 8, 1 << 20};
+  struct cs_coll_pred pr;
+  double lo, hi;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  assert_true(lo < pr.time && pr.time < hi);
+  /* user-given network parameters are exact: the band narrows */
+  double w0 = hi / lo;
+  cal.source[cs_model_param_index("bw.net")] = CS_SRC_USER;
+  cal.source[cs_model_param_index("hop.net.simple")] = CS_SRC_USER;
+  cal.source[cs_model_param_index("hop.net.ll")] = CS_SRC_USER;
+  cal.source[cs_model_param_index("hop.net.ll128")] = CS_SRC_USER;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  assert_true(hi / lo < w0);
+  cs_cal_fini(&cal);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(nccl_latencies), cmocka_unit_test(multinode_latency),
+      cmocka_unit_test(bandwidth),      cmocka_unit_test(window),
+      cmocka_unit_test(selection),      cmocka_unit_test(bad_queries),
+      cmocka_unit_test(param_table),    cmocka_unit_test(band),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

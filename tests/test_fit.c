@@ -1,0 +1,228 @@
+/* test_fit.c — the fitter on synthetic data generated from known parameters (fixed seed, 3%
+ * log-normal noise) at 1, 2 and 4 nodes: every parameter the data determines must come back
+ * within 5%, and predictions at 32 and 128 nodes within 5% of the truth. Also: robustness to
+ * outliers, selection of rows by configuration and launch, and the refusals. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+
+#include "fit.h"
+#include "testutil.h"
+
+struct truth { const char *name; double value; };
+
+/* Differs from the defaults by 15-60% in each parameter the generated shapes exercise. */
+static const struct truth truths[] = {
+    {"bw.nvlink", 300e9},         {"bw.net", 200e9},
+    {"hop.nvlink.ll", 0.8e-6},    {"hop.nvlink.simple", 2.5e-6},
+    {"hop.net.ll", 3.5e-6},       {"hop.net.simple", 10e-6},
+    {"base.ring.ll", 5e-6},       {"base.ring.simple", 11e-6},
+    {"base.tree.ll", 9e-6},       {"base.tree.simple", 12e-6},
+    {"eff.ring.ll", 0.45},        {"eff.tree.ll", 0.2},
+    {"eff.tree.simple", 0.75},    {"win.ring.ll", 1048576},
+    {"force_lat", 2e-6},
+};
+#define NTRUTH (sizeof truths / sizeof truths[0])
+
+static void make_truth(struct cs_model *m) {
+  cs_model_defaults(m);
+  for (size_t i = 0; i < NTRUTH; i++) {
+    int k = cs_model_param_index(truths[i].name);
+    assert_true(k >= 0);
+    *cs_model_param(m, k) = truths[i].value;
+  }
+}
+
+static void add_row(struct cs_meas_set *set, const struct cs_model *m, gsl_rng *rng, double noise,
+                    enum cs_algo a, enum cs_proto p, int N, int g, double bytes) {
+  struct cs_meas_row r;
+  memset(&r, 0, sizeof r);
+  r.coll = CS_COLL_ALL_REDUCE;
+  r.algo = a;
+  r.proto = p;
+  strcpy(r.dtype, "float");
+  r.nodes = N, r.gpus_per_node = g, r.ranks = N * g;
+  r.bytes = bytes;
+  struct cs_coll_query q = {r.coll, a, p, r.ranks, N, g, bytes};
+  struct cs_coll_pred pr;
+  assert_int_equal(cs_model_predict(m, &q, &pr, NULL), CS_OK);
+  r.time_us = pr.time * 1e6 * exp(gsl_ran_gaussian(rng, noise));
+  r.time_min_us = r.time_max_us = NAN;
+  cs_meas_row_derive(&r);
+  assert_int_equal(cs_meas_set_push(set, &r, NULL), CS_OK);
+}
+
+/* Shapes 1x2, 1x4, 1x8, 2x8, 4x8; sizes 8 B .. 4 GiB; forced ring/tree x LL/Simple plus auto. */
+static void generate(struct cs_meas_set *set, const struct cs_model *m, double noise,
+                     unsigned long seed) {
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, seed);
+  static const int shapes[][2] = {{1, 2}, {1, 4}, {1, 8}, {2, 8}, {4, 8}};
+  static const enum cs_algo algos[] = {CS_ALGO_RING, CS_ALGO_TREE};
+  static const enum cs_proto protos[] = {CS_PROTO_LL, CS_PROTO_SIMPLE};
+  for (size_t s = 0; s < 5; s++)
+    for (double b = 8; b <= 4294967296.0; b *= 2) {
+      for (int a = 0; a < 2; a++)
+        for (int p = 0; p < 2; p++)
+          add_row(set, m, rng, noise, algos[a], protos[p], shapes[s][0], shapes[s][1], b);
+      add_row(set, m, rng, noise, CS_ALGO_AUTO, CS_PROTO_AUTO, shapes[s][0], shapes[s][1], b);
+    }
+  gsl_rng_free(rng);
+}
+
+static void recovery(void **state) {
+  (void)state;
+  struct cs_model truth;
+  make_truth(&truth);
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  generate(&set, &truth, 0.03, 42);
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  o.cross_validate = 0;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_error err = {0};
+  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, &err), CS_OK);
+  printf("# synthetic recovery, %d points, 3%% noise, seed 42\n", cal.quality.points);
+  printf("# %-20s %12s %12s %8s %7s\n", "parameter", "truth", "fitted", "error", "se");
+  for (size_t i = 0; i < NTRUTH; i++) {
+    int k = cs_model_param_index(truths[i].name);
+    double got = cs_model_param_get(&cal.model, k);
+    double rel = got / truths[i].value - 1;
+    printf("  %-20s %12.5g %12.5g %+7.2f%% %6.2f%%\n", truths[i].name, truths[i].value, got,
+           100 * rel, 100 * cs_cal_param_se(&cal, k));
+    assert_int_equal(cal.source[k], CS_SRC_FIT);
+    assert_close(got, truths[i].value, 0.05);
+  }
+  /* extrapolation in node count: 32 and 128 nodes of 8 GPUs, 8 B to 4 GiB */
+  double worst = 0;
+  for (int N = 32; N <= 128; N *= 4)
+    for (double b = 8; b <= 4294967296.0; b *= 4) {
+      struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, N * 8, N, 8, b};
+      struct cs_coll_pred want, got;
+      double lo, hi;
+      assert_int_equal(cs_model_predict(&truth, &q, &want, NULL), CS_OK);
+      assert_int_equal(cs_cal_predict(&cal, &q, &got, &lo, &hi, NULL), CS_OK);
+      double rel = fabs(got.time / want.time - 1);
+      if (rel > worst) worst = rel;
+      assert_close(got.time, want.time, 0.05);
+    }
+  printf("# prediction at 32 and 128 nodes: worst error %.2f%%\n", 100 * worst);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+}
+
+/* 5% of the points are multiplied by 3: the robust fit must still recover the bandwidth. */
+static void outliers(void **state) {
+  (void)state;
+  struct cs_model truth;
+  make_truth(&truth);
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  generate(&set, &truth, 0.02, 7);
+  for (size_t i = 0; i < set.n; i += 20) set.rows[i].time_us *= 3;
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  o.cross_validate = 0;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, NULL), CS_OK);
+  assert_close(cal.model.bw[CS_TIER_NVLINK], 300e9, 0.05);
+  assert_close(cal.model.bw[CS_TIER_NET], 200e9, 0.05);
+  assert_true(cal.quality.outliers >= (int)(set.n / 20) - 2);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+}
+
+/* Rows of another configuration or launch are not fitted together with the default ones. */
+static void selection(void **state) {
+  (void)state;
+  struct cs_model truth;
+  make_truth(&truth);
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  generate(&set, &truth, 0.01, 3);
+  size_t n0 = set.n;
+  struct cs_model slow = truth;
+  slow.bw[CS_TIER_NVLINK] = 30e9;
+  generate(&set, &slow, 0.01, 4);
+  for (size_t i = n0; i < set.n; i++) strcpy(set.rows[i].config, "NCCL_P2P_DISABLE=1");
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  o.cross_validate = 0;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_fit_result res;
+  assert_int_equal(cs_fit_run(&set, &o, &cal, &res, NULL), CS_OK);
+  assert_int_equal(res.n, n0);
+  assert_close(cal.model.bw[CS_TIER_NVLINK], 300e9, 0.05);
+  assert_true(res.n_notes >= 1);
+  assert_non_null(strstr(res.notes[0], "other configurations"));
+  cs_fit_result_fini(&res);
+  cs_cal_fini(&cal);
+  cs_cal_init(&cal);
+  o.config = "NCCL_P2P_DISABLE=1";
+  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, NULL), CS_OK);
+  assert_close(cal.model.bw[CS_TIER_NVLINK], 30e9, 0.05);
+  cs_cal_fini(&cal);
+  /* an unknown configuration is a usage error that lists those present */
+  cs_cal_init(&cal);
+  o.config = "NCCL_NOPE=1";
+  struct cs_error err = {0};
+  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, &err), CS_ERR_USAGE);
+  assert_non_null(strstr(err.msg, "NCCL_P2P_DISABLE=1"));
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+}
+
+/* Cross-validation: holding out the 4-node shape and predicting it from 1-2 nodes works within a
+ * few percent on clean data. */
+static void cross_validation(void **state) {
+  (void)state;
+  struct cs_model truth;
+  make_truth(&truth);
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  generate(&set, &truth, 0.01, 11);
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, NULL), CS_OK);
+  assert_int_equal(cal.quality.n_cv, 25); /* 5 shapes x (4 forced pairs + auto) */
+  int seen = 0;
+  for (int i = 0; i < cal.quality.n_cv; i++)
+    if (strcmp(cal.quality.cv[i].group, "ring/simple n=32 N=4 g=8") == 0) {
+      seen = 1;
+      printf("# held out ring/simple at 4 nodes: median %.2f%% max %.2f%%\n",
+             100 * cal.quality.cv[i].median_rel_err, 100 * cal.quality.cv[i].max_rel_err);
+      assert_true(cal.quality.cv[i].median_rel_err < 0.05);
+    }
+  assert_true(seen);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+}
+
+static void too_few_rows(void **state) {
+  (void)state;
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_error err = {0};
+  assert_int_equal(cs_fit_run(&set, NULL, &cal, NULL, &err), CS_ERR_USAGE);
+  cs_cal_fini(&cal);
+}
+
+int main(void) {
+  gsl_set_error_handler_off();
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(recovery), cmocka_unit_test(outliers), cmocka_unit_test(selection),
+      cmocka_unit_test(cross_validation), cmocka_unit_test(too_few_rows)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -21,7 +21,7 @@ enum {
   OFF_CLAT = OFF_WIN + CS_ALGO_COUNT * CS_PROTO_COUNT,
   OFF_CBW = OFF_CLAT + CS_COLL_COUNT,
   OFF_FORCE = OFF_CBW + CS_COLL_COUNT,
-  OFF_END = OFF_FORCE + 1
+  OFF_END = OFF_FORCE + CS_PROTO_COUNT
 };
 
 _Static_assert(OFF_END == CS_MODEL_NPARAMS, "parameter layout and CS_MODEL_NPARAMS disagree");
@@ -66,7 +66,7 @@ void cs_model_defaults(struct cs_model *m) {
       m->win[a][p] = p == CS_PROTO_LL ? 2.0 * 1048576 : p == CS_PROTO_LL128 ? 8.0 * 1048576 : 1048576;
     }
   for (int c = 0; c < CS_COLL_COUNT; c++) m->coll_lat[c] = m->coll_bw[c] = 1.0;
-  m->force_lat = 1e-6;
+  for (int p = 0; p < CS_PROTO_COUNT; p++) m->force_lat[p] = 1e-6;
   m->select = CS_SELECT_NCCL;
   m->intra = CS_TIER_NVLINK;
   m->net_form = CS_NET_RING_LINEAR;
@@ -84,7 +84,7 @@ double *cs_model_param(struct cs_model *m, int i) {
   if (i < OFF_CLAT) return &m->win[(i - OFF_WIN) / CS_PROTO_COUNT][(i - OFF_WIN) % CS_PROTO_COUNT];
   if (i < OFF_CBW) return &m->coll_lat[i - OFF_CLAT];
   if (i < OFF_FORCE) return &m->coll_bw[i - OFF_CBW];
-  return &m->force_lat;
+  return &m->force_lat[i - OFF_FORCE];
 }
 
 double cs_model_param_get(const struct cs_model *m, int i) {
@@ -153,7 +153,7 @@ const char *cs_model_param_name(int i, char *buf, size_t len) {
   } else if (i < OFF_FORCE) {
     snprintf(buf, len, "coll_bw.%s", cs_coll_name(i - OFF_CBW));
   } else {
-    snprintf(buf, len, "force_lat");
+    snprintf(buf, len, "force_lat.%s", cs_proto_name(i - OFF_FORCE));
   }
   return buf;
 }
@@ -331,8 +331,8 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
     return cs_error_set(err, CS_ERR_UNSUPPORTED, "no enabled algorithm can run %s with %s/%s",
                         cs_coll_name(q->coll), cs_algo_name(q->algo), cs_proto_name(q->proto));
   if (forced && q->ranks > 1) {
-    out->lat += m->force_lat;
-    out->time += m->force_lat;
+    out->lat += m->force_lat[out->proto];
+    out->time += m->force_lat[out->proto];
   }
   return CS_OK;
 }

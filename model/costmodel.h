@@ -28,9 +28,10 @@
  *   pat:     base*coll_lat + ceil(log2 n)*hop[tier]      (tier = net when N > 1)
  *   p2p:     base*coll_lat + (n-1)*hop[tier]  all_to_all;  base*coll_lat + hop[tier]  send_recv
  *
- * A query that forces its algorithm or protocol (as NCCL_ALGO / NCCL_PROTO do) pays force_lat on
+ * A query that forces its algorithm or protocol (as NCCL_ALGO / NCCL_PROTO do) pays force_lat[p] on
  * top: on the 2 x H200 data a forced Ring/LL all-reduce is ~3.6 us slower than the same pair
- * chosen by NCCL itself.
+ * chosen by NCCL itself (which uses fewer channels for small messages), a forced Ring/Simple one
+ * only ~0.5 us.
  *
  * Bottleneck bandwidth B: on one node the intra tier's per-GPU bandwidth; across nodes the lesser
  * (a smooth minimum, (B_intra^-8 + B_net^-8)^(-1/8)) of that and the network bandwidth per node (a ring or tree crosses each node boundary once per
@@ -74,7 +75,7 @@ struct cs_model {
   double win[CS_ALGO_COUNT][CS_PROTO_COUNT];  /* bytes of bus traffic moved at full link rate */
   double coll_lat[CS_COLL_COUNT];             /* dimensionless, multiplies base */
   double coll_bw[CS_COLL_COUNT];              /* dimensionless, multiplies eff */
-  double force_lat;                           /* s added when NCCL_ALGO/NCCL_PROTO force the pair */
+  double force_lat[CS_PROTO_COUNT];           /* s added when NCCL_ALGO/NCCL_PROTO force the pair */
   enum cs_tier intra;                         /* link tier between GPUs of one node */
   enum cs_net_form net_form;
   unsigned algo_enabled;                      /* bit (1u << a) set for each algorithm offered */
@@ -83,7 +84,7 @@ struct cs_model {
 
 #define CS_MODEL_NPARAMS                                                                        \
   (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 4 * CS_ALGO_COUNT * CS_PROTO_COUNT +        \
-   2 * CS_COLL_COUNT + 1)
+   2 * CS_COLL_COUNT + CS_PROTO_COUNT)
 
 /* The family a parameter belongs to, for priors and reporting. */
 enum cs_param_kind { CS_PK_BW, CS_PK_HOP, CS_PK_BASE, CS_PK_EFF, CS_PK_PIPE, CS_PK_WIN,
@@ -114,7 +115,7 @@ void cs_model_defaults(struct cs_model *m);
 double *cs_model_param(struct cs_model *m, int i);
 double cs_model_param_get(const struct cs_model *m, int i);
 /* Name of parameter i, e.g. "bw.nvlink", "hop.net.simple", "base.ring.ll", "coll_lat.all_gather",
- * "force_lat". */
+ * "force_lat.ll". */
 const char *cs_model_param_name(int i, char *buf, size_t len);
 /* Index of a parameter by name, or -1. */
 int cs_model_param_index(const char *name);

@@ -102,7 +102,7 @@ static void selection(void **state) {
   q.algo = CS_ALGO_RING;
   q.proto = CS_PROTO_SIMPLE;
   assert_int_equal(cs_model_predict(&m, &q, &pr, NULL), CS_OK);
-  assert_close(pr.time, auto_t + m.force_lat, 1e-12);
+  assert_close(pr.time, auto_t + m.force_lat[CS_PROTO_SIMPLE], 1e-12);
   /* a collective an algorithm cannot run */
   struct cs_error err = {0};
   q.coll = CS_COLL_BROADCAST;

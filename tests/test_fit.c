@@ -24,7 +24,7 @@ static const struct truth truths[] = {
     {"base.tree.ll", 9e-6},       {"base.tree.simple", 12e-6},
     {"eff.ring.ll", 0.45},        {"eff.tree.ll", 0.2},
     {"eff.tree.simple", 0.75},    {"win.ring.ll", 1048576},
-    {"force_lat", 2e-6},
+    {"force_lat.ll", 2e-6},          {"force_lat.simple", 0.5e-6},
 };
 #define NTRUTH (sizeof truths / sizeof truths[0])
 

@@ -7,5 +7,6 @@ int cs_cmd_import(int argc, char **argv);
 int cs_cmd_fit(int argc, char **argv);
 int cs_cmd_coll(int argc, char **argv);
 int cs_cmd_plot(int argc, char **argv);
+int cs_cmd_bench(int argc, char **argv);
 
 #endif

@@ -20,6 +20,7 @@ static const struct verb verbs[] = {
     {"fit", "fit the collective cost model to measurements; write calibration.yaml", cs_cmd_fit},
     {"coll", "predict collective times at any size, GPU count and node count", cs_cmd_coll},
     {"plot", "draw measured vs fitted bus bandwidth and extrapolations with gnuplot", cs_cmd_plot},
+    {"bench", "time predictions and fits; prints each figure with its conditions", cs_cmd_bench},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 

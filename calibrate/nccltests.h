@@ -9,7 +9,8 @@
  * "#  Rank N Group G Pid P on HOST device D [...] NAME" lines; the launch is "thread" when one Pid
  * drives several ranks. NCCL_ALGO / NCCL_PROTO on the command line or in the environment set the
  * row's algorithm and protocol (else "auto"); every other performance-relevant NCCL_* setting
- * (not NCCL_DEBUG*) becomes the row's configuration tag, sorted and ';'-joined.
+ * (NCCL_DEBUG only when INFO or TRACE, which log every call and slow it down) becomes the row's
+ * configuration tag, sorted and ';'-joined.
  */
 #ifndef CS_NCCLTESTS_H
 #define CS_NCCLTESTS_H
@@ -19,10 +20,14 @@
 #include "status.h"
 
 /* Appends every data row found in path (text or JSON, detected from content) to set, and sets
- * provenance keys "gpu", "nccl" and "hosts" when the log names them. Errors: "path:line: what
- * was expected" for a malformed data row (truncated, non-numeric, NaN, negative), an unknown
- * collective, a rank list that contradicts itself; CS_ERR_PARSE when the file holds no nccl-tests
- * result at all. On error, rows already appended stay in set. */
+ * provenance keys "gpu", "nccl" and "hosts" when the log names them (adding to a comma-separated
+ * list when set already holds other values). One row per (size, in-place flag); sizes of 0 are
+ * skipped. time_us is nccl-tests' time; the bandwidths are recomputed, and a printed busbw that
+ * the rank count cannot explain is an error. source is "path:line" of the row's first fragment
+ * ("path:line:col" of the result object for JSON). Errors: "path:line: what was expected" for a
+ * malformed data row (truncated, non-numeric, NaN, negative), an unknown collective, a rank list
+ * that contradicts itself; CS_ERR_PARSE when the file holds no nccl-tests result at all; CS_ERR_IO
+ * when it cannot be opened or read. On error, rows already appended stay in set. */
 enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set,
                                    struct cs_error *err);
 

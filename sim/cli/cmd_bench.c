@@ -1,6 +1,7 @@
 /* cmd_bench.c — `commscale bench`: how fast the model predicts and the fitter fits, with the
  * conditions printed beside each figure (CPU, sizes, shapes, repetitions). */
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

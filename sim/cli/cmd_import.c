@@ -1,0 +1,106 @@
+/* cmd_import.c — `commscale import`: convert nccl-tests logs (text or -J JSON) into one
+ * measurements CSV.
+ *
+ * Every log is read completely before anything is written, and the CSV is written through a
+ * temporary file renamed into place, so a bad log leaves the output untouched. With --append the
+ * existing CSV is read first and written back with the new rows after its own, under its own
+ * provenance lines (extended with the new logs' GPUs, NCCL versions and hosts). Per log, one
+ * summary line on stderr says what was found: rows, tests (distinct collective, algorithm,
+ * protocol, configuration, shape and launch), shapes (ranks x nodes x GPUs per node) and
+ * configurations (NCCL_* tags, the default counting as one).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cmds.h"
+#include "meas.h"
+#include "nccltests.h"
+#include "opts.h"
+
+static const struct cli_opt opts[] = {
+    {"output", 'o', "FILE", "measurements CSV to write (default and \"-\": stdout)"},
+    {"append", 0, NULL, "keep the rows and provenance of an existing FILE and add the new rows"},
+    {"quiet", 'q', NULL, "print no per-log summary"},
+};
+
+static const struct cli_verb verb = {
+    "import",
+    "LOG... [-o measurements.csv] [--append]",
+    "Convert nccl-tests logs (text output or -J JSON) into a measurements CSV.",
+    "A log may hold several tests, mpirun --tag-output prefixes and NCCL_DEBUG=INFO lines, even\n"
+    "inside data rows. Ranks, nodes and GPUs per node come from its \"#  Rank N ... on HOST\"\n"
+    "lines; NCCL_ALGO/NCCL_PROTO on a \"### command\" line or in the environment set the\n"
+    "algorithm and protocol; other NCCL_* settings become the row's configuration tag.\n"
+    "The CSV schema and what is accepted: docs/measurements.md.",
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
+
+/* Number of distinct values among rows [from, to) under the equality same(). */
+static size_t count_distinct(const struct cs_meas_set *set, size_t from, size_t to,
+                             int (*same)(const struct cs_meas_row *, const struct cs_meas_row *)) {
+  size_t n = 0;
+  for (size_t i = from; i < to; i++) {
+    int seen = 0;
+    for (size_t j = from; j < i && !seen; j++)
+      seen = same(&set->rows[i], &set->rows[j]);
+    n += !seen;
+  }
+  return n;
+}
+
+static int same_shape(const struct cs_meas_row *a, const struct cs_meas_row *b) {
+  return a->ranks == b->ranks && a->nodes == b->nodes && a->gpus_per_node == b->gpus_per_node;
+}
+
+static int same_config(const struct cs_meas_row *a, const struct cs_meas_row *b) {
+  return strcmp(a->config, b->config) == 0;
+}
+
+static int same_test(const struct cs_meas_row *a, const struct cs_meas_row *b) {
+  return a->coll == b->coll && a->algo == b->algo && a->proto == b->proto &&
+         a->launch == b->launch && same_shape(a, b) && same_config(a, b);
+}
+
+int cs_cmd_import(int argc, char **argv) {
+  struct cli_args args;
+  struct cs_error err = {0};
+  int help;
+  if (cli_parse(&verb, argc, argv, &args, &help, &err) != CS_OK) return cli_fail("import", &err);
+  if (help) {
+    cli_usage(stdout, &verb);
+    return 0;
+  }
+  const char *out = cli_get(&verb, &args, "output");
+  int append = cli_get(&verb, &args, "append") != NULL;
+  int quiet = cli_get(&verb, &args, "quiet") != NULL;
+  if (out == NULL) out = "-";
+  if (args.npos == 0) {
+    cs_error_set(&err, CS_ERR_USAGE,
+                 "expected at least one nccl-tests log (see commscale import "
+                 "--help)");
+    return cli_fail("import", &err);
+  }
+  if (append && strcmp(out, "-") == 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "--append needs -o FILE");
+    return cli_fail("import", &err);
+  }
+
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  enum cs_status st = CS_OK;
+  if (append && access(out, F_OK) == 0) st = cs_meas_read_file(out, &set, &err);
+  for (int i = 0; st == CS_OK && i < args.npos; i++) {
+    size_t from = set.n;
+    st = cs_nccltests_import(args.pos[i], &set, &err);
+    if (st == CS_OK && !quiet)
+      fprintf(stderr, "commscale import: %s: %zu rows, %zu tests, %zu shapes, %zu configs\n",
+              args.pos[i], set.n - from, count_distinct(&set, from, set.n, same_test),
+              count_distinct(&set, from, set.n, same_shape),
+              count_distinct(&set, from, set.n, same_config));
+  }
+  if (st == CS_OK) st = cs_meas_write_file(out, &set, &err);
+  cs_meas_set_fini(&set);
+  if (st != CS_OK) return cli_fail("import", &err);
+  return 0;
+}

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# The main job end to end on the bundled 2 x H200 logs: import -> fit -> coll, checked against
+# the measurements themselves and against physical bounds (not against earlier output).
+# usage: pipeline.sh COMMSCALE DATA_DIR TMP_DIR
+set -u
+cs=$1 data=$2 tmp=$3
+mkdir -p "$tmp"
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+h=$data/h200x2
+
+"$cs" import "$h/nccl-tests-single-process.log" "$h/nccl-tests-mpirun.log" \
+  "$h/nccl-tests-tuning-debug.log" -o "$tmp/m.csv" 2>"$tmp/import.err" && ok || bad "import: $(cat "$tmp/import.err")"
+rows=$(grep -vc '^#' "$tmp/m.csv")
+# 356 sizes x 2 (single process) + 30 x 2 (mpirun) + 14 x 2 (tuning) + the header line
+[ "$rows" -eq 801 ] && ok || bad "import wrote $rows lines, expected 801"
+
+"$cs" fit "$tmp/m.csv" -o "$tmp/cal.yaml" >"$tmp/fit.out" 2>"$tmp/fit.err" && ok || bad "fit: $(cat "$tmp/fit.err")"
+grep -q '^version: 1' "$tmp/cal.yaml" && ok || bad "calibration has no version: 1"
+grep -q 'skipped .* other configurations' "$tmp/fit.err" && ok || bad "fit did not say what it skipped"
+
+# 1 GiB all-reduce on the 2 GPUs measured 3289.17 us (out-of-place): the fit must be within 10%
+# and the band must contain its own prediction
+"$cs" coll --cal "$tmp/cal.yaml" --nodes 1 -g 2 --sizes 1G --format csv >"$tmp/c1.csv" && ok || bad "coll 1 node"
+awk -F, 'NR==2 { t=$8; lo=$9; hi=$10; e=(t-3289.17)/3289.17; if (e<0) e=-e;
+  exit !(e < 0.10 && lo < t && t < hi) }' "$tmp/c1.csv" && ok || bad "1 GiB prediction off: $(cat "$tmp/c1.csv")"
+
+# 400 nodes x 8 GPUs behind 8 x 400 Gb/s per node: busbw can never exceed the node's 400 GB/s,
+# time grows with size, and the band brackets the value
+"$cs" coll --cal "$tmp/cal.yaml" --nodes 1,16,400 -g 8 --sizes 8:8G --net-bw 3200Gbps --format csv \
+  >"$tmp/c2.csv" && ok || bad "coll 400 nodes"
+awk -F, 'NR>1 { if ($12 > 400.0001 && $2 > 1) bad=1; if (!($9 <= $8 && $8 <= $10)) bad=1;
+  if ($2 == prev_n && $8 < prev_t) bad=1; prev_n=$2; prev_t=$8 } END { exit bad }' "$tmp/c2.csv" \
+  && ok || bad "400-node predictions break a bound"
+n=$(grep -c '^all_reduce,' "$tmp/c2.csv")
+[ "$n" -eq 93 ] && ok || bad "expected 3 node counts x 31 sizes, got $n rows"
+
+"$cs" coll --cal "$tmp/cal.yaml" --nodes 4 -g 8 --sizes 1M --format json >"$tmp/c.json" && ok || bad "json"
+grep -q '"predictions": \[' "$tmp/c.json" && grep -q '"time_lo_us"' "$tmp/c.json" && ok || bad "json fields"
+
+# NCCL's own model on the same points scores a median near 32%: the report must show both
+"$cs" fit "$tmp/m.csv" -o "$tmp/cal2.yaml" --report --nccl-log "$h/nccl-tests-tuning-debug.log" \
+  >"$tmp/report.out" 2>/dev/null && ok || bad "fit --report"
+grep -qE '^all_reduce +auto +auto +2 +1 +2 +31 ' "$tmp/report.out" && ok || bad "report lacks the all_reduce sweep summary"
+
+echo "cli pipeline: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]

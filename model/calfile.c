@@ -1,1 +1,978 @@
-/* placeholder */
+/* calfile.c — calibration.yaml, written and read back; see calfile.h, schema in
+ * docs/calibration.md.
+ *
+ * Writing: the whole calibration is checked first (finite, non-negative parameters, a covariance
+ * that matches the fitted set), so that the writer never produces a file the reader would refuse;
+ * then it is printed with plain fprintf into a temporary file in the target's directory, which is
+ * renamed over the target only when every byte reached the disk. Numbers are written with ten
+ * significant digits (round trip within 1e-9 relative), quantities with their unit (times in us,
+ * bandwidths in GBps, windows in B), strings always double-quoted with every non-ASCII character
+ * escaped, so that a configuration like "NCCL_ALGO=Ring;NCCL_PROTO=LL" or a path holding ": " or
+ * "#" survives, and the file stays plain ASCII.
+ *
+ * Reading: the document is loaded through yamlcfg.h (libyaml's document API, which refuses
+ * aliases, duplicate keys and deep nesting and keeps every node's line and column). The reader
+ * fills a private struct cs_cal starting from cs_cal_init() defaults, section by section in a
+ * fixed order whatever the order in the file (version first, so that a newer file is reported as
+ * such and not as a list of unknown keys), and hands it to the caller only when the whole file was
+ * accepted. Every refusal is one CS_ERR_PARSE line "path:line:col: what was expected".
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include "calfile.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "yamlcfg.h"
+
+#define NUM_FMT "%.10g"
+#define SYM_TOL 1e-9
+
+static const char *const net_form_names[] = {"ring-linear", "tree-log"};
+static const char *const select_names[] = {"nccl", "fastest"};
+static const char *const source_names[] = {"default", "fit", "user"};
+static const char *const intra_names[] = {"nvlink", "pcie"}; /* enum cs_tier order */
+
+/* ==== writing ================================================================================ */
+
+/* Decodes one UTF-8 character at s; returns its length (1..4) and the code point, or 0 when the
+ * bytes are not a valid, shortest-form, non-surrogate encoding. */
+static int utf8_char(const unsigned char *s, unsigned long *cp) {
+  int n;
+  unsigned long c;
+  if (s[0] < 0x80) {
+    *cp = s[0];
+    return 1;
+  }
+  if ((s[0] & 0xE0) == 0xC0) {
+    n = 2;
+    c = s[0] & 0x1Fu;
+  } else if ((s[0] & 0xF0) == 0xE0) {
+    n = 3;
+    c = s[0] & 0x0Fu;
+  } else if ((s[0] & 0xF8) == 0xF0) {
+    n = 4;
+    c = s[0] & 0x07u;
+  } else
+    return 0;
+  for (int i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (s[i] & 0x3Fu);
+  }
+  static const unsigned long least[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (c < least[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  *cp = c;
+  return n;
+}
+
+/* Writes s as a YAML double-quoted scalar. Printable ASCII passes through; '"' and '\' and every
+ * other character are escaped, so that any string reads back byte for byte. Bytes that are not
+ * valid UTF-8 cannot be represented in YAML and are written as '?'. */
+static void put_str(FILE *f, const char *s) {
+  fputc('"', f);
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    unsigned long cp;
+    int n = utf8_char(p, &cp);
+    if (n == 0) {
+      fputc('?', f);
+      p++;
+      continue;
+    }
+    p += n;
+    if (cp == '"' || cp == '\\')
+      fprintf(f, "\\%c", (int)cp);
+    else if (cp >= 0x20 && cp < 0x7F)
+      fputc((int)cp, f);
+    else if (cp < 0x100)
+      fprintf(f, "\\x%02lX", cp);
+    else if (cp < 0x10000)
+      fprintf(f, "\\u%04lX", cp);
+    else
+      fprintf(f, "\\U%08lX", cp);
+  }
+  fputc('"', f);
+}
+
+/* A dimensionless number, or null when it is not finite (statistics that were not computed). */
+static void put_num(FILE *f, double v) {
+  if (isfinite(v))
+    fprintf(f, NUM_FMT, v);
+  else
+    fputs("null", f);
+}
+
+/* Parameter i's value with the unit cs_model_param_unit(i) asks for. */
+static void put_param_value(FILE *f, int i, double v) {
+  const char *u = cs_model_param_unit(i);
+  if (strcmp(u, "s") == 0)
+    fprintf(f, NUM_FMT "us", v * 1e6);
+  else if (strcmp(u, "Bps") == 0)
+    fprintf(f, NUM_FMT "GBps", v / 1e9);
+  else if (strcmp(u, "B") == 0)
+    fprintf(f, NUM_FMT "B", v);
+  else
+    fprintf(f, NUM_FMT, v);
+}
+
+static int fit_position(const struct cs_cal *cal, int i) {
+  for (int k = 0; k < cal->n_fit; k++)
+    if (cal->fit_index[k] == i) return k;
+  return -1;
+}
+
+/* Refuses what the reader would refuse, so that a written file always reads back. */
+static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *err) {
+  char name[64];
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
+    double v = cs_model_param_get(&cal->model, i);
+    if (!isfinite(v) || v < 0)
+      return cs_error_set(err, CS_ERR_NUMERIC, "cannot write calibration: parameter %s is %g",
+                          cs_model_param_name(i, name, sizeof name), v);
+    if (cal->source[i] < CS_SRC_DEFAULT || cal->source[i] > CS_SRC_USER)
+      return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: parameter %s has no source",
+                          cs_model_param_name(i, name, sizeof name));
+    if (cal->source[i] == CS_SRC_FIT && fit_position(cal, i) < 0)
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "cannot write calibration: parameter %s is fitted but has no covariance",
+                          cs_model_param_name(i, name, sizeof name));
+  }
+  if (cal->n_fit < 0 || cal->n_fit > CS_MODEL_NPARAMS || (cal->n_fit > 0 && cal->cov == NULL))
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "cannot write calibration: covariance of %d parameters "
+                        "is missing",
+                        cal->n_fit);
+  for (int k = 0; k < cal->n_fit; k++) {
+    int i = cal->fit_index[k];
+    if (i < 0 || i >= CS_MODEL_NPARAMS || cal->source[i] != CS_SRC_FIT || fit_position(cal, i) != k)
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "cannot write calibration: covariance entry %d is not "
+                          "a distinct fitted parameter",
+                          k);
+    for (int j = 0; j < cal->n_fit; j++)
+      if (!isfinite(cal->cov[k * cal->n_fit + j]))
+        return cs_error_set(err, CS_ERR_NUMERIC,
+                            "cannot write calibration: covariance is not finite");
+    if (cal->cov[k * cal->n_fit + k] < 0)
+      return cs_error_set(err, CS_ERR_NUMERIC, "cannot write calibration: negative variance of %s",
+                          cs_model_param_name(i, name, sizeof name));
+  }
+  if (cal->model.intra != CS_TIER_NVLINK && cal->model.intra != CS_TIER_PCIE)
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "cannot write calibration: intra-node tier is not "
+                        "nvlink or pcie");
+  if ((unsigned)cal->model.net_form > CS_NET_TREE_LOG ||
+      (unsigned)cal->model.select > CS_SELECT_FASTEST)
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "cannot write calibration: unknown net form or selection");
+  if (cal->model.algo_enabled == 0 || (cal->model.algo_enabled >> CS_ALGO_COUNT) != 0)
+    return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: no valid algorithm enabled");
+  for (int p = 0; p < CS_PROTO_COUNT; p++)
+    if (!isfinite(cal->alt_hop_net[p]) || cal->alt_hop_net[p] < 0)
+      return cs_error_set(err, CS_ERR_NUMERIC,
+                          "cannot write calibration: alternative hop.net.%s "
+                          "is %g",
+                          cs_proto_name(p), cal->alt_hop_net[p]);
+  if (cal->prov.n_sources < 0 || cal->prov.n_sources > CS_CAL_MAX_SOURCES ||
+      cal->quality.n_cv < 0 || cal->quality.n_cv > CS_CAL_MAX_CV)
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "cannot write calibration: too many sources or "
+                        "cross-validation entries");
+  return CS_OK;
+}
+
+static void emit(FILE *f, const struct cs_cal *cal) {
+  const struct cs_cal_prov *pv = &cal->prov;
+  const struct cs_cal_quality *q = &cal->quality;
+  const struct cs_model *m = &cal->model;
+  char name[64];
+
+  fputs("# commscale calibration: a fitted collective cost model (schema: docs/calibration.md)\n",
+        f);
+  fprintf(f, "version: %d\n", CS_CAL_VERSION);
+
+  fputs("provenance:\n", f);
+  static const struct {
+    const char *key;
+    size_t off;
+  } pstr[] = {{"tool", offsetof(struct cs_cal_prov, tool)},
+              {"created", offsetof(struct cs_cal_prov, created)},
+              {"gpu", offsetof(struct cs_cal_prov, gpu)},
+              {"nccl", offsetof(struct cs_cal_prov, nccl)},
+              {"hosts", offsetof(struct cs_cal_prov, hosts)},
+              {"config", offsetof(struct cs_cal_prov, config)},
+              {"launch", offsetof(struct cs_cal_prov, launch)}};
+  for (size_t k = 0; k < sizeof pstr / sizeof pstr[0]; k++) {
+    fprintf(f, "  %s: ", pstr[k].key);
+    put_str(f, (const char *)pv + pstr[k].off);
+    fputc('\n', f);
+  }
+  if (pv->n_sources == 0)
+    fputs("  sources: []\n", f);
+  else
+    fputs("  sources:\n", f);
+  for (int s = 0; s < pv->n_sources; s++) {
+    fputs("    - ", f);
+    put_str(f, pv->sources[s]);
+    fputc('\n', f);
+  }
+
+  fputs("system:\n", f);
+  fprintf(f, "  intra_tier: %s\n", intra_names[m->intra]);
+  fprintf(f, "  net_form: %s\n", net_form_names[m->net_form]);
+  fprintf(f, "  select: %s\n", select_names[m->select]);
+  fputs("  algorithms: [", f);
+  for (int a = 0, first = 1; a < CS_ALGO_COUNT; a++)
+    if (m->algo_enabled & (1u << a)) {
+      fprintf(f, "%s%s", first ? "" : ", ", cs_algo_name(a));
+      first = 0;
+    }
+  fputs("]\n", f);
+  fprintf(f, "  measured: {max_nodes: %d, max_ranks: %d, max_gpus_per_node: %d}\n", q->max_nodes,
+          q->max_ranks, q->max_gpus_per_node);
+
+  fputs("parameters:\n", f);
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
+    fprintf(f, "  %s: {value: ", cs_model_param_name(i, name, sizeof name));
+    put_param_value(f, i, cs_model_param_get(m, i));
+    int k = cal->source[i] == CS_SRC_FIT ? fit_position(cal, i) : -1;
+    if (k >= 0) {
+      fputs(", se_rel: ", f);
+      put_num(f, sqrt(cal->cov[k * cal->n_fit + k]));
+    }
+    fprintf(f, ", source: %s}\n", source_names[cal->source[i]]);
+  }
+
+  fputs("covariance:\n", f);
+  if (cal->n_fit == 0) {
+    fputs("  params: []\n  matrix: []\n", f);
+  } else {
+    fputs("  params: [", f);
+    for (int k = 0; k < cal->n_fit; k++)
+      fprintf(f, "%s%s", k ? ", " : "", cs_model_param_name(cal->fit_index[k], name, sizeof name));
+    fputs("]\n  matrix:\n", f);
+    for (int r = 0; r < cal->n_fit; r++) {
+      fputs("    - [", f);
+      for (int c = 0; c < cal->n_fit; c++) {
+        if (c) fputs(", ", f);
+        put_num(f, cal->cov[r * cal->n_fit + c]);
+      }
+      fputs("]\n", f);
+    }
+  }
+
+  fputs("alternative:\n", f);
+  fprintf(f, "  net_form: %s\n", net_form_names[m->net_form == CS_NET_RING_LINEAR]);
+  for (int p = 0; p < CS_PROTO_COUNT; p++)
+    fprintf(f, "  hop.net.%s: " NUM_FMT "us\n", cs_proto_name(p), cal->alt_hop_net[p] * 1e6);
+
+  fputs("quality:\n", f);
+  fprintf(f, "  points: %d\n  outliers: %d\n  iterations: %d\n  converged: %s\n", q->points,
+          q->outliers, q->iterations, q->converged ? "true" : "false");
+  static const struct {
+    const char *key;
+    size_t off;
+  } qnum[] = {{"noise_rel", offsetof(struct cs_cal_quality, noise_rel)},
+              {"median_rel_err", offsetof(struct cs_cal_quality, median_rel_err)},
+              {"p90_rel_err", offsetof(struct cs_cal_quality, p90_rel_err)},
+              {"max_rel_err", offsetof(struct cs_cal_quality, max_rel_err)}};
+  for (size_t k = 0; k < sizeof qnum / sizeof qnum[0]; k++) {
+    fprintf(f, "  %s: ", qnum[k].key);
+    put_num(f, *(const double *)((const char *)q + qnum[k].off));
+    fputc('\n', f);
+  }
+  fprintf(f, "  aic: {%s: ", net_form_names[0]);
+  put_num(f, q->aic[0]);
+  fprintf(f, ", %s: ", net_form_names[1]);
+  put_num(f, q->aic[1]);
+  fprintf(f, "}\n  net_determined: %s\n", q->net_determined ? "true" : "false");
+
+  if (q->n_cv == 0)
+    fputs("cross_validation: []\n", f);
+  else
+    fputs("cross_validation:\n", f);
+  for (int c = 0; c < q->n_cv; c++) {
+    fputs("  - {held_out: ", f);
+    put_str(f, q->cv[c].group);
+    fprintf(f, ", points: %d, median_rel_err: ", q->cv[c].points);
+    put_num(f, q->cv[c].median_rel_err);
+    fputs(", max_rel_err: ", f);
+    put_num(f, q->cv[c].max_rel_err);
+    fputs("}\n", f);
+  }
+}
+
+enum cs_status cs_calfile_write(const char *path, const struct cs_cal *cal, struct cs_error *err) {
+  enum cs_status st = check_writable(cal, err);
+  if (st != CS_OK) return st;
+  if (strcmp(path, "-") == 0) {
+    emit(stdout, cal);
+    if (fflush(stdout) != 0 || ferror(stdout))
+      return cs_error_set(err, CS_ERR_IO, "cannot write calibration to stdout: %s",
+                          strerror(errno));
+    return CS_OK;
+  }
+  size_t n = strlen(path);
+  char *tmp = malloc(n + 16);
+  if (tmp == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory writing %s", path);
+  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
+  int fd = mkstemp(tmp);
+  if (fd < 0) {
+    st = cs_error_set(err, CS_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
+                      strerror(errno));
+    free(tmp);
+    return st;
+  }
+  /* keep the mode of a file being replaced; a new one gets the usual rw-r--r-- */
+  struct stat sb;
+  (void)fchmod(fd, stat(path, &sb) == 0 ? (sb.st_mode & 0777) : 0644);
+  FILE *f = fdopen(fd, "w");
+  if (f == NULL) {
+    st = cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
+    close(fd);
+    unlink(tmp);
+    free(tmp);
+    return st;
+  }
+  emit(f, cal);
+  int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+  int saved = errno;
+  if (fclose(f) != 0 && !bad) {
+    bad = 1;
+    saved = errno;
+  }
+  if (!bad && rename(tmp, path) != 0) {
+    bad = 1;
+    saved = errno;
+  }
+  if (bad) {
+    st = cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", path, strerror(saved));
+    unlink(tmp);
+  }
+  free(tmp);
+  return st;
+}
+
+/* ==== reading ================================================================================ */
+
+struct rd {
+  const struct cs_yaml *d;
+  struct cs_cal *cal;
+  struct cs_error *err;
+  int src_node[CS_MODEL_NPARAMS]; /* the node that made parameter i fitted, for messages */
+};
+
+/* Records "path:line:col: message" at node; always CS_ERR_PARSE. */
+static enum cs_status bad(const struct rd *r, int node, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static enum cs_status bad(const struct rd *r, int node, const char *fmt, ...) {
+  char msg[CS_ERROR_MSG_MAX];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return cs_yaml_error(r->d, node, r->err, CS_ERR_PARSE, "%s", msg);
+}
+
+/* File text quoted in a message: at most 60 characters, control characters as '?', so that the
+ * message stays one line. */
+static const char *show(const char *s, char *buf, size_t len) {
+  size_t k = 0;
+  for (; s && *s && k + 4 < len && k < 60; s++)
+    buf[k++] = (unsigned char)*s < 0x20 || *s == 0x7F ? '?' : *s;
+  if (s && *s) {
+    memcpy(buf + k, "...", 3);
+    k += 3;
+  }
+  buf[k] = '\0';
+  return buf;
+}
+
+static const char *kind_word(enum cs_yaml_kind k) {
+  return k == CS_YAML_MAP ? "a mapping" : k == CS_YAML_SEQ ? "a list" : "a single value";
+}
+
+static enum cs_status need(const struct rd *r, int node, enum cs_yaml_kind want, const char *what,
+                           const char *example) {
+  enum cs_yaml_kind k = cs_yaml_kind(r->d, node);
+  if (k == want) return CS_OK;
+  return bad(r, node, "%s: expected %s%s%s, found %s", what, kind_word(want),
+             example ? " such as " : "", example ? example : "", kind_word(k));
+}
+
+static const char *scalar(const struct rd *r, int node, const char *what) {
+  const char *s = cs_yaml_scalar(r->d, node);
+  if (s == NULL)
+    bad(r, node, "%s: expected a single value, found %s", what,
+        kind_word(cs_yaml_kind(r->d, node)));
+  return s;
+}
+
+/* Reads the keys of mapping `map` (already checked to be one): vals[j] receives the value node of
+ * keys[j], or 0. A key not in keys is an error naming the section and the keys it accepts. */
+static enum cs_status collect(const struct rd *r, int map, const char *section,
+                              const char *const *keys, size_t nkeys, int *vals) {
+  for (size_t j = 0; j < nkeys; j++)
+    vals[j] = 0;
+  size_t n = cs_yaml_len(r->d, map);
+  for (size_t i = 0; i < n; i++) {
+    int kn = cs_yaml_key(r->d, map, i);
+    const char *k = cs_yaml_scalar(r->d, kn);
+    size_t j = 0;
+    while (j < nkeys && strcmp(keys[j], k) != 0)
+      j++;
+    if (j < nkeys) {
+      vals[j] = cs_yaml_value(r->d, map, i);
+      continue;
+    }
+    char list[512] = "", sb[80];
+    size_t w = 0;
+    for (size_t m = 0; m < nkeys && w < sizeof list; m++) {
+      int c = snprintf(list + w, sizeof list - w, "%s%s", m ? ", " : "", keys[m]);
+      if (c < 0) break;
+      w += (size_t)c;
+    }
+    return bad(r, kn, "unknown key \"%s\" in %s; expected one of: %s", show(k, sb, sizeof sb),
+               section, list);
+  }
+  return CS_OK;
+}
+
+static int is_null(const char *s) {
+  return strcmp(s, "") == 0 || strcmp(s, "~") == 0 || strcmp(s, "null") == 0 ||
+         strcmp(s, "Null") == 0 || strcmp(s, "NULL") == 0;
+}
+
+/* Whether s spells infinity or NaN in any of the ways YAML, C or a user might (.nan, -.inf, NaN).
+ */
+static int non_finite_word(const char *s) {
+  while (*s == '+' || *s == '-' || *s == '.' || *s == ' ')
+    s++;
+  return strncasecmp(s, "nan", 3) == 0 || strncasecmp(s, "inf", 3) == 0;
+}
+
+/* A decimal number with nothing after it; *rest points at what follows the number. */
+static int plain_number(const char *s, double *v, const char **rest) {
+  if (!(isdigit((unsigned char)*s) || *s == '.' || *s == '-' || *s == '+')) return 0;
+  char *e;
+  errno = 0;
+  double x = strtod(s, &e);
+  if (e == s) return 0;
+  for (const char *p = s; p < e; p++)
+    if (!(isdigit((unsigned char)*p) || strchr(".eE+-", *p))) return 0; /* hex, inf, nan */
+  if (errno == ERANGE && fabs(x) > 1) return 0;
+  if (errno == ERANGE) x = 0; /* underflow: as good as zero */
+  *v = x;
+  *rest = e;
+  return 1;
+}
+
+enum { NONNEG = 1, POSITIVE = 2, NULLABLE = 4 };
+
+/* A dimensionless number. flags: NONNEG (>= 0), POSITIVE (> 0), NULLABLE (null reads as NAN). */
+static enum cs_status read_num(const struct rd *r, int node, const char *what, int flags,
+                               double *out) {
+  const char *s = scalar(r, node, what);
+  if (s == NULL) return CS_ERR_PARSE;
+  char sb[80];
+  if ((flags & NULLABLE) && is_null(s)) {
+    *out = NAN;
+    return CS_OK;
+  }
+  const char *want = flags & POSITIVE ? "a positive number"
+                     : flags & NONNEG ? "a non-negative number"
+                                      : "a number";
+  if (non_finite_word(s))
+    return bad(r, node, "%s: expected a finite number%s, got \"%s\"", what,
+               flags & NULLABLE ? " or null" : "", show(s, sb, sizeof sb));
+  double v;
+  const char *rest;
+  if (!plain_number(s, &v, &rest))
+    return bad(r, node, "%s: expected %s, got \"%s\"", what, want, show(s, sb, sizeof sb));
+  if (*rest != '\0') {
+    if (isalpha((unsigned char)*rest) || *rest == '/')
+      return bad(r, node, "%s is dimensionless: expected a plain number without a unit, got \"%s\"",
+                 what, show(s, sb, sizeof sb));
+    return bad(r, node, "%s: expected %s, got \"%s\"", what, want, show(s, sb, sizeof sb));
+  }
+  if (((flags & NONNEG) && v < 0) || ((flags & POSITIVE) && !(v > 0)))
+    return bad(r, node, "%s: expected %s, got %s", what, want, show(s, sb, sizeof sb));
+  *out = v;
+  return CS_OK;
+}
+
+/* A quantity with a unit of the given kind (times, bandwidths, sizes). */
+static enum cs_status read_qty(const struct rd *r, int node, const char *what,
+                               enum cs_unit_kind kind, int positive, double *out) {
+  const char *s = scalar(r, node, what);
+  if (s == NULL) return CS_ERR_PARSE;
+  char sb[80];
+  const char *noun = kind == CS_UNIT_TIME        ? "time"
+                     : kind == CS_UNIT_BANDWIDTH ? "bandwidth"
+                                                 : "size";
+  if (non_finite_word(s))
+    return bad(r, node, "%s: expected a finite %s, got \"%s\"", what, noun, show(s, sb, sizeof sb));
+  const char *p = s;
+  while (*p == ' ')
+    p++;
+  if (*p == '-')
+    return bad(r, node, "%s: expected a non-negative %s, got \"%s\"", what, noun,
+               show(s, sb, sizeof sb));
+  struct cs_error e2 = {0};
+  double v;
+  if (cs_units_parse_quantity(s, kind, &v, &e2) != CS_OK)
+    return bad(r, node, "%s: %s", what, e2.msg);
+  if (positive && !(v > 0))
+    return bad(r, node, "%s: expected a positive %s, got \"%s\"", what, noun,
+               show(s, sb, sizeof sb));
+  *out = v;
+  return CS_OK;
+}
+
+static enum cs_status read_int(const struct rd *r, int node, const char *what, long min, long max,
+                               int *out) {
+  const char *s = scalar(r, node, what);
+  if (s == NULL) return CS_ERR_PARSE;
+  char sb[80];
+  char *e;
+  errno = 0;
+  long v = strtol(s, &e, 10);
+  if (e == s || *e != '\0' || errno == ERANGE || !(isdigit((unsigned char)*s) || *s == '-'))
+    return bad(r, node, "%s: expected a whole number, got \"%s\"", what, show(s, sb, sizeof sb));
+  if (v < min || v > max)
+    return bad(r, node, "%s: expected a whole number from %ld to %ld, got %ld", what, min, max, v);
+  *out = (int)v;
+  return CS_OK;
+}
+
+static enum cs_status read_bool(const struct rd *r, int node, const char *what, int *out) {
+  const char *s = scalar(r, node, what);
+  if (s == NULL) return CS_ERR_PARSE;
+  char sb[80];
+  if (strcmp(s, "true") == 0)
+    *out = 1;
+  else if (strcmp(s, "false") == 0)
+    *out = 0;
+  else
+    return bad(r, node, "%s: expected true or false, got \"%s\"", what, show(s, sb, sizeof sb));
+  return CS_OK;
+}
+
+/* A string into buf[size]; longer ones are refused, never truncated. */
+static enum cs_status read_str(const struct rd *r, int node, const char *what, char *buf,
+                               size_t size) {
+  const char *s = scalar(r, node, what);
+  if (s == NULL) return CS_ERR_PARSE;
+  size_t n = strlen(s);
+  if (n >= size)
+    return bad(r, node, "%s: expected at most %zu characters (the limit), got %zu", what, size - 1,
+               n);
+  memcpy(buf, s, n + 1);
+  return CS_OK;
+}
+
+/* One of names[0..n-1], exactly. */
+static enum cs_status read_name(const struct rd *r, int node, const char *what,
+                                const char *const *names, int n, int *out) {
+  const char *s = scalar(r, node, what);
+  if (s == NULL) return CS_ERR_PARSE;
+  for (int i = 0; i < n; i++)
+    if (strcmp(s, names[i]) == 0) {
+      *out = i;
+      return CS_OK;
+    }
+  char list[256] = "", sb[80];
+  size_t w = 0;
+  for (int i = 0; i < n && w < sizeof list; i++) {
+    int c = snprintf(list + w, sizeof list - w, "%s%s",
+                     i == 0       ? ""
+                     : i == n - 1 ? " or "
+                                  : ", ",
+                     names[i]);
+    if (c < 0) break;
+    w += (size_t)c;
+  }
+  return bad(r, node, "%s: expected %s, got \"%s\"", what, list, show(s, sb, sizeof sb));
+}
+
+/* ---- sections -------------------------------------------------------------------------------- */
+
+static enum cs_status read_provenance(struct rd *r, int map) {
+  static const char *const keys[] = {"tool",  "created", "gpu",    "nccl",
+                                     "hosts", "config",  "launch", "sources"};
+  struct cs_cal_prov *pv = &r->cal->prov;
+  struct {
+    char *buf;
+    size_t size;
+  } dst[] = {{pv->tool, sizeof pv->tool},    {pv->created, sizeof pv->created},
+             {pv->gpu, sizeof pv->gpu},      {pv->nccl, sizeof pv->nccl},
+             {pv->hosts, sizeof pv->hosts},  {pv->config, sizeof pv->config},
+             {pv->launch, sizeof pv->launch}};
+  int v[8];
+  enum cs_status st = need(r, map, CS_YAML_MAP, "provenance", NULL);
+  if (st == CS_OK) st = collect(r, map, "provenance", keys, 8, v);
+  for (int k = 0; k < 7 && st == CS_OK; k++) {
+    char what[32];
+    snprintf(what, sizeof what, "provenance.%s", keys[k]);
+    if (v[k]) st = read_str(r, v[k], what, dst[k].buf, dst[k].size);
+  }
+  if (st != CS_OK || v[7] == 0) return st;
+  if ((st = need(r, v[7], CS_YAML_SEQ, "provenance.sources", "[data/run1.log]")) != CS_OK)
+    return st;
+  size_t n = cs_yaml_len(r->d, v[7]);
+  if (n > CS_CAL_MAX_SOURCES)
+    return bad(r, cs_yaml_item(r->d, v[7], CS_CAL_MAX_SOURCES),
+               "provenance.sources: expected at most %d source files (the limit)",
+               CS_CAL_MAX_SOURCES);
+  for (size_t i = 0; i < n; i++) {
+    st = read_str(r, cs_yaml_item(r->d, v[7], i), "provenance.sources", pv->sources[i],
+                  sizeof pv->sources[i]);
+    if (st != CS_OK) return st;
+  }
+  pv->n_sources = (int)n;
+  return CS_OK;
+}
+
+static enum cs_status read_system(struct rd *r, int map) {
+  static const char *const keys[] = {"intra_tier", "net_form", "select", "algorithms", "measured"};
+  struct cs_model *m = &r->cal->model;
+  int v[5], x;
+  enum cs_status st = need(r, map, CS_YAML_MAP, "system", NULL);
+  if (st == CS_OK) st = collect(r, map, "system", keys, 5, v);
+  if (st == CS_OK && v[0] &&
+      (st = read_name(r, v[0], "system.intra_tier", intra_names, 2, &x)) == CS_OK)
+    m->intra = (enum cs_tier)x;
+  if (st == CS_OK && v[1] &&
+      (st = read_name(r, v[1], "system.net_form", net_form_names, 2, &x)) == CS_OK)
+    m->net_form = (enum cs_net_form)x;
+  if (st == CS_OK && v[2] &&
+      (st = read_name(r, v[2], "system.select", select_names, 2, &x)) == CS_OK)
+    m->select = (enum cs_select)x;
+  if (st == CS_OK && v[3]) {
+    const char *names[CS_ALGO_COUNT];
+    for (int a = 0; a < CS_ALGO_COUNT; a++)
+      names[a] = cs_algo_name(a);
+    if ((st = need(r, v[3], CS_YAML_SEQ, "system.algorithms", "[ring, tree, pat, p2p]")) != CS_OK)
+      return st;
+    size_t n = cs_yaml_len(r->d, v[3]);
+    if (n == 0) return bad(r, v[3], "system.algorithms: expected at least one algorithm");
+    unsigned bits = 0;
+    for (size_t i = 0; i < n && st == CS_OK; i++) {
+      int item = cs_yaml_item(r->d, v[3], i);
+      st = read_name(r, item, "system.algorithms", names, CS_ALGO_COUNT, &x);
+      if (st == CS_OK && (bits & (1u << x)))
+        st = bad(r, item, "system.algorithms: \"%s\" is listed twice", names[x]);
+      bits |= 1u << x;
+    }
+    if (st == CS_OK) m->algo_enabled = bits;
+  }
+  if (st == CS_OK && v[4]) {
+    static const char *const mk[] = {"max_nodes", "max_ranks", "max_gpus_per_node"};
+    struct cs_cal_quality *q = &r->cal->quality;
+    int *dst[] = {&q->max_nodes, &q->max_ranks, &q->max_gpus_per_node};
+    int mv[3];
+    if ((st = need(r, v[4], CS_YAML_MAP, "system.measured", NULL)) == CS_OK)
+      st = collect(r, v[4], "system.measured", mk, 3, mv);
+    for (int k = 0; k < 3 && st == CS_OK; k++) {
+      char what[48];
+      snprintf(what, sizeof what, "system.measured.%s", mk[k]);
+      if (mv[k]) st = read_int(r, mv[k], what, 0, 100000000, dst[k]);
+    }
+  }
+  return st;
+}
+
+/* One parameter's value, in the unit its family requires. */
+static enum cs_status read_param_value(const struct rd *r, int node, int i, const char *name,
+                                       double *out) {
+  enum cs_param_kind kind = cs_model_param_kind(i);
+  /* bandwidths, efficiencies and per-collective bandwidth factors divide: they must be positive */
+  int positive = kind == CS_PK_BW || kind == CS_PK_EFF || kind == CS_PK_COLL_BW;
+  const char *u = cs_model_param_unit(i);
+  if (strcmp(u, "s") == 0) return read_qty(r, node, name, CS_UNIT_TIME, positive, out);
+  if (strcmp(u, "Bps") == 0) return read_qty(r, node, name, CS_UNIT_BANDWIDTH, positive, out);
+  if (strcmp(u, "B") == 0) return read_qty(r, node, name, CS_UNIT_BYTES, positive, out);
+  return read_num(r, node, name, positive ? POSITIVE : NONNEG, out);
+}
+
+static enum cs_status read_parameters(struct rd *r, int map) {
+  static const char *const keys[] = {"value", "se_rel", "source"};
+  enum cs_status st = need(r, map, CS_YAML_MAP, "parameters", "{bw.nvlink: {value: 350GBps}}");
+  size_t n = cs_yaml_len(r->d, map);
+  for (size_t e = 0; e < n && st == CS_OK; e++) {
+    int kn = cs_yaml_key(r->d, map, e), vn = cs_yaml_value(r->d, map, e);
+    const char *name = cs_yaml_scalar(r->d, kn);
+    char sb[80];
+    int i = cs_model_param_index(name);
+    if (i < 0)
+      return bad(r, kn,
+                 "unknown key \"%s\" in parameters; expected a parameter name such as "
+                 "bw.nvlink, hop.net.simple or eff.ring.ll",
+                 show(name, sb, sizeof sb));
+    int v[3], src = CS_SRC_DEFAULT;
+    double se, value;
+    if ((st = need(r, vn, CS_YAML_MAP, name, "{value: 350GBps, source: fit}")) != CS_OK) return st;
+    if ((st = collect(r, vn, name, keys, 3, v)) != CS_OK) return st;
+    if (v[0] == 0) return bad(r, vn, "%s: missing required key \"value\"", name);
+    if ((st = read_param_value(r, v[0], i, name, &value)) != CS_OK) return st;
+    char what[80];
+    snprintf(what, sizeof what, "%s.se_rel", name);
+    if (v[1] && (st = read_num(r, v[1], what, NONNEG | NULLABLE, &se)) != CS_OK) return st;
+    snprintf(what, sizeof what, "%s.source", name);
+    if (v[2] && (st = read_name(r, v[2], what, source_names, 3, &src)) != CS_OK) return st;
+    if (src == CS_SRC_FIT && !(value > 0))
+      return bad(r, v[0],
+                 "%s: expected a positive value for a fitted parameter (the fit works "
+                 "with its logarithm)",
+                 name);
+    *cs_model_param(&r->cal->model, i) = value;
+    r->cal->source[i] = (enum cs_param_source)src;
+    r->src_node[i] = v[2];
+  }
+  return st;
+}
+
+static enum cs_status read_covariance(struct rd *r, int map) {
+  static const char *const keys[] = {"params", "matrix"};
+  struct cs_cal *cal = r->cal;
+  int v[2];
+  enum cs_status st = need(r, map, CS_YAML_MAP, "covariance", NULL);
+  if (st == CS_OK) st = collect(r, map, "covariance", keys, 2, v);
+  if (st != CS_OK) return st;
+  if (v[0] == 0) return bad(r, map, "covariance: missing required key \"params\"");
+  if (v[1] == 0) return bad(r, map, "covariance: missing required key \"matrix\"");
+  if ((st = need(r, v[0], CS_YAML_SEQ, "covariance.params", "[bw.nvlink, base.ring.ll]")) != CS_OK)
+    return st;
+  size_t n = cs_yaml_len(r->d, v[0]);
+  if (n > CS_MODEL_NPARAMS)
+    return bad(r, v[0], "covariance.params: expected at most %d parameter names", CS_MODEL_NPARAMS);
+  int idx[CS_MODEL_NPARAMS];
+  for (size_t k = 0; k < n; k++) {
+    int item = cs_yaml_item(r->d, v[0], k);
+    const char *name = scalar(r, item, "covariance.params");
+    char sb[80];
+    if (name == NULL) return CS_ERR_PARSE;
+    int i = cs_model_param_index(name);
+    if (i < 0)
+      return bad(r, item,
+                 "covariance.params: expected a parameter name such as bw.nvlink, got "
+                 "\"%s\"",
+                 show(name, sb, sizeof sb));
+    if (cal->source[i] != CS_SRC_FIT)
+      return bad(r, item,
+                 "covariance.params: %s is not a fitted parameter; expected only "
+                 "parameters with source: fit",
+                 name);
+    for (size_t j = 0; j < k; j++)
+      if (idx[j] == i) return bad(r, item, "covariance.params: %s is listed twice", name);
+    idx[k] = i;
+  }
+  if ((st = need(r, v[1], CS_YAML_SEQ, "covariance.matrix", "[[1e-4, 0], [0, 1e-4]]")) != CS_OK)
+    return st;
+  if (cs_yaml_len(r->d, v[1]) != n)
+    return bad(r, v[1],
+               "covariance.matrix: expected a square matrix of %zu rows of %zu numbers "
+               "(one per name in params), found %zu rows",
+               n, n, cs_yaml_len(r->d, v[1]));
+  if ((st = cs_cal_alloc_cov(cal, (int)n, r->err)) != CS_OK) return st;
+  int nf = (int)n;
+  for (int a = 0; a < nf; a++) {
+    int row = cs_yaml_item(r->d, v[1], (size_t)a);
+    if ((st = need(r, row, CS_YAML_SEQ, "covariance.matrix row", "[1e-4, 0]")) != CS_OK) return st;
+    if (cs_yaml_len(r->d, row) != n)
+      return bad(r, row,
+                 "covariance.matrix: expected a square matrix; row %d has %zu entries, "
+                 "expected %zu",
+                 a + 1, cs_yaml_len(r->d, row), n);
+    for (int b = 0; b < nf; b++) {
+      int cell = cs_yaml_item(r->d, row, (size_t)b);
+      double *c = &cal->cov[a * nf + b];
+      if ((st = read_num(r, cell, "covariance.matrix", 0, c)) != CS_OK) return st;
+      if (a == b && *c < 0)
+        return bad(r, cell,
+                   "covariance.matrix: expected a non-negative variance on the diagonal, "
+                   "got %g",
+                   *c);
+    }
+  }
+  for (int a = 0; a < nf; a++)
+    for (int b = 0; b < a; b++) {
+      double x = cal->cov[a * nf + b], y = cal->cov[b * nf + a];
+      double scale =
+          fmax(fmax(fabs(x), fabs(y)), sqrt(cal->cov[a * nf + a] * cal->cov[b * nf + b]));
+      if (fabs(x - y) > SYM_TOL * scale)
+        return bad(r, cs_yaml_item(r->d, cs_yaml_item(r->d, v[1], (size_t)a), (size_t)b),
+                   "covariance.matrix: expected a symmetric matrix; row %d column %d is %g but row "
+                   "%d column %d is %g",
+                   a + 1, b + 1, x, b + 1, a + 1, y);
+    }
+  for (int k = 0; k < nf; k++)
+    cal->fit_index[k] = idx[k];
+  return CS_OK;
+}
+
+static enum cs_status read_alternative(struct rd *r, int map) {
+  static const char *const keys[] = {"net_form", "hop.net.ll", "hop.net.ll128", "hop.net.simple"};
+  _Static_assert(CS_PROTO_COUNT == 3, "alternative keys list one hop per protocol");
+  int v[4], form;
+  enum cs_status st = need(r, map, CS_YAML_MAP, "alternative", NULL);
+  if (st == CS_OK) st = collect(r, map, "alternative", keys, 4, v);
+  if (st == CS_OK && v[0]) {
+    if ((st = read_name(r, v[0], "alternative.net_form", net_form_names, 2, &form)) != CS_OK)
+      return st;
+    if (form == (int)r->cal->model.net_form)
+      return bad(r, v[0], "alternative.net_form: expected the form other than system.net_form (%s)",
+                 net_form_names[1 - form]);
+  }
+  for (int p = 0; p < CS_PROTO_COUNT && st == CS_OK; p++)
+    if (v[1 + p]) st = read_qty(r, v[1 + p], keys[1 + p], CS_UNIT_TIME, 0, &r->cal->alt_hop_net[p]);
+  return st;
+}
+
+static enum cs_status read_quality(struct rd *r, int map) {
+  static const char *const keys[] = {"points",    "outliers",       "iterations",  "converged",
+                                     "noise_rel", "median_rel_err", "p90_rel_err", "max_rel_err",
+                                     "aic",       "net_determined"};
+  struct cs_cal_quality *q = &r->cal->quality;
+  int *ints[] = {&q->points, &q->outliers, &q->iterations};
+  double *nums[] = {&q->noise_rel, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err};
+  int v[10];
+  char what[40];
+  enum cs_status st = need(r, map, CS_YAML_MAP, "quality", NULL);
+  if (st == CS_OK) st = collect(r, map, "quality", keys, 10, v);
+  for (int k = 0; k < 3 && st == CS_OK; k++) {
+    snprintf(what, sizeof what, "quality.%s", keys[k]);
+    if (v[k]) st = read_int(r, v[k], what, 0, 2147483647L, ints[k]);
+  }
+  if (st == CS_OK && v[3]) st = read_bool(r, v[3], "quality.converged", &q->converged);
+  for (int k = 0; k < 4 && st == CS_OK; k++) {
+    snprintf(what, sizeof what, "quality.%s", keys[4 + k]);
+    if (v[4 + k]) st = read_num(r, v[4 + k], what, NONNEG | NULLABLE, nums[k]);
+  }
+  if (st == CS_OK && v[8]) {
+    int a[2];
+    if ((st = need(r, v[8], CS_YAML_MAP, "quality.aic", "{ring-linear: -120.5, tree-log: null}")) ==
+        CS_OK)
+      st = collect(r, v[8], "quality.aic", net_form_names, 2, a);
+    for (int f = 0; f < 2 && st == CS_OK; f++) {
+      snprintf(what, sizeof what, "quality.aic.%s", net_form_names[f]);
+      if (a[f]) st = read_num(r, a[f], what, NULLABLE, &q->aic[f]);
+    }
+  }
+  if (st == CS_OK && v[9]) st = read_bool(r, v[9], "quality.net_determined", &q->net_determined);
+  return st;
+}
+
+static enum cs_status read_cv(struct rd *r, int seq) {
+  static const char *const keys[] = {"held_out", "points", "median_rel_err", "max_rel_err"};
+  struct cs_cal_quality *q = &r->cal->quality;
+  enum cs_status st = need(r, seq, CS_YAML_SEQ, "cross_validation", NULL);
+  if (st != CS_OK) return st;
+  size_t n = cs_yaml_len(r->d, seq);
+  if (n > CS_CAL_MAX_CV)
+    return bad(r, cs_yaml_item(r->d, seq, CS_CAL_MAX_CV),
+               "cross_validation: expected at most %d entries (the limit)", CS_CAL_MAX_CV);
+  for (size_t i = 0; i < n && st == CS_OK; i++) {
+    int item = cs_yaml_item(r->d, seq, i), v[4];
+    struct cs_cal_cv *c = &q->cv[i];
+    c->median_rel_err = c->max_rel_err = NAN;
+    if ((st = need(r, item, CS_YAML_MAP, "cross_validation entry",
+                   "{held_out: \"ring/ll n=2 N=1 g=2\", points: 28}")) != CS_OK)
+      return st;
+    if ((st = collect(r, item, "cross_validation entry", keys, 4, v)) != CS_OK) return st;
+    if (v[0] == 0) return bad(r, item, "cross_validation entry: missing required key \"held_out\"");
+    st = read_str(r, v[0], "cross_validation.held_out", c->group, sizeof c->group);
+    if (st == CS_OK && v[1])
+      st = read_int(r, v[1], "cross_validation.points", 0, 2147483647L, &c->points);
+    if (st == CS_OK && v[2])
+      st = read_num(r, v[2], "cross_validation.median_rel_err", NONNEG | NULLABLE,
+                    &c->median_rel_err);
+    if (st == CS_OK && v[3])
+      st = read_num(r, v[3], "cross_validation.max_rel_err", NONNEG | NULLABLE, &c->max_rel_err);
+  }
+  if (st == CS_OK) q->n_cv = (int)n;
+  return st;
+}
+
+static enum cs_status read_document(struct rd *r) {
+  static const char *const keys[] = {"version",    "provenance",  "system",  "parameters",
+                                     "covariance", "alternative", "quality", "cross_validation"};
+  int root = cs_yaml_root(r->d), v[8];
+  if (cs_yaml_kind(r->d, root) != CS_YAML_MAP)
+    return bad(r, root,
+               "expected a calibration: a mapping that starts with \"version: 1\", found %s",
+               kind_word(cs_yaml_kind(r->d, root)));
+  int vn = cs_yaml_get(r->d, root, "version");
+  if (vn == 0) return bad(r, root, "missing required key \"version\"; expected \"version: 1\"");
+  const char *vs = scalar(r, vn, "version");
+  char sb[80];
+  if (vs == NULL) return CS_ERR_PARSE;
+  if (strcmp(vs, "1") != 0)
+    return bad(r, vn,
+               "expected version: %d, got \"%s\" (this commscale reads calibration files "
+               "of version %d only)",
+               CS_CAL_VERSION, show(vs, sb, sizeof sb), CS_CAL_VERSION);
+  enum cs_status st = collect(r, root, "the calibration file", keys, 8, v);
+  /* system before parameters (nothing depends on it yet, but the file reads that way), parameters
+   * before covariance (which checks their sources), system before alternative (the other form) */
+  if (st == CS_OK && v[1]) st = read_provenance(r, v[1]);
+  if (st == CS_OK && v[2]) st = read_system(r, v[2]);
+  if (st == CS_OK && v[3]) st = read_parameters(r, v[3]);
+  if (st == CS_OK && v[4]) st = read_covariance(r, v[4]);
+  if (st == CS_OK && v[5]) st = read_alternative(r, v[5]);
+  if (st == CS_OK && v[6]) st = read_quality(r, v[6]);
+  if (st == CS_OK && v[7]) st = read_cv(r, v[7]);
+  if (st != CS_OK) return st;
+  /* every fitted parameter needs its row of the covariance, which is the truth for its spread */
+  struct cs_cal *cal = r->cal;
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
+    if (cal->source[i] != CS_SRC_FIT) continue;
+    int found = 0;
+    for (int k = 0; k < cal->n_fit; k++)
+      found |= cal->fit_index[k] == i;
+    if (!found) {
+      char name[64];
+      return bad(r, r->src_node[i],
+                 "%s has source: fit but is missing from covariance.params; "
+                 "expected its row and column in the covariance",
+                 cs_model_param_name(i, name, sizeof name));
+    }
+  }
+  cal->version = CS_CAL_VERSION;
+  return CS_OK;
+}
+
+enum cs_status cs_calfile_read(const char *path, struct cs_cal *cal, struct cs_error *err) {
+  struct cs_yaml *doc = NULL;
+  struct cs_cal next;
+  cs_cal_init(&next);
+  enum cs_status st = cs_yaml_load(path, &doc, err);
+  if (st == CS_OK) {
+    struct rd r = {.d = doc, .cal = &next, .err = err};
+    st = read_document(&r);
+  }
+  cs_yaml_free(doc);
+  if (st != CS_OK) {
+    /* yamlcfg reports some refusals (deep nesting) as out of range: for a reader they are all
+     * malformed input */
+    if (st == CS_ERR_RANGE) {
+      st = CS_ERR_PARSE;
+      if (err) err->status = st;
+    }
+    cs_cal_fini(&next);
+    cs_cal_fini(cal);
+    cs_cal_init(cal);
+    return st;
+  }
+  cs_cal_fini(cal);
+  *cal = next;
+  return CS_OK;
+}

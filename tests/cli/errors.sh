@@ -46,7 +46,7 @@ expect 2 "--net-bw.*no unit" -- coll --net-bw 400
 expect 2 "unknown collective" -- coll --coll all_smoosh
 expect 2 "cannot run broadcast" -- coll --coll broadcast --algo tree
 expect 2 "--format" -- coll --format xml
-expect 1 "no multi-rank measurement has configuration" -- fit --config NCCL_NOPE=1 "$data/h200x2/nccl-tests-mpirun.log" -o "$tmp/c.yaml"
+expect 2 "no multi-rank measurement has configuration" -- fit --config NCCL_NOPE=1 "$data/h200x2/nccl-tests-mpirun.log" -o "$tmp/c.yaml"
 
 echo "cli errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -1,0 +1,30 @@
+/* datadir.h — finding the bundled data files (workloads, GPUs, ...) by name.
+ *
+ * A bundled file "<kind>/<name>.yaml" is searched in, first found wins:
+ *   1. $COMMSCALE_DATA_DIR/<kind>
+ *   2. <directory of the executable>/../share/commscale/<kind>   (an installed tree)
+ *   3. <source tree>/<src_subdir>                                 (a build that is not installed)
+ * so a user can shadow a bundled file with their own by setting COMMSCALE_DATA_DIR. A name that
+ * contains '/' or ends in ".yaml"/".yml" is a path and is returned as it is.
+ */
+#ifndef CS_DATADIR_H
+#define CS_DATADIR_H
+
+#include <stddef.h>
+
+#include "status.h"
+
+/* Writes the file for name into out. kind is the installed folder ("workloads"), src_subdir its
+ * place in the source tree ("model/workloads"), exe_path the executable's path (may be NULL).
+ * CS_ERR_IO naming the folders searched when there is no such file; CS_ERR_RANGE when the path
+ * does not fit in len. */
+enum cs_status cs_datadir_find(const char *kind, const char *src_subdir, const char *name,
+                               const char *exe_path, char *out, size_t len, struct cs_error *err);
+
+/* The names (file names without ".yaml") of every bundled file of kind, sorted and without
+ * duplicates. *names is malloc'd: free it with cs_datadir_list_free(*names, *n). */
+enum cs_status cs_datadir_list(const char *kind, const char *src_subdir, const char *exe_path,
+                               char ***names, size_t *n, struct cs_error *err);
+void cs_datadir_list_free(char **names, size_t n);
+
+#endif

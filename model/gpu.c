@@ -1,0 +1,88 @@
+/* gpu.c — GPU specification files; see gpu.h. */
+#include "gpu.h"
+
+#include <string.h>
+
+#define G(key, type, field, size, unit, lo, hi, def, help)                                      \
+  {key, type, offsetof(struct cs_gpu, field), size, unit, lo, hi, def, NULL, help}
+
+static const struct cs_cfg_field fields[] = {
+    G("version", CS_CFG_INT, version, 0, 0, 1, 1, NULL, "file format version: 1"),
+    G("name", CS_CFG_STRING, name, 64, 0, 0, 0, NULL, "short name, e.g. a100-80gb"),
+    G("description", CS_CFG_STRING, description, 256, 0, 0, 0, "\"\"",
+      "the product, and the datasheet the figures come from"),
+    G("memory", CS_CFG_QTY, memory, 0, CS_UNIT_BYTES, 1e6, 1e15, NULL, "device memory, e.g. 80GiB"),
+    G("hbm_bw", CS_CFG_QTY, hbm_bw, 0, CS_UNIT_BANDWIDTH, 1e6, 1e15, NULL,
+      "device memory bandwidth, e.g. 3.35TBps"),
+    G("nvlink_bw", CS_CFG_QTY, nvlink_bw, 0, CS_UNIT_BANDWIDTH, 0, 1e15, "0GBps",
+      "NVLink bandwidth per GPU, both directions (0 = none)"),
+    G("pcie_bw", CS_CFG_QTY, pcie_bw, 0, CS_UNIT_BANDWIDTH, 0, 1e15, "32GBps",
+      "host link bandwidth per direction"),
+    G("peak_fp32", CS_CFG_QTY, peak_fp32, 0, CS_UNIT_FLOPS, 0, 1e18, "0TFLOPS", "dense fp32"),
+    G("peak_tf32", CS_CFG_QTY, peak_tf32, 0, CS_UNIT_FLOPS, 0, 1e18, "0TFLOPS",
+      "dense tf32 tensor cores (0 = none)"),
+    G("peak_fp16", CS_CFG_QTY, peak_fp16, 0, CS_UNIT_FLOPS, 0, 1e18, "0TFLOPS",
+      "dense fp16 tensor cores, fp32 accumulate"),
+    G("peak_bf16", CS_CFG_QTY, peak_bf16, 0, CS_UNIT_FLOPS, 0, 1e18, "0TFLOPS",
+      "dense bf16 tensor cores (0 = none)"),
+    G("peak_fp8", CS_CFG_QTY, peak_fp8, 0, CS_UNIT_FLOPS, 0, 1e18, "0TFLOPS",
+      "dense fp8 tensor cores (0 = none)"),
+    G("gemm_efficiency", CS_CFG_DOUBLE, gemm_efficiency, 0, 0, 0.01, 1, "0.8",
+      "fraction of peak large GEMMs reach"),
+    G("gemm_half_dim", CS_CFG_DOUBLE, gemm_half_dim, 0, 0, 0, 1e6, "64",
+      "smallest GEMM dimension at which efficiency is half of gemm_efficiency"),
+    G("mem_efficiency", CS_CFG_DOUBLE, mem_efficiency, 0, 0, 0.01, 1, "0.8",
+      "fraction of hbm_bw that streaming kernels reach"),
+    G("kernel_overhead", CS_CFG_QTY, kernel_overhead, 0, CS_UNIT_TIME, 0, 1e-2, "3us",
+      "time added per kernel (launch and tail)"),
+};
+#undef G
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+const struct cs_cfg_field *cs_gpu_fields(size_t *n) {
+  *n = NFIELDS;
+  return fields;
+}
+
+static enum cs_status read_doc(const struct cs_yaml *d, struct cs_gpu *g, struct cs_error *err) {
+  struct cs_gpu tmp;
+  memset(&tmp, 0, sizeof tmp);
+  int root = cs_yaml_root(d);
+  enum cs_status st = cs_cfg_read(d, root, fields, NFIELDS, &tmp, NULL, err);
+  if (st != CS_OK) return st;
+  if (tmp.peak_fp32 <= 0 && tmp.peak_tf32 <= 0 && tmp.peak_fp16 <= 0 && tmp.peak_bf16 <= 0 &&
+      tmp.peak_fp8 <= 0)
+    return cs_yaml_error(d, root, err, CS_ERR_RANGE,
+                         "%s: expected a peak for at least one precision (peak_fp32 ... peak_fp8)",
+                         tmp.name);
+  *g = tmp;
+  return CS_OK;
+}
+
+enum cs_status cs_gpu_load(const char *path, struct cs_gpu *g, struct cs_error *err) {
+  struct cs_yaml *d = NULL;
+  enum cs_status st = cs_yaml_load(path, &d, err);
+  if (st == CS_OK) st = read_doc(d, g, err);
+  cs_yaml_free(d);
+  return st;
+}
+
+enum cs_status cs_gpu_load_string(const char *text, const char *name, struct cs_gpu *g,
+                                  struct cs_error *err) {
+  struct cs_yaml *d = NULL;
+  enum cs_status st = cs_yaml_load_string(text, name, &d, err);
+  if (st == CS_OK) st = read_doc(d, g, err);
+  cs_yaml_free(d);
+  return st;
+}
+
+double cs_gpu_peak(const struct cs_gpu *g, int prec) {
+  switch (prec) {
+  case CS_PREC_FP32: return g->peak_fp32;
+  case CS_PREC_TF32: return g->peak_tf32 > 0 ? g->peak_tf32 : g->peak_fp32;
+  case CS_PREC_FP16: return g->peak_fp16;
+  case CS_PREC_BF16: return g->peak_bf16;
+  case CS_PREC_FP8: return g->peak_fp8;
+  }
+  return 0;
+}

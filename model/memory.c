@@ -1,0 +1,109 @@
+/* memory.c — memory per GPU; see memory.h.
+ *
+ * One pass over the layers accumulates, per pipeline stage, the parameters (dense and expert),
+ * the largest layer and the saved activations of one micro-batch; the schedule then says how
+ * many micro-batches each stage holds.
+ */
+#include "memory.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GIB 1073741824.0
+
+struct stage_sum {
+  double dense, expert, largest, act, act_head;
+};
+
+static double inflight(const struct cs_plan *p, int s) {
+  double m = (double)cs_plan_microbatches(p);
+  if (p->vpp <= 1) return fmin((double)(p->pp - s), m);
+  double units = 2.0 * (p->pp - s - 1) + (double)(p->vpp - 1) * p->pp + 1;
+  return fmin(units, m * p->vpp) / p->vpp;
+}
+
+static void finish(const struct cs_plan *p, int s, const struct stage_sum *ss, struct cs_memory *m) {
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  double ndp = (double)cs_plan_group_size(p, CS_GROUP_DP);
+  double nedp = (double)cs_plan_group_size(p, CS_GROUP_EDP);
+  /* parameters as the ZeRO stage leaves them on one GPU */
+  double sharded = ss->dense / ndp + ss->expert / nedp, whole = ss->dense + ss->expert;
+  memset(m, 0, sizeof *m);
+  m->stage = s;
+  m->params = whole;
+  m->weights = wb * (p->zero >= 3 ? sharded : whole);
+  m->grads = gb * (p->zero >= 2 ? sharded : whole);
+  m->optimizer = ob * (p->zero >= 1 ? sharded : whole);
+  m->inflight = inflight(p, s);
+  m->act_microbatch = ss->act + ss->act_head;
+  m->activations = ss->act * m->inflight + ss->act_head;
+  if (p->zero >= 3 && ndp > 1) m->temp = 2 * wb * ss->largest;
+  else if (ndp > 1) m->temp = 2 * p->bucket;
+  m->reserve = p->reserve;
+  m->total = m->weights + m->grads + m->optimizer + m->activations + m->temp + m->reserve;
+}
+
+static enum cs_status sum_stages(const struct cs_workload *w, const struct cs_plan *p,
+                                 struct stage_sum *ss, struct cs_error *err) {
+  struct cs_layer_cost c;
+  for (size_t i = 0; i < w->nlayer; i++) {
+    enum cs_status st = cs_workload_layer_cost(w, p, i, &c, err);
+    if (st != CS_OK) return st;
+    struct stage_sum *s = &ss[cs_workload_layer_stage(w, p, i)];
+    s->dense += c.params - c.params_expert;
+    s->expert += c.params_expert;
+    if (c.params > s->largest) s->largest = c.params;
+    if (w->layer[i].type == CS_LAYER_HEAD) s->act_head += c.act_bytes;
+    else s->act += c.act_bytes;
+  }
+  return CS_OK;
+}
+
+enum cs_status cs_memory_stage(const struct cs_workload *w, const struct cs_plan *p, int stage,
+                               struct cs_memory *m, struct cs_error *err) {
+  if (stage < 0 || stage >= p->pp)
+    return cs_error_set(err, CS_ERR_RANGE, "pipeline stage %d does not exist (pp=%d)", stage, p->pp);
+  struct stage_sum *ss = calloc((size_t)p->pp, sizeof *ss);
+  if (ss == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  enum cs_status st = sum_stages(w, p, ss, err);
+  if (st == CS_OK) finish(p, stage, &ss[stage], m);
+  free(ss);
+  return st;
+}
+
+enum cs_status cs_memory_estimate(const struct cs_workload *w, const struct cs_plan *p,
+                                  const struct cs_gpu *g, struct cs_memory *m,
+                                  struct cs_error *err) {
+  struct stage_sum *ss = calloc((size_t)p->pp, sizeof *ss);
+  if (ss == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  enum cs_status st = sum_stages(w, p, ss, err);
+  if (st == CS_OK) {
+    struct cs_memory best, cur;
+    for (int s = 0; s < p->pp; s++) {
+      finish(p, s, &ss[s], &cur);
+      if (s == 0 || cur.total > best.total) best = cur;
+    }
+    *m = best;
+    m->capacity = g ? g->memory : 0;
+  }
+  free(ss);
+  return st;
+}
+
+int cs_memory_fits(const struct cs_memory *m) {
+  return m->capacity <= 0 || m->total <= m->capacity;
+}
+
+enum cs_status cs_memory_check(const struct cs_memory *m, const char *gpu_name,
+                               struct cs_error *err) {
+  if (cs_memory_fits(m)) return CS_OK;
+  return cs_error_set(err, CS_ERR_RANGE,
+                      "does not fit: needs %.1f GiB per GPU on pipeline stage %d but %s has %.1f "
+                      "GiB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f for "
+                      "%.3g micro-batches in flight, temporary %.1f, reserve %.1f GiB)",
+                      m->total / GIB, m->stage, gpu_name ? gpu_name : "the GPU", m->capacity / GIB,
+                      m->weights / GIB, m->grads / GIB, m->optimizer / GIB, m->activations / GIB,
+                      m->inflight, m->temp / GIB, m->reserve / GIB);
+}

@@ -1,0 +1,222 @@
+/* plan.c — parallel plans: the schema table, "key=value,..." parsing and the divisibility
+ * checks; see plan.h.
+ *
+ * Parsing goes item by item through cs_cfg_assign, so a plan string, a plan file and --set share
+ * one table and one set of messages; this file only adds which item failed.
+ */
+#include "plan.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "workload.h"
+
+static const char *const recompute_names[] = {"none", "selective", "full", NULL};
+static const char *const precision_names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
+
+#define F(key, type, field, size, unit, lo, hi, def, names, help)                               \
+  {key, type, offsetof(struct cs_plan, field), size, unit, lo, hi, def, names, help}
+
+static const struct cs_cfg_field fields[] = {
+    F("dp", CS_CFG_INT, dp, 0, 0, 1, 1 << 20, "1", NULL, "data-parallel degree"),
+    F("tp", CS_CFG_INT, tp, 0, 0, 1, 1024, "1", NULL, "tensor-parallel degree"),
+    F("pp", CS_CFG_INT, pp, 0, 0, 1, 4096, "1", NULL, "pipeline-parallel stages"),
+    F("vpp", CS_CFG_INT, vpp, 0, 0, 1, 256, "1", NULL,
+      "virtual stages per GPU (interleaved 1F1B when > 1)"),
+    F("cp", CS_CFG_INT, cp, 0, 0, 1, 1024, "1", NULL, "context-parallel degree (sequence split)"),
+    F("ep", CS_CFG_INT, ep, 0, 0, 1, 4096, "1", NULL, "expert-parallel degree (within dp*cp)"),
+    F("zero", CS_CFG_INT, zero, 0, 0, 0, 3, "0", NULL,
+      "ZeRO stage: 1 optimizer state, 2 + gradients, 3 + weights sharded over dp*cp"),
+    F("mbs", CS_CFG_INT, mbs, 0, 0, 1, 1 << 20, "1", NULL, "micro-batch, samples per GPU"),
+    F("gbs", CS_CFG_INT, gbs, 0, 0, 0, 1 << 30, "0", NULL,
+      "global batch in samples (0 = mbs*dp); accumulation = gbs/(mbs*dp)"),
+    F("recompute", CS_CFG_ENUM, recompute, 0, 0, 0, 0, "none", recompute_names,
+      "activation recomputation: none, selective (attention core) or full"),
+    F("sp", CS_CFG_BOOL, sp, 0, 0, 0, 1, "false", NULL,
+      "sequence parallelism (norms, dropout split over tp)"),
+    F("precision", CS_CFG_ENUM, precision, 0, 0, 0, 0, "bf16", precision_names,
+      "GEMM precision: fp32, tf32, fp16, bf16 or fp8 (mixed precision below fp32)"),
+    F("bucket", CS_CFG_QTY, bucket, 0, CS_UNIT_BYTES, 1, 1e12, "25MiB", NULL,
+      "DDP gradient bucket"),
+    F("overlap_grad", CS_CFG_BOOL, overlap_grad, 0, 0, 0, 1, "true", NULL,
+      "overlap DP gradient reduction with backward"),
+    F("overlap_param", CS_CFG_BOOL, overlap_param, 0, 0, 0, 1, "true", NULL,
+      "prefetch ZeRO parameter all-gathers one layer ahead"),
+    F("overlap_tp", CS_CFG_BOOL, overlap_tp, 0, 0, 0, 1, "false", NULL,
+      "overlap TP collectives with the neighbouring GEMMs"),
+    F("weight_bytes", CS_CFG_DOUBLE, weight_bytes, 0, 0, 0, 64, "0", NULL,
+      "bytes per parameter of weights (0 = from precision)"),
+    F("grad_bytes", CS_CFG_DOUBLE, grad_bytes, 0, 0, 0, 64, "0", NULL,
+      "bytes per parameter of gradients (0 = from precision)"),
+    F("optim_bytes", CS_CFG_DOUBLE, optim_bytes, 0, 0, 0, 64, "0", NULL,
+      "bytes per parameter of optimizer state, K of the ZeRO paper (0 = from precision)"),
+    F("reserve", CS_CFG_QTY, reserve, 0, CS_UNIT_BYTES, 0, 1e15, "1GiB", NULL,
+      "memory per GPU held back (CUDA context, allocator, workspaces)"),
+};
+#undef F
+#define NFIELDS (sizeof fields / sizeof fields[0])
+
+const struct cs_cfg_field *cs_plan_fields(size_t *n) {
+  *n = NFIELDS;
+  return fields;
+}
+
+void cs_plan_init(struct cs_plan *p) {
+  memset(p, 0, sizeof *p);
+  /* the defaults are constant text checked by the tests: this cannot fail */
+  cs_cfg_defaults(fields, NFIELDS, p, NULL);
+}
+
+enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_error *err) {
+  cs_plan_init(p);
+  if (text == NULL) return CS_OK;
+  size_t len = strlen(text);
+  char *buf = malloc(len + 1);
+  if (buf == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory parsing a plan");
+  memcpy(buf, text, len + 1);
+  enum cs_status st = CS_OK;
+  int item = 0;
+  char *s = buf;
+  while (st == CS_OK) {
+    char *comma = strchr(s, ',');
+    if (comma) *comma = '\0';
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    item++;
+    if (n == 0) {
+      if (comma || item > 1)
+        st = cs_error_set(err, CS_ERR_USAGE, "plan item %d is empty (expected key=value)", item);
+    } else {
+      char *eq = strchr(s, '=');
+      if (eq) { /* tolerate "tp = 8" */
+        char *ke = eq;
+        while (ke > s && isspace((unsigned char)ke[-1])) ke--;
+        char *v = eq + 1;
+        while (isspace((unsigned char)*v)) v++;
+        memmove(ke + 1, v, strlen(v) + 1);
+        *ke = '=';
+      }
+      struct cs_error e2 = {0};
+      if (cs_cfg_assign(fields, NFIELDS, p, s, &e2) != CS_OK)
+        st = cs_error_set(err, CS_ERR_USAGE, "plan item %d \"%s\": %s", item, s, e2.msg);
+    }
+    if (comma == NULL) break;
+    s = comma + 1;
+  }
+  free(buf);
+  return st;
+}
+
+enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *p,
+                            struct cs_error *err) {
+  cs_plan_init(p);
+  return cs_cfg_read(doc, map, fields, NFIELDS, p, NULL, err);
+}
+
+long cs_plan_gpus(const struct cs_plan *p) {
+  return (long)p->dp * p->tp * p->pp * p->cp;
+}
+
+long cs_plan_microbatches(const struct cs_plan *p) {
+  if (p->gbs == 0) return 1;
+  return p->gbs / ((long)p->mbs * p->dp);
+}
+
+void cs_plan_param_bytes(const struct cs_plan *p, double *weight, double *grad, double *optim) {
+  int full = p->precision == CS_PREC_FP32 || p->precision == CS_PREC_TF32;
+  *weight = p->weight_bytes > 0 ? p->weight_bytes : full ? 4 : 2;
+  *grad = p->grad_bytes > 0 ? p->grad_bytes : full ? 4 : 2;
+  *optim = p->optim_bytes > 0 ? p->optim_bytes : full ? 8 : 12;
+}
+
+double cs_plan_act_bytes(const struct cs_plan *p) {
+  return p->precision == CS_PREC_FP32 || p->precision == CS_PREC_TF32 ? 4 : 2;
+}
+
+const char *cs_recompute_name(int r) {
+  return r >= 0 && r <= CS_RECOMPUTE_FULL ? recompute_names[r] : "?";
+}
+
+const char *cs_precision_name(int prec) {
+  return prec >= 0 && prec <= CS_PREC_FP8 ? precision_names[prec] : "?";
+}
+
+void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
+  struct cs_plan d;
+  cs_plan_init(&d);
+  int n = snprintf(buf, len, "dp=%d,tp=%d,pp=%d", p->dp, p->tp, p->pp);
+  size_t used = n > 0 ? (size_t)n : 0;
+#define ADD(...)                                                                                \
+  do {                                                                                          \
+    if (used < len) {                                                                           \
+      int k = snprintf(buf + used, len - used, __VA_ARGS__);                                    \
+      if (k > 0) used += (size_t)k;                                                             \
+    }                                                                                           \
+  } while (0)
+  if (p->vpp != 1) ADD(",vpp=%d", p->vpp);
+  if (p->cp != 1) ADD(",cp=%d", p->cp);
+  if (p->ep != 1) ADD(",ep=%d", p->ep);
+  if (p->zero != 0) ADD(",zero=%d", p->zero);
+  ADD(",mbs=%d,gbs=%ld", p->mbs, p->gbs ? (long)p->gbs : (long)p->mbs * p->dp);
+  if (p->recompute != d.recompute) ADD(",recompute=%s", cs_recompute_name(p->recompute));
+  if (p->sp) ADD(",sp=true");
+  if (p->precision != d.precision) ADD(",precision=%s", cs_precision_name(p->precision));
+#undef ADD
+}
+
+enum cs_status cs_plan_check(const struct cs_plan *p, const struct cs_workload *w,
+                             struct cs_error *err) {
+  if (p->gbs != 0 && p->gbs % ((long)p->mbs * p->dp) != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: gbs=%d is not a multiple of mbs*dp = %d*%d = %ld", p->gbs, p->mbs,
+                        p->dp, (long)p->mbs * p->dp);
+  if (p->vpp > 1 && p->pp == 1)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: vpp=%d needs pipeline parallelism (pp > 1)",
+                        p->vpp);
+  if (((long)p->dp * p->cp) % p->ep != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: ep=%d must divide dp*cp = %ld (experts are spread over the ranks "
+                        "that hold the same dense weights)",
+                        p->ep, (long)p->dp * p->cp);
+  if (w == NULL) return CS_OK;
+  if (!cs_workload_is_transformer(w)) {
+    if (p->tp > 1 || p->cp > 1 || p->ep > 1 || p->sp)
+      return cs_error_set(err, CS_ERR_USAGE,
+                          "plan: %s is a layer list; tp, cp, ep and sp need a transformer",
+                          w->name);
+    size_t nb = cs_workload_blocks(w);
+    if ((size_t)p->pp * p->vpp > nb)
+      return cs_error_set(err, CS_ERR_USAGE, "plan: pp*vpp = %d exceeds the %zu layers of %s",
+                          p->pp * p->vpp, nb, w->name);
+    return CS_OK;
+  }
+  if (w->heads % p->tp != 0)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: %s has %d attention heads, not divisible by tp=%d",
+                        w->name, w->heads, p->tp);
+  if (w->kv_heads % p->tp != 0 && p->tp % w->kv_heads != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: %s has %d KV heads; tp=%d must divide them or be a multiple of them",
+                        w->name, w->kv_heads, p->tp);
+  if (w->layers % (p->pp * p->vpp) != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: %s has %d layers, not divisible by pp*vpp = %d*%d", w->name,
+                        w->layers, p->pp, p->vpp);
+  if (w->experts == 0 && p->ep > 1)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: ep=%d but %s has no experts", p->ep, w->name);
+  if (w->experts > 0 && w->experts % p->ep != 0)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: %s has %d experts, not divisible by ep=%d",
+                        w->name, w->experts, p->ep);
+  if (w->seq % p->cp != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: sequence %d of %s is not divisible by cp=%d", w->seq, w->name, p->cp);
+  if (p->sp && w->seq / p->cp % p->tp != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: sequence parallelism splits the %d tokens per GPU by tp=%d unevenly",
+                        w->seq / p->cp, p->tp);
+  if (w->ffn % p->tp != 0 || (w->experts > 0 && w->expert_ffn % p->tp != 0))
+    return cs_error_set(err, CS_ERR_USAGE, "plan: the FFN width of %s is not divisible by tp=%d",
+                        w->name, p->tp);
+  return CS_OK;
+}

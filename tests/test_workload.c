@@ -1,0 +1,503 @@
+/* test_workload.c — workloads, plans, GPU specs and compute time.
+ *
+ * Expected values come from published formulas and figures, written out here by hand:
+ *  - FLOPs per iteration: 96 B s l h^2 (1 + s/6h + V/16lh) with full recomputation (arXiv
+ *    2104.04473, eq. 3) and model FLOPs 72 B s l h^2 (1 + s/6h + V/12hl) (arXiv 2205.05198), for
+ *    every model row of VALIDATION.md sections 3 and 4; MFU from the published iteration times;
+ *  - parameters: 12 l h^2 (1 + 13/12h + (V+s)/12lh) (arXiv 2104.04473) and the totals the model
+ *    papers state (GPT-2, GPT-3, Llama 3, Mixtral, BERT, BLOOM, ResNet-50);
+ *  - ResNet-50: 25.6M parameters, 4.1 G multiply-adds per 224 x 224 forward.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute.h"
+#include "datadir.h"
+#include "gpu.h"
+#include "plan.h"
+#include "testutil.h"
+#include "workload.h"
+
+static struct cs_workload *bundled(const char *name) {
+  char path[4096];
+  struct cs_error err = {0};
+  if (cs_datadir_find("workloads", "model/workloads", name, NULL, path, sizeof path, &err) != CS_OK)
+    fail_msg("%s", err.msg);
+  struct cs_workload *w = NULL;
+  if (cs_workload_load(path, &w, &err) != CS_OK) fail_msg("%s", err.msg);
+  return w;
+}
+
+static void bundled_gpu(const char *name, struct cs_gpu *g) {
+  char path[4096];
+  struct cs_error err = {0};
+  if (cs_datadir_find("gpus", "model/gpus", name, NULL, path, sizeof path, &err) != CS_OK)
+    fail_msg("%s", err.msg);
+  if (cs_gpu_load(path, g, &err) != CS_OK) fail_msg("%s", err.msg);
+}
+
+static void plan_of(const char *text, struct cs_plan *p) {
+  struct cs_error err = {0};
+  if (cs_plan_parse(text, p, &err) != CS_OK) fail_msg("%s", err.msg);
+}
+
+/* ---- FLOPs per iteration (VALIDATION.md sections 3 and 4) ---------------------------------- */
+
+static const double V = 51200, S = 2048;
+
+static double megatron_hw(double B, double l, double h) {
+  return 96 * B * S * l * h * h * (1 + S / (6 * h) + V / (16 * l * h));
+}
+
+static double model_flops(double B, double l, double h) {
+  return 72 * B * S * l * h * h * (1 + S / (6 * h) + V / (12 * h * l));
+}
+
+static void flops_megatron_2021(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    int heads, hidden, layers, tp, pp, gpus, batch;
+  } rows[] = {
+      {"megatron-1.7b", 24, 2304, 24, 1, 1, 32, 512},
+      {"megatron-3.6b", 32, 3072, 30, 2, 1, 64, 512},
+      {"megatron-7.5b", 32, 4096, 36, 4, 1, 128, 512},
+      {"megatron-18.4b", 48, 6144, 40, 8, 1, 256, 1024},
+      {"megatron-39.1b", 64, 8192, 48, 8, 2, 512, 1536},
+      {"megatron-76.1b", 80, 10240, 60, 8, 4, 1024, 1792},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    struct cs_workload *w = bundled(rows[i].name);
+    assert_int_equal(w->heads, rows[i].heads);
+    assert_int_equal(w->hidden, rows[i].hidden);
+    assert_int_equal(w->layers, rows[i].layers);
+    assert_int_equal(w->vocab, (int)V);
+    assert_int_equal(w->seq, (int)S);
+    char text[160];
+    int dp = rows[i].gpus / (rows[i].tp * rows[i].pp);
+    snprintf(text, sizeof text, "tp=%d,pp=%d,dp=%d,mbs=1,gbs=%d,recompute=full", rows[i].tp,
+             rows[i].pp, dp, rows[i].batch);
+    struct cs_plan p;
+    plan_of(text, &p);
+    assert_int_equal(cs_plan_gpus(&p), rows[i].gpus);
+    double model, hw;
+    struct cs_error err = {0};
+    assert_int_equal(cs_workload_step_flops(w, &p, &model, &hw, &err), CS_OK);
+    double B = rows[i].batch, l = rows[i].layers, h = rows[i].hidden;
+    assert_close(hw, megatron_hw(B, l, h), 0.01);
+    assert_close(model, model_flops(B, l, h), 0.01);
+    /* parameters: 12 l h^2 (1 + 13/12h + (V + s)/12lh) */
+    assert_close(cs_workload_params(w), 12 * l * h * h * (1 + 13 / (12 * h) + (V + S) / (12 * l * h)),
+                 0.01);
+    cs_workload_free(w);
+  }
+}
+
+static void flops_sequence_parallel_2022(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    int heads, hidden, layers, tp, pp, gpus, batch, mbs;
+    double t_full, t_sel, mfu;
+  } rows[] = {
+      {"megatron-22b", 64, 6144, 48, 8, 1, 8, 4, 4, 1.42, 1.10, 0.415},
+      {"megatron-175b", 96, 12288, 96, 8, 8, 64, 64, 1, 18.13, 13.75, 0.514},
+      {"megatron-530b", 128, 20480, 105, 8, 35, 280, 280, 1, 49.05, 37.83, 0.560},
+      {"megatron-1t", 160, 25600, 128, 8, 64, 512, 512, 1, 94.42, 71.49, 0.563},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    struct cs_workload *w = bundled(rows[i].name);
+    assert_int_equal(w->heads, rows[i].heads);
+    assert_int_equal(w->hidden, rows[i].hidden);
+    assert_int_equal(w->layers, rows[i].layers);
+    double B = rows[i].batch, l = rows[i].layers, h = rows[i].hidden;
+    struct cs_error err = {0};
+    double model, hw;
+    char text[200];
+    /* SP + selective: the same model FLOPs; the published MFU follows from the iteration time */
+    snprintf(text, sizeof text, "tp=%d,pp=%d,vpp=%d,dp=1,mbs=%d,gbs=%d,recompute=selective,sp=true",
+             rows[i].tp, rows[i].pp, rows[i].pp > 1 ? 3 : 1, rows[i].mbs, rows[i].batch);
+    struct cs_plan p;
+    plan_of(text, &p);
+    if (rows[i].layers % (rows[i].pp * p.vpp) != 0) p.vpp = 1; /* 1T: 128 layers on 64 stages */
+    assert_int_equal(cs_workload_step_flops(w, &p, &model, &hw, &err), CS_OK);
+    assert_close(model, model_flops(B, l, h), 0.01);
+    assert_true(hw > model && hw < 1.05 * model); /* selective recomputation costs little */
+    assert_close(model / (rows[i].t_sel * rows[i].gpus * 312e12), rows[i].mfu, 0.01);
+    /* full recomputation: the hardware FLOPs of the 2021 formula */
+    p.recompute = CS_RECOMPUTE_FULL;
+    assert_int_equal(cs_workload_step_flops(w, &p, &model, &hw, &err), CS_OK);
+    assert_close(hw, megatron_hw(B, l, h), 0.01);
+    assert_close(model, model_flops(B, l, h), 0.01);
+    cs_workload_free(w);
+  }
+}
+
+/* ---- parameters of the bundled models against their papers -------------------------------- */
+
+static void published_parameters(void **state) {
+  (void)state;
+  static const struct { const char *name; double params, tol; } rows[] = {
+      {"gpt2-124m", 124e6, 0.01},   {"gpt2-1.5b", 1.5e9, 0.05},    {"gpt3-175b", 175e9, 0.01},
+      {"gpt3-6.7b", 6.7e9, 0.02},   {"llama3-8b", 8.03e9, 0.01},   {"llama3-70b", 70.6e9, 0.01},
+      {"llama3-405b", 405.8e9, 0.01}, {"mixtral-8x7b", 46.7e9, 0.01}, {"bloom-176b", 176.2e9, 0.01},
+      {"bert-base", 110e6, 0.02},   {"bert-large", 340e6, 0.02},   {"resnet50", 25.6e6, 0.02},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    struct cs_workload *w = bundled(rows[i].name);
+    assert_close(cs_workload_params(w), rows[i].params, rows[i].tol);
+    cs_workload_free(w);
+  }
+  struct cs_workload *w = bundled("mixtral-8x7b");
+  assert_close(cs_workload_active_params(w), 12.9e9, 0.01); /* 2 of 8 experts per token */
+  cs_workload_free(w);
+}
+
+static void resnet50(void **state) {
+  (void)state;
+  struct cs_workload *w = bundled("resnet50");
+  assert_false(cs_workload_is_transformer(w));
+  assert_close(cs_workload_params(w), 25.6e6, 0.02);
+  double fwd = 0;
+  for (size_t i = 0; i < w->nlayer; i++) fwd += w->layer[i].fwd_flops;
+  assert_close(fwd / 2, 4.1e9, 0.02); /* the literature's "4.1 GFLOPs" are multiply-adds */
+  struct cs_plan p;
+  plan_of("dp=8,mbs=128", &p);
+  double model, hw;
+  struct cs_error err = {0};
+  assert_int_equal(cs_workload_step_flops(w, &p, &model, &hw, &err), CS_OK);
+  assert_close(model, 3 * 2 * 4.1e9 * 8 * 128, 0.02);
+  /* data parallelism only: the gradients of all 25.6M parameters are all-reduced once */
+  double grad = 0;
+  struct cs_layer_cost c;
+  for (size_t i = 0; i < w->nlayer; i++) {
+    assert_int_equal(cs_workload_layer_cost(w, &p, i, &c, &err), CS_OK);
+    for (size_t k = 0; k < c.ncomm; k++) {
+      assert_int_equal(c.comm[k].coll, CS_COLL_ALL_REDUCE);
+      assert_int_equal(c.comm[k].phase, CS_PHASE_GRAD);
+      grad += c.comm[k].bytes;
+    }
+  }
+  assert_close(grad, 2 * 25.6e6, 0.02);
+  plan_of("tp=2", &p);
+  assert_int_equal(cs_plan_check(&p, w, &err), CS_ERR_USAGE);
+  assert_non_null(strstr(err.msg, "layer list"));
+  cs_workload_free(w);
+}
+
+/* ---- per-layer collectives ------------------------------------------------------------------ */
+
+static const struct cs_comm *find_comm(const struct cs_layer_cost *c, int coll, int group, int phase) {
+  for (size_t i = 0; i < c->ncomm; i++)
+    if (c->comm[i].coll == coll && c->comm[i].group == group && c->comm[i].phase == phase)
+      return &c->comm[i];
+  return NULL;
+}
+
+static void collectives(void **state) {
+  (void)state;
+  struct cs_workload *w = bundled("gpt3-175b");
+  struct cs_error err = {0};
+  struct cs_plan p;
+  struct cs_layer_cost c;
+  const double sbh2 = 2048.0 * 2 * 12288 * 2; /* s b h bytes, b = 2 */
+  plan_of("tp=8,pp=8,dp=16,zero=1,mbs=2,gbs=1536", &p);
+  assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
+  const struct cs_comm *m = find_comm(&c, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_FWD);
+  assert_non_null(m);
+  assert_int_equal(m->count, 2); /* attention and FFN outputs */
+  assert_close(m->bytes, sbh2, 1e-12);
+  assert_non_null(find_comm(&c, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_BWD));
+  /* ZeRO-1: gradients reduce-scattered, weights all-gathered over dp = 16 */
+  m = find_comm(&c, CS_COLL_REDUCE_SCATTER, CS_GROUP_DP, CS_PHASE_GRAD);
+  assert_non_null(m);
+  /* one block holds 12h^2 + 13h parameters: the weights and the QKV and first FFN biases (7h)
+   * split over tp; the two norms (4h) and the two output biases (2h) are replicated */
+  double h = 12288, layer = 12 * h * h + 13 * h;
+  assert_close(m->bytes, 2 * ((12 * h * h + 7 * h) / 8 + 6 * h), 1e-9); /* bf16 gradients */
+  assert_non_null(find_comm(&c, CS_COLL_ALL_GATHER, CS_GROUP_DP, CS_PHASE_PARAM));
+  assert_int_equal(cs_plan_group_size(&p, CS_GROUP_DP), 16);
+  /* sequence parallelism: all-gather and reduce-scatter instead of all-reduce */
+  p.sp = 1;
+  assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
+  assert_null(find_comm(&c, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_FWD));
+  m = find_comm(&c, CS_COLL_ALL_GATHER, CS_GROUP_TP, CS_PHASE_FWD);
+  assert_non_null(m);
+  assert_close(m->bytes, sbh2, 1e-12);
+  assert_non_null(find_comm(&c, CS_COLL_REDUCE_SCATTER, CS_GROUP_TP, CS_PHASE_FWD));
+  /* ZeRO-3: weights gathered in forward and backward, gradients reduce-scattered */
+  plan_of("dp=64,zero=3", &p);
+  assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
+  m = find_comm(&c, CS_COLL_ALL_GATHER, CS_GROUP_DP, CS_PHASE_FWD);
+  assert_non_null(m);
+  assert_close(m->bytes, 2 * layer, 1e-9);
+  assert_non_null(find_comm(&c, CS_COLL_ALL_GATHER, CS_GROUP_DP, CS_PHASE_BWD));
+  assert_non_null(find_comm(&c, CS_COLL_REDUCE_SCATTER, CS_GROUP_DP, CS_PHASE_BWD));
+  /* pipeline placement: the embedding on the first stage, the head on the last */
+  plan_of("pp=8,vpp=3", &p);
+  assert_int_equal(cs_workload_layer_stage(w, &p, 0), 0);
+  assert_int_equal(cs_workload_layer_stage(w, &p, w->nlayer - 1), 7);
+  assert_int_equal(cs_workload_layer_chunk(w, &p, 1), 0);
+  assert_int_equal(cs_workload_layer_chunk(w, &p, 5), 1); /* 4 blocks per chunk */
+  assert_int_equal(cs_workload_layer_stage(w, &p, 33), 0); /* block 33: chunk 8, stage 0 */
+  cs_workload_free(w);
+
+  /* experts: all-to-all over ep, expert gradients over dp*cp/ep */
+  w = bundled("mixtral-8x7b");
+  plan_of("dp=8,ep=8,mbs=1", &p);
+  assert_int_equal(cs_workload_layer_cost(w, &p, 1, &c, &err), CS_OK);
+  m = find_comm(&c, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_FWD);
+  assert_non_null(m);
+  assert_int_equal(m->count, 2);
+  assert_close(m->bytes, 4096.0 * 2 * 4096 * 2, 1e-12); /* s * top_k * h * 2 bytes */
+  assert_null(find_comm(&c, CS_COLL_ALL_REDUCE, CS_GROUP_EDP, CS_PHASE_GRAD)); /* edp = 1 */
+  assert_close(c.params_expert, 3.0 * 4096 * 14336, 1e-12); /* one expert per GPU */
+  cs_workload_free(w);
+}
+
+/* ---- plans ----------------------------------------------------------------------------------- */
+
+static void plans(void **state) {
+  (void)state;
+  struct cs_plan p;
+  struct cs_error err = {0};
+  assert_int_equal(cs_plan_parse("tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective", &p,
+                                 &err), CS_OK);
+  assert_int_equal(p.tp, 8);
+  assert_int_equal(p.pp, 8);
+  assert_int_equal(p.dp, 16);
+  assert_int_equal(p.zero, 1);
+  assert_int_equal(p.recompute, CS_RECOMPUTE_SELECTIVE);
+  assert_int_equal(cs_plan_gpus(&p), 1024);
+  assert_int_equal(cs_plan_microbatches(&p), 96);
+  assert_close(p.bucket, 25 * 1048576.0, 0);
+  assert_int_equal(cs_plan_parse(" tp = 2 , sp=true, bucket=100MB, precision=fp8", &p, &err), CS_OK);
+  assert_int_equal(p.tp, 2);
+  assert_int_equal(p.sp, 1);
+  assert_close(p.bucket, 100e6, 0);
+  assert_int_equal(p.precision, CS_PREC_FP8);
+  char buf[256];
+  cs_plan_format(&p, buf, sizeof buf);
+  assert_non_null(strstr(buf, "tp=2"));
+  assert_non_null(strstr(buf, "precision=fp8"));
+  double wb, gb, ob;
+  plan_of("", &p);
+  cs_plan_param_bytes(&p, &wb, &gb, &ob);
+  assert_true(wb + gb + ob == 16); /* mixed-precision Adam */
+  plan_of("precision=fp32", &p);
+  cs_plan_param_bytes(&p, &wb, &gb, &ob);
+  assert_true(wb + gb + ob == 16 && wb == 4);
+
+  static const struct { const char *text, *msg; } bad[] = {
+      {"tp=8,pp=x", "plan item 2 \"pp=x\""},
+      {"tp=8,foo=1", "unknown key \"foo\""},
+      {"recompute=partial", "expected one of none, selective, full"},
+      {"zero=4", "from 0 to 3"},
+      {"tp=8,,pp=2", "plan item 2 is empty"},
+      {"tp", "expected key=value"},
+      {"bucket=25", "no unit"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memset(&err, 0, sizeof err);
+    assert_int_equal(cs_plan_parse(bad[i].text, &p, &err), CS_ERR_USAGE);
+    if (strstr(err.msg, bad[i].msg) == NULL) fail_msg("\"%s\": %s", bad[i].text, err.msg);
+  }
+
+  struct cs_workload *w = bundled("gpt3-175b");
+  struct cs_workload *moe = bundled("mixtral-8x7b");
+  static const struct { const char *text; int moe; const char *msg; } bad_plan[] = {
+      {"tp=7", 0, "96 attention heads, not divisible by tp=7"},
+      {"pp=5", 0, "96 layers, not divisible by pp*vpp"},
+      {"pp=8,vpp=5", 0, "not divisible by pp*vpp = 8*5"},
+      {"dp=4,mbs=3,gbs=100", 0, "gbs=100 is not a multiple of mbs*dp"},
+      {"vpp=2", 0, "needs pipeline parallelism"},
+      {"dp=4,ep=2", 0, "has no experts"},
+      {"dp=3,ep=3", 1, "8 experts, not divisible by ep=3"},
+      {"dp=2,ep=4", 1, "ep=4 must divide dp*cp"},
+      {"cp=3", 0, "not divisible by cp=3"},
+  };
+  for (size_t i = 0; i < sizeof bad_plan / sizeof bad_plan[0]; i++) {
+    plan_of(bad_plan[i].text, &p);
+    memset(&err, 0, sizeof err);
+    assert_int_equal(cs_plan_check(&p, bad_plan[i].moe ? moe : w, &err), CS_ERR_USAGE);
+    if (strstr(err.msg, bad_plan[i].msg) == NULL) fail_msg("\"%s\": %s", bad_plan[i].text, err.msg);
+    struct cs_layer_cost c;
+    assert_int_equal(cs_workload_layer_cost(bad_plan[i].moe ? moe : w, &p, 1, &c, &err), CS_ERR_USAGE);
+  }
+  plan_of("tp=8,pp=8,vpp=3,dp=4,cp=2", &p);
+  assert_int_equal(cs_plan_check(&p, w, &err), CS_OK);
+  cs_workload_free(w);
+  cs_workload_free(moe);
+}
+
+/* ---- workload files --------------------------------------------------------------------------- */
+
+static const char *gqa =
+    "version: 1\nname: t\ntype: decoder\nlayers: 2\nhidden: 1024\nheads: 16\nkv_heads: 4\n"
+    "ffn: 4096\nffn_type: swiglu\nnorm: rmsnorm\nvocab: 1000\nseq: 512\n";
+
+static void workload_files(void **state) {
+  (void)state;
+  struct cs_workload *w = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_workload_load_string(gqa, "t.yaml", &w, &err), CS_OK);
+  /* GQA block: Q and output h*h each, K and V h*(kv*d) each; SwiGLU 3hf; two RMSNorms h */
+  double h = 1024, kvd = 4 * 64, f = 4096;
+  assert_close(w->layer[1].params, 2 * h * h + 2 * h * kvd + 3 * h * f + 2 * h, 1e-12);
+  assert_close(w->layer[1].fwd_flops,
+               2 * 512 * (2 * h * h + 2 * h * kvd + 3 * h * f) + 4 * 512.0 * 512 * h, 1e-12);
+  assert_close(w->layer[0].params, 1000 * h, 1e-12);      /* no positions */
+  assert_close(w->layer[3].params, 1000 * h + h, 1e-12);  /* untied head + final RMSNorm */
+  assert_int_equal(cs_workload_set(w, "seq=1024", &err), CS_OK);
+  assert_int_equal(w->seq, 1024);
+  assert_close(w->layer[1].fwd_flops,
+               2 * 1024 * (2 * h * h + 2 * h * kvd + 3 * h * f) + 4 * 1024.0 * 1024 * h, 1e-12);
+  assert_int_equal(cs_workload_set(w, "heads=7", &err), CS_ERR_USAGE);
+  assert_non_null(strstr(err.msg, "not divisible"));
+  assert_int_equal(w->heads, 16); /* unchanged */
+  assert_int_equal(cs_workload_set(w, "nope=1", &err), CS_ERR_USAGE);
+  struct cs_plan p;
+  plan_of("tp=8", &p); /* 16 heads, 4 KV heads: each pair of GPUs shares a KV head */
+  assert_int_equal(cs_plan_check(&p, w, &err), CS_OK);
+  assert_int_equal(cs_workload_set(w, "hidden=768", &err), CS_OK);
+  assert_int_equal(cs_workload_set(w, "heads=12", &err), CS_OK);
+  plan_of("tp=6", &p); /* 12 heads, 4 KV heads: neither divides the other */
+  assert_int_equal(cs_plan_check(&p, w, &err), CS_ERR_USAGE);
+  assert_non_null(strstr(err.msg, "KV heads"));
+  cs_workload_free(w);
+
+  static const struct { const char *text, *where, *what; } bad[] = {
+      {"version: 1\nname: t\ntype: decoder\nlayers: 2\nhidden: 1000\nheads: 16\nvocab: 10\nseq: 8\n",
+       "t.yaml:6:8:", "not divisible by heads"},
+      {"version: 1\nname: t\ntype: decoder\nlayerz: 2\n", "t.yaml:4:1:", "unknown key \"layerz\""},
+      {"version: 1\nname: t\ntype: decoder\nhidden: 64\nheads: 4\nvocab: 10\nseq: 8\n", "t.yaml:1:1:",
+       "needs layers"},
+      {"version: 1\nname: t\ntype: layers\nlayer_list:\n  - {type: conv, name: c, cout: 4}\n",
+       "t.yaml:5:5:", "needs cin, cout and in_size"},
+      {"version: 1\nname: t\ntype: layers\nlayer_list:\n  - {type: generic, name: g, act: 5}\n",
+       "t.yaml:5:35:", "no unit"},
+      {"version: 1\nname: t\ntype: layers\nhidden: 3\nlayer_list: []\n", "t.yaml:4:9:",
+       "belongs to transformers"},
+      {"version: 1\nname: t\ntype: decoder\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 10\nseq: 8\n"
+       "experts: 4\ntop_k: 5\n", "t.yaml:10:8:", "top_k must be from 1 to experts"},
+      {"version: 2\nname: t\ntype: decoder\n", "t.yaml:1:10:", "from 1 to 1"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    memset(&err, 0, sizeof err);
+    w = NULL;
+    assert_int_not_equal(cs_workload_load_string(bad[i].text, "t.yaml", &w, &err), CS_OK);
+    assert_null(w);
+    if (strncmp(err.msg, bad[i].where, strlen(bad[i].where)) != 0 || !strstr(err.msg, bad[i].what))
+      fail_msg("case %zu: %s", i, err.msg);
+  }
+  assert_int_equal(cs_workload_load("/nonexistent/w.yaml", &w, &err), CS_ERR_IO);
+
+  /* a generic layer list */
+  assert_int_equal(cs_workload_load_string(
+                       "version: 1\nname: g\ntype: layers\nlayer_list:\n"
+                       "  - {type: generic, name: x, params: 1000, fwd_flops: 1e9, act: 1MB, io: 2MB, repeat: 3}\n"
+                       "  - {type: linear, name: fc, cin: 100, cout: 10, bias: true, tokens: 4}\n",
+                       "g.yaml", &w, &err), CS_OK);
+  assert_int_equal(w->nlayer, 4);
+  assert_string_equal(w->layer[2].name, "x.3");
+  assert_close(cs_workload_params(w), 3000 + 1010, 1e-12);
+  assert_close(w->layer[3].fwd_flops, 2 * 4 * 100 * 10, 1e-12);
+  cs_workload_free(w);
+}
+
+/* ---- GPUs and compute time ------------------------------------------------------------------- */
+
+static void gpus_and_compute(void **state) {
+  (void)state;
+  struct cs_gpu g;
+  bundled_gpu("a100-80gb", &g);
+  assert_close(g.memory, 80.0 * 1073741824, 1e-12);
+  assert_close(g.peak_bf16, 312e12, 1e-12);
+  assert_close(g.hbm_bw, 2039e9, 1e-12);
+  bundled_gpu("h100-sxm", &g);
+  assert_close(g.peak_bf16, 989.4e12, 1e-12);
+  assert_close(g.hbm_bw, 3.35e12, 1e-12);
+  char **names = NULL;
+  size_t n = 0;
+  struct cs_error err = {0};
+  assert_int_equal(cs_datadir_list("gpus", "model/gpus", NULL, &names, &n, &err), CS_OK);
+  assert_true(n >= 9);
+  for (size_t i = 0; i < n; i++) bundled_gpu(names[i], &g); /* every bundled file loads */
+  cs_datadir_list_free(names, n);
+  assert_int_equal(cs_datadir_list("workloads", "model/workloads", NULL, &names, &n, &err), CS_OK);
+  for (size_t i = 0; i < n; i++) cs_workload_free(bundled(names[i]));
+  cs_datadir_list_free(names, n);
+  char path[256];
+  assert_int_equal(cs_datadir_find("gpus", "model/gpus", "no-such-gpu", NULL, path, sizeof path, &err),
+                   CS_ERR_IO);
+  assert_non_null(strstr(err.msg, "no-such-gpu"));
+
+  assert_int_equal(cs_gpu_load_string("version: 1\nname: x\nmemory: 80\nhbm_bw: 1TBps\n", "g.yaml",
+                                      &g, &err), CS_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "g.yaml:3:9:"));
+  assert_int_equal(cs_gpu_load_string("version: 1\nname: x\nmemory: 8GiB\nhbm_bw: 1TBps\n", "g.yaml",
+                                      &g, &err), CS_ERR_RANGE);
+  assert_non_null(strstr(err.msg, "at least one precision"));
+
+  /* roofline: a large square GEMM at gemm_efficiency * x/(x + half) of peak */
+  struct cs_compute c;
+  bundled_gpu("a100-80gb", &g);
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
+  struct cs_op op = {"gemm", CS_OP_GEMM, 0, 0, 8192, 8192, 8192, 1, 2.0 * 8192 * 8192 * 8192, 0};
+  double eff = 0.8 * 8192 / (8192 + 64.0);
+  assert_close(cs_compute_gemm_efficiency(&c, 8192, 8192, 8192), eff, 1e-12);
+  assert_close(cs_compute_op_time(&c, &op, 0), op.flops / (312e12 * eff) + 3e-6, 1e-9);
+  assert_true(cs_compute_gemm_efficiency(&c, 8192, 8192, 128) < eff);
+  /* a memory-bound kernel runs at mem_efficiency of the HBM bandwidth */
+  struct cs_op mem = {"copy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9};
+  assert_close(cs_compute_op_time(&c, &mem, 0), 1e9 / (0.8 * 2039e9) + 3e-6, 1e-9);
+  assert_close(cs_compute_op_time(&c, &mem, 1), 2e9 / (0.8 * 2039e9) + 3e-6, 1e-9);
+  /* measured efficiencies replace the curve */
+  static const struct cs_gemm_point pts[] = {{1024, 1024, 1024, 0.5}, {8192, 8192, 8192, 0.9}};
+  cs_compute_set_gemm_table(&c, pts, 2);
+  assert_close(cs_compute_gemm_efficiency(&c, 6000, 9000, 8000), 0.9, 0);
+  assert_close(cs_compute_gemm_efficiency(&c, 1000, 1000, 2000), 0.5, 0);
+  cs_compute_set_gemm_table(&c, NULL, 0);
+  /* a measured single-GPU time is split over the layers in proportion */
+  struct cs_workload *w = bundled("gpt2-124m");
+  struct cs_plan p;
+  plan_of("mbs=8", &p);
+  struct cs_layer_time sum, sum2;
+  struct cs_layer_time *per = calloc(w->nlayer, sizeof *per);
+  assert_int_equal(cs_compute_microbatch(&c, w, &p, -1, per, &sum, &err), CS_OK);
+  double ratio = per[3].fwd / sum.fwd;
+  assert_int_equal(cs_compute_calibrate(&c, w, &p, 0.25, &err), CS_OK);
+  assert_int_equal(cs_compute_microbatch(&c, w, &p, -1, per, &sum2, &err), CS_OK);
+  assert_close(sum2.fwd + sum2.bwd + sum2.recompute, 0.25, 1e-9);
+  assert_close(per[3].fwd / sum2.fwd, ratio, 1e-9);
+  assert_int_equal(cs_compute_calibrate(&c, w, &p, -1, &err), CS_ERR_RANGE);
+  free(per);
+  /* the forward of a GPT runs at a plausible fraction of peak: between 30% and 80% */
+  double flops = 0;
+  for (size_t i = 0; i < w->nlayer; i++) flops += w->layer[i].fwd_flops * 8;
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
+  assert_int_equal(cs_compute_microbatch(&c, w, &p, -1, NULL, &sum, &err), CS_OK);
+  assert_true(flops / sum.fwd > 0.3 * 312e12 && flops / sum.fwd < 0.8 * 312e12);
+  cs_workload_free(w);
+  /* precisions a GPU lacks */
+  bundled_gpu("v100-16gb", &g);
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_ERR_UNSUPPORTED);
+  assert_non_null(strstr(err.msg, "bf16"));
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_TF32, &err), CS_OK); /* falls back to fp32 */
+  assert_close(c.peak, 15.7e12, 1e-12);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(flops_megatron_2021),
+      cmocka_unit_test(flops_sequence_parallel_2022),
+      cmocka_unit_test(published_parameters),
+      cmocka_unit_test(resnet50),
+      cmocka_unit_test(collectives),
+      cmocka_unit_test(plans),
+      cmocka_unit_test(workload_files),
+      cmocka_unit_test(gpus_and_compute),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

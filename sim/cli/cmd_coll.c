@@ -11,6 +11,7 @@
 
 #include "calfile.h"
 #include "cmds.h"
+#include "map.h"
 #include "opts.h"
 #include "units.h"
 
@@ -24,6 +25,8 @@ static const struct cli_opt opts[] = {
     {"algo", 0, "ALGO", "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO"},
     {"proto", 0, "PROTO", "force a protocol (ll, ll128, simple) as NCCL_PROTO"},
     {"enable", 0, "LIST", "algorithms the system also offers, e.g. nvls,collnet (as a topology would)"},
+    {"topology", 't', "NAME", "cluster topology (a bundled name such as dgx-h100, or a file): each "
+                              "shape gets the links, NICs and algorithms it would use there"},
     {"net-bw", 0, "BW", "network bandwidth per node, e.g. 3200Gbps (8 x 400G); taken as exact"},
     {"net-lat", 0, "TIME", "network per-hop latency for Simple, e.g. 14us; taken as exact"},
     {"select", 0, "HOW", "how auto picks the pair: nccl (as NCCL's tuner, default) or fastest"},
@@ -236,15 +239,43 @@ int cs_cmd_coll(int argc, char **argv) {
   size_t n = 0;
   if (st == CS_OK && !(recs = calloc(nn * ns + 1, sizeof *recs)))
     st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-  for (size_t i = 0; st == CS_OK && i < nn; i++)
+  struct cs_topology topo;
+  const char *topo_name = cli_get(&verb, &a, "topology");
+  int have_topo = 0;
+  if (st == CS_OK && topo_name) {
+    char path[4096];
+    st = cs_topo_find(topo_name, path, sizeof path, &err);
+    if (st == CS_OK) st = cs_topo_load(path, &topo, &err);
+    have_topo = st == CS_OK;
+    if (st == CS_OK && !cli_get(&verb, &a, "gpus-per-node")) gpn[0] = topo.node.gpus;
+  }
+  for (size_t i = 0; st == CS_OK && i < nn; i++) {
+    /* each shape sees its own links on a topology: work on a copy of the calibration */
+    struct cs_cal shape = cal;
+    q.nodes = (int)nodes[i];
+    q.gpus_per_node = (int)gpn[0];
+    q.ranks = q.nodes * q.gpus_per_node;
+    if (have_topo) {
+      struct cs_topo_group grp;
+      st = cs_topo_map_shape(&topo, q.nodes, q.gpus_per_node, 0, &grp, &err);
+      if (st != CS_OK) break;
+      unsigned what = CS_TOPO_APPLY_ALGOS;
+      /* measured links win over the topology's nominal ones; what the user gave wins over both */
+      if (cal.source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
+      if (cal.source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
+      char intra[32];
+      snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
+      if (cal.source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
+      cs_topo_model_apply(&topo, &grp, what, &shape.model);
+      if (what & CS_TOPO_APPLY_NET) shape.source[cs_model_param_index("bw.net")] = CS_SRC_USER;
+      if (what & CS_TOPO_APPLY_INTRA) shape.source[cs_model_param_index(intra)] = CS_SRC_USER;
+      cs_topo_group_query(&grp, &q);
+    }
     for (size_t j = 0; st == CS_OK && j < ns; j++) {
-      q.nodes = (int)nodes[i];
-      q.gpus_per_node = (int)gpn[0];
-      q.ranks = q.nodes * q.gpus_per_node;
       q.bytes = sizes[j];
       struct cs_coll_pred pr;
       double lo, hi;
-      st = cs_cal_predict(&cal, &q, &pr, &lo, &hi, &err);
+      st = cs_cal_predict(&shape, &q, &pr, &lo, &hi, &err);
       if (st != CS_OK) break;
       struct rec *r = &recs[n++];
       r->nodes = q.nodes, r->gpn = q.gpus_per_node, r->ranks = q.ranks, r->bytes = q.bytes;
@@ -253,6 +284,7 @@ int cs_cmd_coll(int argc, char **argv) {
       r->algbw = pr.time > 0 ? q.bytes / pr.time / 1e9 : 0;
       r->busbw = r->algbw * cs_coll_busbw_factor(q.coll, q.ranks);
     }
+  }
   if (st == CS_OK) {
     FILE *f = cli_open_out(outpath, &err);
     if (f == NULL) st = CS_ERR_IO;

@@ -268,8 +268,9 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
     /* the slower of the two link tiers, as a smooth minimum (a p-norm of the inverse bandwidths,
      * within 9% of the hard minimum at equality and exact as they part) so the fit has a gradient
      * on both sides of the crossover */
-    double B = N > 1 ? pow(pow(b_intra, -SOFTMIN_P) + pow(b_net, -SOFTMIN_P), -1.0 / SOFTMIN_P)
-                     : b_intra;
+    double B = N == 1 ? b_intra
+               : g == 1 ? b_net /* one GPU per node: no intra-node link on the path */
+                        : pow(pow(b_intra, -SOFTMIN_P) + pow(b_net, -SOFTMIN_P), -1.0 / SOFTMIN_P);
     double U = S * cs_coll_busbw_factor(c, n);
     double W = m->eff[a][p] < 1.0 ? m->win[a][p] : 0.0;
     double fast = U < W ? U : W;

@@ -34,7 +34,8 @@
  * only ~0.5 us.
  *
  * Bottleneck bandwidth B: on one node the intra tier's per-GPU bandwidth; across nodes the lesser
- * (a smooth minimum, (B_intra^-8 + B_net^-8)^(-1/8)) of that and the network bandwidth per node (a ring or tree crosses each node boundary once per
+ * (a smooth minimum, (B_intra^-8 + B_net^-8)^(-1/8); just B_net with one GPU per node) of that and
+ * the network bandwidth per node (a ring or tree crosses each node boundary once per
  * channel, so the node's NICs together carry the bus bytes); hier's network phase moves S/g per
  * GPU through bw[net]/g; all_to_all and send_recv across nodes use bw[net]/g per GPU.
  *

@@ -3,10 +3,13 @@
 #ifndef CS_CLI_CMDS_H
 #define CS_CLI_CMDS_H
 
+int cs_cmd_calibrate(int argc, char **argv);
 int cs_cmd_import(int argc, char **argv);
 int cs_cmd_fit(int argc, char **argv);
 int cs_cmd_coll(int argc, char **argv);
 int cs_cmd_plot(int argc, char **argv);
+int cs_cmd_topology(int argc, char **argv);
 int cs_cmd_bench(int argc, char **argv);
+int cs_cmd_workload(int argc, char **argv);
 
 #endif

@@ -16,11 +16,14 @@ struct verb {
 };
 
 static const struct verb verbs[] = {
+    {"calibrate", "measure collectives on 1..N nodes (commscale-run), then fit", cs_cmd_calibrate},
     {"import", "convert nccl-tests logs (text or JSON) into a measurements CSV", cs_cmd_import},
     {"fit", "fit the collective cost model to measurements; write calibration.yaml", cs_cmd_fit},
     {"coll", "predict collective times at any size, GPU count and node count", cs_cmd_coll},
     {"plot", "draw measured vs fitted bus bandwidth and extrapolations with gnuplot", cs_cmd_plot},
+    {"topology", "show, list, import (nvidia-smi topo -m) and map cluster topologies", cs_cmd_topology},
     {"bench", "time predictions and fits; prints each figure with its conditions", cs_cmd_bench},
+    {"workload", "per-GPU parameters, FLOPs, memory and compute time of a model under a plan", cs_cmd_workload},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 

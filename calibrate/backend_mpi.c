@@ -1,0 +1,215 @@
+/* backend_mpi.c — the MPI backend: collectives of CPU processes, timed with MPI_Wtime.
+ *
+ * For CPU clusters, for checking a fabric before GPUs are on it, and for the CI test that builds a
+ * small cluster out of network namespaces. Each group is an MPI_Comm_split of MPI_COMM_WORLD; a
+ * batch is a barrier, the warm-up operations, a barrier, then `iters` back-to-back operations
+ * between two MPI_Wtime readings; the time per operation is reduced with MPI_MAX over the group.
+ * MPI picks its own algorithms; with Open MPI they can be pinned with the coll_tuned_* MCA
+ * parameters (the netns test pins ring all-reduce so that its rows follow one cost law). Such rows
+ * are a different system from unpinned ones: keep them in their own CSV. Blocking MPI calls cannot
+ * be timed out from inside: the executable's watchdog ends a process whose peer is dead or hung.
+ */
+#include "runner.h"
+
+#ifdef CS_HAVE_MPI
+
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mpi_state {
+  MPI_Comm world;
+  int rank;
+};
+
+struct mpi_group {
+  MPI_Comm comm;
+  int rank, size;
+  void *sendbuf, *recvbuf;
+  size_t cap;
+};
+
+static const struct cs_run_variant mpi_variants[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO}};
+
+static enum cs_status mpi_fail(struct cs_error *err, int rc, const char *what, int rank) {
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, msg, &len) != MPI_SUCCESS) snprintf(msg, sizeof msg, "code %d", rc);
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int hl = 0;
+  MPI_Get_processor_name(host, &hl);
+  return cs_error_set(err, CS_ERR_EXTERNAL, "rank %d on %s: %s failed: %s", rank, host, what, msg);
+}
+
+static enum cs_status mpi_init(const struct cs_run_opts *o, int by_mpi, void **state, int *nlocal,
+                               enum cs_launch *launch, struct cs_error *err) {
+  if (!by_mpi)
+    return cs_error_set(err, CS_ERR_USAGE, "the mpi backend needs MPI to be initialised");
+  if (o->dtype == CS_DTYPE_HALF || o->dtype == CS_DTYPE_BFLOAT16)
+    return cs_error_set(err, CS_ERR_USAGE, "the mpi backend has no %s reductions; use float",
+                        cs_dtype_name(o->dtype));
+  struct mpi_state *s = calloc(1, sizeof *s);
+  if (s == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  s->world = MPI_COMM_WORLD;
+  MPI_Comm_rank(s->world, &s->rank);
+  /* errors come back as codes so that they reach the caller with rank and host */
+  MPI_Comm_set_errhandler(s->world, MPI_ERRORS_RETURN);
+  *state = s;
+  *nlocal = 1;
+  *launch = CS_LAUNCH_PROCESS;
+  return CS_OK;
+}
+
+static enum cs_status mpi_start(void *state, const struct cs_run_world *w, struct cs_error *err) {
+  (void)state, (void)w, (void)err;
+  return CS_OK;
+}
+
+static enum cs_status mpi_group_open(void *state, const int *members, struct cs_run_variant v,
+                                     double max_bytes, void **grp, struct cs_error *err) {
+  struct mpi_state *s = state;
+  (void)v;
+  *grp = NULL;
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_Comm_split(s->world, members[s->rank] ? 0 : MPI_UNDEFINED, s->rank, &comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Comm_split", s->rank);
+  if (comm == MPI_COMM_NULL) return CS_OK;
+  struct mpi_group *g = calloc(1, sizeof *g);
+  size_t cap = (size_t)max_bytes + 64;
+  if (g) {
+    g->sendbuf = malloc(cap);
+    g->recvbuf = malloc(cap);
+  }
+  if (g == NULL || g->sendbuf == NULL || g->recvbuf == NULL) {
+    if (g) free(g->sendbuf), free(g->recvbuf);
+    free(g);
+    MPI_Comm_free(&comm);
+    return cs_error_set(err, CS_ERR_NOMEM, "rank %d: cannot allocate 2 x %.0f bytes", s->rank,
+                        max_bytes);
+  }
+  /* non-zero data: some reductions short-cut zeros */
+  for (size_t i = 0; i < cap; i++) {
+    ((unsigned char *)g->sendbuf)[i] = (unsigned char)(1 + i % 7);
+    ((unsigned char *)g->recvbuf)[i] = (unsigned char)(1 + i % 5);
+  }
+  g->comm = comm;
+  g->cap = cap;
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm, &g->rank);
+  MPI_Comm_size(comm, &g->size);
+  *grp = g;
+  return CS_OK;
+}
+
+static MPI_Datatype mpi_dtype(enum cs_dtype d) {
+  switch (d) {
+  case CS_DTYPE_INT8: return MPI_INT8_T;
+  case CS_DTYPE_UINT8: return MPI_UINT8_T;
+  case CS_DTYPE_INT32: return MPI_INT32_T;
+  case CS_DTYPE_UINT32: return MPI_UINT32_T;
+  case CS_DTYPE_INT64: return MPI_INT64_T;
+  case CS_DTYPE_UINT64: return MPI_UINT64_T;
+  case CS_DTYPE_DOUBLE: return MPI_DOUBLE;
+  case CS_DTYPE_FLOAT: return MPI_FLOAT;
+  default: return MPI_DATATYPE_NULL;
+  }
+}
+
+/* One operation of c; the MPI return code. count is the nccl-tests element count of the size. */
+static int one_op(struct mpi_group *g, enum cs_coll c, MPI_Datatype dt, int count, int in_place,
+                  size_t es) {
+  int n = g->size, per = count / n;
+  void *sb = g->sendbuf, *rb = g->recvbuf;
+  switch (c) {
+  case CS_COLL_ALL_REDUCE:
+    return MPI_Allreduce(in_place ? MPI_IN_PLACE : sb, rb, count, dt, MPI_SUM, g->comm);
+  case CS_COLL_ALL_GATHER:
+    return MPI_Allgather(in_place ? MPI_IN_PLACE : sb, per, dt, rb, per, dt, g->comm);
+  case CS_COLL_REDUCE_SCATTER:
+    if (in_place) return MPI_Reduce_scatter_block(MPI_IN_PLACE, sb, per, dt, MPI_SUM, g->comm);
+    return MPI_Reduce_scatter_block(sb, rb, per, dt, MPI_SUM, g->comm);
+  case CS_COLL_BROADCAST: return MPI_Bcast(rb, count, dt, 0, g->comm);
+  case CS_COLL_REDUCE:
+    if (in_place && g->rank == 0) return MPI_Reduce(MPI_IN_PLACE, rb, count, dt, MPI_SUM, 0, g->comm);
+    return MPI_Reduce(sb, rb, count, dt, MPI_SUM, 0, g->comm);
+  case CS_COLL_ALL_TO_ALL: return MPI_Alltoall(sb, per, dt, rb, per, dt, g->comm);
+  case CS_COLL_SEND_RECV:
+    (void)es;
+    return MPI_Sendrecv(sb, count, dt, (g->rank + 1) % n, 7, rb, count, dt, (g->rank + n - 1) % n,
+                        7, g->comm, MPI_STATUS_IGNORE);
+  case CS_COLL_COUNT: break;
+  }
+  return MPI_ERR_OTHER;
+}
+
+static enum cs_status mpi_measure(void *grp, enum cs_coll c, enum cs_dtype d, double bytes,
+                                  int in_place, int warmup, int iters, double *sec,
+                                  struct cs_error *err) {
+  struct mpi_group *g = grp;
+  MPI_Datatype dt = mpi_dtype(d);
+  size_t es = cs_dtype_size(d);
+  if (dt == MPI_DATATYPE_NULL)
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "no MPI type for %s", cs_dtype_name(d));
+  if (bytes / (double)es > 2147483647.0 || (size_t)bytes > g->cap)
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "%.0f bytes is beyond this backend's counts",
+                        bytes);
+  int count = (int)(bytes / (double)es);
+  int rc = MPI_Barrier(g->comm);
+  for (int i = 0; i < warmup && rc == MPI_SUCCESS; i++) rc = one_op(g, c, dt, count, in_place, es);
+  if (rc == MPI_SUCCESS) rc = MPI_Barrier(g->comm);
+  double t0 = MPI_Wtime();
+  for (int i = 0; i < iters && rc == MPI_SUCCESS; i++) rc = one_op(g, c, dt, count, in_place, es);
+  double t = (MPI_Wtime() - t0) / iters;
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, cs_coll_name(c), g->rank);
+  rc = MPI_Allreduce(&t, sec, 1, MPI_DOUBLE, MPI_MAX, g->comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Allreduce of the times", g->rank);
+  return CS_OK;
+}
+
+static enum cs_status mpi_check(void *grp, struct cs_error *err) {
+  struct mpi_group *g = grp;
+  int64_t v[256], sum[256];
+  for (int i = 0; i < 256; i++) v[i] = (int64_t)(g->rank + 1) * (i + 1);
+  int rc = MPI_Allreduce(v, sum, 256, MPI_INT64_T, MPI_SUM, g->comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Allreduce", g->rank);
+  int64_t want = (int64_t)g->size * (g->size + 1) / 2;
+  for (int i = 0; i < 256; i++)
+    if (sum[i] != want * (i + 1))
+      return cs_error_set(err, CS_ERR_EXTERNAL,
+                          "rank %d: all_reduce gave %lld at element %d, expected %lld", g->rank,
+                          (long long)sum[i], i, (long long)(want * (i + 1)));
+  return CS_OK;
+}
+
+static void mpi_group_close(void *grp) {
+  struct mpi_group *g = grp;
+  if (g == NULL) return;
+  MPI_Comm_free(&g->comm);
+  free(g->sendbuf);
+  free(g->recvbuf);
+  free(g);
+}
+
+static void mpi_fini(void *state) { free(state); }
+
+const struct cs_backend cs_backend_mpi = {
+    .name = "mpi",
+    .variants_default = mpi_variants,
+    .nvariants_default = 1,
+    .variants_all = mpi_variants,
+    .nvariants_all = 1,
+    .init = mpi_init,
+    .start = mpi_start,
+    .group_open = mpi_group_open,
+    .measure = mpi_measure,
+    .check = mpi_check,
+    .group_close = mpi_group_close,
+    .describe = NULL,
+    .fini = mpi_fini,
+};
+
+#else
+/* Built without MPI: this translation unit is intentionally empty. */
+typedef int cs_backend_mpi_absent;
+#endif

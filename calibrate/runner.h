@@ -1,0 +1,204 @@
+/* runner.h — the measurement runner: one harness, pluggable backends (MPI on CPUs, NCCL on GPUs).
+ *
+ * The harness owns everything that is the same for every backend: the list of message sizes
+ * (nccl-tests flags -b -e -f), the scaling shapes (1..N nodes x 1, 2, 4, .. G ranks per node, all
+ * cut from one launch with MPI_Comm_split / ncclCommSplit), the timing discipline (warm-up, then
+ * trials of back-to-back operations repeated until their spread is small; the figure kept is the
+ * median trial, each trial's time being the maximum over the group's ranks), the measurements CSV
+ * (rows appended and flushed as they complete, by world rank 0 only; --resume skips the rows a
+ * file already holds) and the nccl-tests-style table on stdout.
+ *
+ * A backend is a table of function pointers (struct cs_backend), as nccl-tests plugs collectives
+ * into its harness: it creates communicators for a set of ranks, runs one timed batch, and says
+ * what it knows about the machine. Backends are compiled in when their dependency was found at
+ * build time (CS_HAVE_MPI, CS_HAVE_NCCL); cs_backend_find() names what this build has.
+ *
+ * Processes and ranks. Under MPI every process drives one rank (one CPU process or one GPU).
+ * Without MPI the NCCL backend drives every local GPU from one process (ncclCommInitAll), and the
+ * launch is recorded as "thread". A "node" is the set of ranks sharing a node key: --node-id, else
+ * $CS_NODE_ID, else $NCCL_HOSTID, else the MPI processor name (or the host name). Nodes are numbered
+ * in the order of their lowest world rank, so world rank 0 is rank 0 of node 0 and belongs to every
+ * shape. Shapes take the first n nodes and the first g ranks of each.
+ *
+ * Failure is bounded: the harness calls opts->progress before and after every blocking step, so the
+ * executable can run a watchdog that ends the process when a peer is dead or hung; backends that can
+ * poll (NCCL) also give up by themselves after opts->timeout_s and abort their communicator.
+ *
+ * Fault injection for the tests: $CS_RUN_FAIL_AFTER=N makes the run fail after N rows were written
+ * (as a killed run would leave them); $CS_RUN_STOP_RANK=P freezes process P (SIGSTOP) before its
+ * first measurement, as a hung rank would.
+ */
+#ifndef CS_RUNNER_H
+#define CS_RUNNER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "coll.h"
+#include "meas.h"
+#include "status.h"
+
+/* Element types, named as nccl-tests prints them. */
+enum cs_dtype {
+  CS_DTYPE_INT8,
+  CS_DTYPE_UINT8,
+  CS_DTYPE_INT32,
+  CS_DTYPE_UINT32,
+  CS_DTYPE_INT64,
+  CS_DTYPE_UINT64,
+  CS_DTYPE_HALF,
+  CS_DTYPE_FLOAT,
+  CS_DTYPE_DOUBLE,
+  CS_DTYPE_BFLOAT16,
+  CS_DTYPE_COUNT
+};
+
+/* "float", "bfloat16", ...; "?" when out of range. */
+const char *cs_dtype_name(enum cs_dtype d);
+/* Bytes per element; 0 when out of range. */
+size_t cs_dtype_size(enum cs_dtype d);
+/* Accepts the nccl-tests names and the common aliases (fp32, f32, bf16, fp16, int, char, ...);
+ * 0 on success, -1 if unknown (*out untouched). */
+int cs_dtype_parse(const char *name, enum cs_dtype *out);
+
+/* One (algorithm, protocol) pair to force; CS_ALGO_AUTO/CS_PROTO_AUTO leave the choice to the
+ * library. */
+struct cs_run_variant {
+  enum cs_algo algo;
+  enum cs_proto proto;
+};
+
+#define CS_RUN_MAX_VARIANTS 32
+
+/* Everything a run is told. cs_run_opts_parse() fills it from the command line; the caller may
+ * then set the callbacks. Release with cs_run_opts_fini(). */
+struct cs_run_opts {
+  const char *backend;      /* "mpi" or "nccl"; default: nccl when built in, else mpi */
+  const char *out_path;     /* measurements CSV; NULL writes none */
+  int resume;               /* continue out_path, skipping rows it holds */
+  int overwrite;            /* replace out_path if it exists */
+  double *sizes;            /* message sizes in bytes (owned), ascending */
+  size_t nsizes;
+  int iters;                /* -n: timed operations per trial (fewer for long operations) */
+  int warmup;               /* -w: untimed operations before each trial */
+  int min_trials, max_trials;
+  double tol;               /* stop when (max - min) / median of the trials is at most tol */
+  double trial_time_s;      /* a trial lasts about this long at most (iters is cut to fit) */
+  enum cs_dtype dtype;
+  int colls[CS_COLL_COUNT]; /* 1 for each collective to measure */
+  long *nodes;              /* node counts to measure (owned); NULL: every count 1..N */
+  size_t nnodes;
+  long *gpn;                /* ranks per node to measure (owned); NULL: 1, 2, 4, .., G and G */
+  size_t ngpn;
+  struct cs_run_variant variants[CS_RUN_MAX_VARIANTS]; /* empty: the backend's default list */
+  int nvariants;
+  int all_variants;         /* --algos all: every pair the backend offers, plus auto */
+  int in_place;             /* measure in-place operations instead of out-of-place */
+  int host_timer;           /* --timer host: host clock around launch + synchronize, after a
+                             * barrier, exactly as nccl-tests (default: device events) */
+  int min_ranks;            /* shapes with fewer ranks are skipped (default 2) */
+  const char *node_id;      /* --node-id */
+  int ngpus;                /* single-process NCCL: GPUs to drive, 0 = all visible */
+  double timeout_s;         /* a blocking step that makes no progress this long fails */
+  int check;                /* --check: verify the set-up and one small all_reduce, then stop */
+  int dry_run;              /* print the plan (shapes x variants x collectives x sizes), measure nothing */
+  int quiet;                /* no table on stdout */
+  /* Called with a short description before each blocking step and with NULL after it; may be
+   * NULL. The executable uses it to feed its watchdog. */
+  void (*progress)(void *ctx, const char *what);
+  void *progress_ctx;
+  FILE *table;              /* where rank 0 prints the table (stdout when NULL) */
+  FILE *log;                /* where rank 0 prints progress and notes (NULL: nowhere) */
+  int log_is_tty;           /* print a progress line with ETA on log */
+  const char *cmdline;      /* recorded in the CSV provenance; may be NULL */
+};
+
+/* Sets the defaults: all_reduce, all_gather, reduce_scatter, all_to_all and send_recv; -b 8 -e 1G
+ * -f 2, -n 20 -w 5, 3..10 trials within 5%, 50 ms trials, float, 60 s timeout. Owns nothing yet. */
+void cs_run_opts_init(struct cs_run_opts *o);
+
+/* Parses the runner's options (argv[0] is the program or verb name) into o, which must have been
+ * initialised. Returns CS_ERR_USAGE with a message on a bad option; sets *help for --help. On
+ * failure o still owns what it allocated: call cs_run_opts_fini() in every case. */
+enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, int *help,
+                                 struct cs_error *err);
+
+void cs_run_opts_fini(struct cs_run_opts *o);
+
+/* Prints the runner's usage and options to f. prog is the name shown ("commscale-run"). */
+void cs_run_usage(FILE *f, const char *prog);
+
+/* The launch as the harness sees it, after the node keys were exchanged. */
+struct cs_run_world {
+  int nranks;        /* measured ranks in the launch (GPUs or CPU processes) */
+  int nprocs, proc;  /* processes in the launch, and this one's index (MPI rank) */
+  int first, nlocal; /* this process drives ranks first .. first + nlocal - 1 */
+  int nnodes;
+  int max_gpn;       /* G: the fewest ranks any node has */
+  int *node_of;      /* [nranks] node index of each rank */
+  int *local_of;     /* [nranks] the rank's index within its node */
+  char (*node_name)[64]; /* [nnodes] the node keys */
+  void *mpi_world;   /* MPI_Comm * of MPI_COMM_WORLD when built with MPI and launched by it */
+};
+
+/* A backend: created once per process, then asked for groups and timings. Every function that
+ * says "collective" must be called by every process of the launch (or of the group) in the same
+ * order; errors that depend on the machine (an algorithm the library cannot run) must come out the
+ * same on every rank so that all ranks skip together. */
+struct cs_backend {
+  const char *name;
+  /* The default (algorithm, protocol) pairs and, for --algos all, every pair worth forcing. */
+  const struct cs_run_variant *variants_default;
+  int nvariants_default;
+  const struct cs_run_variant *variants_all;
+  int nvariants_all;
+
+  /* Creates the per-process state; *nlocal is the number of ranks this process will drive
+   * (1 under MPI). *launch says how they are started. */
+  enum cs_status (*init)(const struct cs_run_opts *o, int launched_by_mpi, void **state,
+                         int *nlocal, enum cs_launch *launch, struct cs_error *err);
+  /* Collective over all processes, once the world is known: picks devices, creates the world
+   * communicator. */
+  enum cs_status (*start)(void *state, const struct cs_run_world *w, struct cs_error *err);
+  /* Collective over all processes: creates the communicator of the ranks with members[r] != 0
+   * with variant v forced; buffers hold max_bytes. *grp is NULL in a process that drives none of
+   * them. */
+  enum cs_status (*group_open)(void *state, const int *members, struct cs_run_variant v,
+                               double max_bytes, void **grp, struct cs_error *err);
+  /* Collective over the group: `warmup` untimed then `iters` timed back-to-back operations of c on
+   * `bytes` (the nccl-tests size, see coll.h) in dtype d; *sec is the time per operation, the
+   * maximum over the group's ranks, identical on every rank. CS_ERR_UNSUPPORTED when the library
+   * refuses the combination (same on every rank; the group stays usable). */
+  enum cs_status (*measure)(void *grp, enum cs_coll c, enum cs_dtype d, double bytes, int in_place,
+                            int warmup, int iters, double *sec, struct cs_error *err);
+  /* Collective over the group: one small all_reduce whose sum is checked. */
+  enum cs_status (*check)(void *grp, struct cs_error *err);
+  void (*group_close)(void *grp);
+  /* Adds provenance (library versions, device, environment) to set; may be NULL. */
+  void (*describe)(void *state, struct cs_meas_set *set);
+  void (*fini)(void *state);
+};
+
+/* The backend called name in this build, or NULL. */
+const struct cs_backend *cs_backend_find(const char *name);
+/* The backends compiled in (NULL-terminated). */
+extern const struct cs_backend *const cs_backends[];
+
+/* Sets the library's environment so that the next communicator forces v (NCCL_ALGO, NCCL_PROTO
+ * for NCCL; nothing for MPI), restoring the user's own values for CS_ALGO_AUTO/CS_PROTO_AUTO. */
+void cs_run_force_env(struct cs_run_variant v);
+
+/* The row's configuration tag: the sorted NCCL_* settings of the environment, without the ones
+ * that only select what the runner measures or how it logs (NCCL_ALGO, NCCL_PROTO, NCCL_DEBUG*,
+ * NCCL_HOSTID, NCCL_NVLS_ENABLE, NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_COMM_ID, and NCCL_VERSION
+ * which NVIDIA's containers set). */
+void cs_run_config_tag(char *buf, size_t len);
+
+/* The whole run, collective over every process of the launch: exchanges node keys, plans shapes x
+ * variants x collectives x sizes, skips what out_path holds (with resume), measures the rest and
+ * writes rows and the table (rank 0). Requires MPI_Init to have been called when the build has MPI
+ * and the process was started by an MPI launcher. Returns the first error; rows finished before it
+ * stay in the CSV. */
+enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err);
+
+#endif

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# runner_mpi.sh — commscale-run's MPI backend on this machine (3 processes, shared memory/loopback):
+#   resume   a run stopped after 5 rows and continued with --resume holds the same rows as an
+#            uninterrupted run (apart from timings)
+#   watchdog a rank frozen with SIGSTOP makes the job end, with a message naming rank and host,
+#            within the --timeout plus a few seconds
+#   check    --check verifies an all_reduce over every rank
+# usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
+set -u
+RUN=${1:?usage: runner_mpi.sh COMMSCALE_RUN}
+command -v mpirun >/dev/null || { echo "runner_mpi: skipped: no mpirun"; exit 77; }
+W=$(mktemp -d /tmp/cs-runner.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+MPI=(mpirun -np 3 --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo)
+ARGS=(--backend mpi --colls all_reduce,all_gather,send_recv --sizes 1K:256K -n 3 -w 1 --trials 2:3 -q)
+fail=0
+
+echo "== check"
+"${MPI[@]}" "$RUN" --backend mpi --check || { echo "runner_mpi: --check failed"; fail=1; }
+
+echo "== resume"
+"${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/full.csv" || { echo "runner_mpi: full run failed"; fail=1; }
+CS_RUN_FAIL_AFTER=5 "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" >/dev/null 2>&1
+n1=$(grep -vc '^#' "$W/part.csv")
+if "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" >/dev/null 2>&1; then
+  echo "runner_mpi: an existing file was written without --resume or --overwrite"; fail=1
+fi
+"${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" --resume || { echo "runner_mpi: resume failed"; fail=1; }
+key() { grep -v '^#' "$1" | tail -n +2 | cut -d, -f1-8,15-17 | sort; }
+n2=$(key "$W/full.csv" | wc -l)
+if [ "$n1" != 6 ] || ! diff <(key "$W/full.csv") <(key "$W/part.csv") >/dev/null; then
+  echo "runner_mpi: resumed file differs (interrupted file had $((n1 - 1)) rows, want 5)"
+  diff <(key "$W/full.csv") <(key "$W/part.csv") | head
+  fail=1
+else
+  echo "runner_mpi: stopped after 5 rows, resumed: same $n2 rows as the uninterrupted run"
+fi
+
+echo "== watchdog"
+t0=$(date +%s)
+CS_RUN_STOP_RANK=1 timeout 120 "${MPI[@]}" "$RUN" "${ARGS[@]}" --timeout 5s >"$W/wd.out" 2>&1
+rc=$?
+dt=$(( $(date +%s) - t0 ))
+grep "commscale-run: rank" "$W/wd.out"
+if [ $rc = 0 ] || [ $rc = 124 ] || [ $dt -gt 30 ] || ! grep -q "commscale-run: rank [0-9]* on " "$W/wd.out"; then
+  echo "runner_mpi: a frozen rank did not end the job cleanly (exit $rc after $dt s)"
+  cat "$W/wd.out"
+  fail=1
+else
+  echo "runner_mpi: frozen rank 1: job ended with exit $rc after $dt s"
+fi
+exit $fail

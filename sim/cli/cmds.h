@@ -11,5 +11,6 @@ int cs_cmd_plot(int argc, char **argv);
 int cs_cmd_topology(int argc, char **argv);
 int cs_cmd_bench(int argc, char **argv);
 int cs_cmd_workload(int argc, char **argv);
+int cs_cmd_predict(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct verb verbs[] = {
     {"coll", "predict collective times at any size, GPU count and node count", cs_cmd_coll},
     {"plot", "draw measured vs fitted bus bandwidth and extrapolations with gnuplot", cs_cmd_plot},
     {"topology", "show, list, import (nvidia-smi topo -m) and map cluster topologies", cs_cmd_topology},
+    {"predict", "step time, throughput, speedup and scaling efficiency of a plan at many node counts", cs_cmd_predict},
     {"bench", "time predictions and fits; prints each figure with its conditions", cs_cmd_bench},
     {"workload", "per-GPU parameters, FLOPs, memory and compute time of a model under a plan", cs_cmd_workload},
 };

@@ -1,0 +1,51 @@
+/* pipeline.h — the pipeline-parallel schedule of one training step as an event simulation.
+ *
+ * One representative rank per pipeline stage runs its forward (F) and backward (B) passes of m
+ * micro-batches in the order Megatron-LM's schedules give them:
+ *
+ *   1F1B (vpp = 1): stage s runs min(pp - s - 1, m) warm-up forwards, then alternates one forward
+ *   and one backward, then drains the remaining backwards;
+ *   interleaved (vpp = v > 1): each stage holds v model chunks (virtual stage c * pp + s); the k-th
+ *   forward runs chunk (k mod pp*v) / pp of micro-batch (k / (pp*v)) * pp + k mod pp, backwards
+ *   visit the chunks in reverse; warm-up is min((pp - s - 1) * 2 + (v - 1) * pp, m * v) forwards.
+ *   m must be a multiple of pp (as Megatron-LM requires).
+ *
+ * A forward of virtual stage u waits for the forward of u - 1 on the same micro-batch plus one
+ * point-to-point transfer; a backward of u waits for the backward of u + 1 plus one transfer (the
+ * last virtual stage's backward follows its own forward). A stage runs one operation at a time in
+ * its fixed order. The bubble is not a formula: it is the idle time the dependencies leave. For
+ * uniform stages without transfers the idle fraction comes out as (pp - 1) / (m + pp - 1).
+ *
+ * Cost: O(pp * v * m) time, no allocation after cs_sim_pipe_alloc.
+ */
+#ifndef CS_SIM_PIPELINE_H
+#define CS_SIM_PIPELINE_H
+
+#include "status.h"
+
+struct cs_sim_pipe; /* workspace for one (pp, vpp, m) shape */
+
+/* Per stage, what one run of the schedule gives (seconds from the step's start). */
+struct cs_sim_pipe_stage {
+  double end;   /* when its last operation ends */
+  double busy;  /* sum of its operations' durations */
+  double idle;  /* end - busy: bubble plus waiting for transfers */
+};
+
+/* Allocates a workspace for pp >= 1 stages, vpp >= 1 chunks per stage and m >= 1 micro-batches.
+ * CS_ERR_USAGE when vpp > 1 and m is not a multiple of pp, or a size is out of range;
+ * CS_ERR_NOMEM. Free with cs_sim_pipe_free (NULL is harmless). */
+enum cs_status cs_sim_pipe_alloc(int pp, int vpp, long m, struct cs_sim_pipe **out,
+                                 struct cs_error *err);
+void cs_sim_pipe_free(struct cs_sim_pipe *p);
+
+/* Runs the schedule. fwd[s * vpp + c] and bwd[s * vpp + c] are the durations of one micro-batch's
+ * forward and backward of chunk c on stage s; p2p the time of one activation (or gradient)
+ * transfer between neighbouring stages (ignored when pp = 1). Writes pp entries into st and, when
+ * last_bwd is not NULL, pp * vpp start times of each chunk's last backward (when its gradients
+ * start to be produced for the data-parallel reduction). Returns the step's pipeline time (the
+ * latest end). Never fails: inputs are durations >= 0. */
+double cs_sim_pipe_run(struct cs_sim_pipe *p, const double *fwd, const double *bwd, double p2p,
+                       struct cs_sim_pipe_stage *st, double *last_bwd);
+
+#endif

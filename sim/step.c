@@ -1,0 +1,641 @@
+/* step.c — see step.h.
+ *
+ * cs_sim_alloc turns the plan into per-(stage, chunk) durations of one micro-batch's forward and
+ * backward, at three levels (the predicted collective times, their low and their high bounds),
+ * and per-layer gradient bytes and backward durations for the bucket queue. cs_sim_run replays
+ * the pipeline schedule and, per stage, the data-parallel queue during each chunk's last
+ * backward, then adds the flush-time collectives and the optimizer.
+ *
+ * The bucket queue is solved in closed form per layer: gradients appear at a uniform rate during
+ * a layer's backward, so the k buckets completed inside one layer arrive evenly spaced, and a
+ * FIFO stream that serves each in c seconds finishes the last at
+ *     max(free + k c, a_1 + k c, a_k + c)
+ * (the finish time of evenly spaced arrivals is linear in the arrival index, so its maximum sits
+ * at an end). This keeps a run at O(layers), however many buckets there are.
+ */
+#include "step.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map.h"
+#include "pipeline.h"
+
+#define NLEV 3 /* 0: predicted, 1: low bound, 2: high bound */
+#define MAX_CACHE 96
+
+/* One distinct collective (kind, group, size) and its cost. */
+struct centry {
+  int coll, group, phase;
+  double bytes;
+  double t[NLEV];
+  int algo, proto;
+  long calls;
+};
+
+/* A group of the plan on the topology, as the cost model sees it. */
+struct sgroup {
+  int exists;
+  struct cs_cal cal; /* shallow copy of the calibration with this group's links */
+  struct cs_coll_query q;
+};
+
+/* One layer as the step uses it. */
+struct slayer {
+  int stage, chunk; /* chunk local to the stage, 0 .. vpp-1 */
+  double bdur[NLEV]; /* backward of one micro-batch with its blocking collectives */
+  double grad[2];    /* bytes produced for the DP and EDP gradient reductions */
+};
+
+/* Per (stage, chunk): durations and their parts. */
+struct schunk {
+  double F[NLEV], B[NLEV];
+  double comp, tp[NLEV], cp[NLEV], ep[NLEV], z3[NLEV], interf[NLEV];
+  double tail[2][NLEV]; /* last partial gradient bucket, DP and EDP */
+  size_t first, last;   /* layer index range [first, last] of the chunk, in model order */
+  int has_layers;
+};
+
+struct cs_sim {
+  struct cs_sim_inputs in;
+  struct cs_plan plan;
+  int pp, v;
+  long m;
+  double interference;
+  struct sgroup grp[CS_GROUP_COUNT];
+  struct centry cache[MAX_CACHE];
+  int ncache;
+  size_t nl;
+  struct slayer *L;
+  struct schunk *C;             /* [pp * v] */
+  double *Fbuf, *Bbuf;          /* [pp * v] scratch for one level */
+  double p2p[NLEV];
+  double bucket_cost[2][NLEV];  /* one full bucket, DP and EDP */
+  int grad_coll;                /* all_reduce (ZeRO-0) or reduce_scatter */
+  double *opt;                  /* [pp] optimizer time */
+  double *param[NLEV];          /* [pp] ZeRO-1/2 weight all-gather after the step */
+  double *embed[NLEV];          /* [pp] tied-embedding all-reduce */
+  double *first_fwd;            /* [pp] compute of the first forward (hides the weight gather) */
+  double *comm_bytes;           /* [pp] */
+  struct cs_sim_pipe *pipe;
+  struct cs_sim_pipe_stage *st; /* [pp] */
+  double *last_bwd;             /* [pp * v] */
+};
+
+/* ---- groups ------------------------------------------------------------------------------- */
+
+static enum cs_status map_group(struct cs_sim *s, int kind, int ndims, const int *sizes, int dim,
+                                int pair, struct cs_error *err) {
+  const struct cs_topology *t = s->in.topology;
+  struct cs_topo_group g;
+  enum cs_status st = cs_topo_map(t, ndims, sizes, dim, 0, 1, &g, err);
+  if (st != CS_OK) return st;
+  struct sgroup *sg = &s->grp[kind];
+  sg->exists = 1;
+  sg->cal = *s->in.cal; /* shares the covariance: never finalised */
+  unsigned what = CS_TOPO_APPLY_ALGOS;
+  const struct cs_cal *cal = s->in.cal;
+  /* measured links win over the topology's nominal ones; what the user gave wins over both */
+  if (cal->source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
+  if (cal->source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
+  const char *intra = g.intra == CS_TIER_PCIE ? "bw.pcie" : "bw.nvlink";
+  if (cal->source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
+  cs_topo_model_apply(t, &g, what, &sg->cal.model);
+  if (what & CS_TOPO_APPLY_NET) sg->cal.source[cs_model_param_index("bw.net")] = CS_SRC_USER;
+  if (what & CS_TOPO_APPLY_INTRA) sg->cal.source[cs_model_param_index(intra)] = CS_SRC_USER;
+  sg->q.coll = CS_COLL_ALL_REDUCE;
+  sg->q.algo = CS_ALGO_AUTO;
+  sg->q.proto = CS_PROTO_AUTO;
+  cs_topo_group_query(&g, &sg->q);
+  if (pair) { /* a point-to-point pair of this dimension: neighbouring stages */
+    sg->q.ranks = 2;
+    sg->q.nodes = g.domains > 1 ? 2 : 1;
+    sg->q.gpus_per_node = 2 / sg->q.nodes;
+  }
+  return CS_OK;
+}
+
+static enum cs_status map_groups(struct cs_sim *s, struct cs_error *err) {
+  const struct cs_plan *p = &s->plan;
+  /* Megatron-LM's order, fastest first: tp, cp, ep, dp, pp. Expert parallelism is carved out of
+   * the data-parallel ranks; when ep does not divide dp (it borrows from cp) the expert groups
+   * are approximated by the dense data-parallel layout. */
+  int five = p->dp % p->ep == 0;
+  int s5[5] = {p->tp, p->cp, p->ep, five ? p->dp / p->ep : 1, p->pp};
+  int s3[3] = {p->tp, p->dp * p->cp, p->pp};
+  enum cs_status st = CS_OK;
+  if (p->tp > 1) st = map_group(s, CS_GROUP_TP, 3, s3, 0, 0, err);
+  if (st == CS_OK && p->cp > 1) st = map_group(s, CS_GROUP_CP, 5, s5, 1, 0, err);
+  if (st == CS_OK && p->ep > 1)
+    st = five ? map_group(s, CS_GROUP_EP, 5, s5, 2, 0, err) : map_group(s, CS_GROUP_EP, 3, s3, 1, 0, err);
+  if (st == CS_OK && p->dp * p->cp > 1) st = map_group(s, CS_GROUP_DP, 3, s3, 1, 0, err);
+  if (st == CS_OK && p->dp * p->cp / p->ep > 1)
+    st = five && p->cp == 1 ? map_group(s, CS_GROUP_EDP, 5, s5, 3, 0, err)
+                            : map_group(s, CS_GROUP_EDP, 3, s3, 1, 0, err);
+  if (st == CS_OK && p->pp > 1) st = map_group(s, CS_GROUP_PP, 3, s3, 2, 1, err);
+  if (st == CS_OK && p->pp > 1) st = map_group(s, CS_GROUP_EMBED, 3, s3, 2, 1, err);
+  /* a group whose size differs from the layout's (EP/EDP approximations) keeps its true size
+   * on the fullest domain */
+  if (st == CS_OK && p->ep > 1 && !five) {
+    struct cs_coll_query *q = &s->grp[CS_GROUP_EP].q;
+    q->ranks = p->ep;
+    if (q->nodes > q->ranks) q->nodes = q->ranks;
+    q->gpus_per_node = (q->ranks + q->nodes - 1) / q->nodes;
+    q->ranks = q->nodes * q->gpus_per_node;
+  }
+  return st;
+}
+
+/* The cost of one collective at three levels, cached by (coll, group, bytes). */
+static enum cs_status cost(struct cs_sim *s, int coll, int group, int phase, double bytes,
+                           long calls, double *t, struct cs_error *err) {
+  for (int i = 0; i < s->ncache; i++) {
+    struct centry *e = &s->cache[i];
+    if (e->coll == coll && e->group == group && e->bytes == bytes && e->phase == phase) {
+      memcpy(t, e->t, sizeof e->t);
+      e->calls += calls;
+      return CS_OK;
+    }
+  }
+  const struct sgroup *g = &s->grp[group];
+  struct centry e = {coll, group, phase, bytes, {0, 0, 0}, CS_ALGO_RING, CS_PROTO_SIMPLE, calls};
+  if (g->exists && g->q.ranks > 1 && bytes > 0) {
+    struct cs_coll_query q = g->q;
+    q.coll = (enum cs_coll)coll;
+    q.bytes = bytes;
+    struct cs_coll_pred pr;
+    enum cs_status st = cs_cal_predict(&g->cal, &q, &pr, &e.t[1], &e.t[2], err);
+    if (st != CS_OK) return cs_error_prefix(err, cs_group_name(group));
+    e.t[0] = pr.time;
+    e.algo = pr.algo, e.proto = pr.proto;
+  }
+  if (s->ncache < MAX_CACHE) s->cache[s->ncache++] = e;
+  memcpy(t, e.t, sizeof e.t);
+  return CS_OK;
+}
+
+/* ---- preparation -------------------------------------------------------------------------- */
+
+void cs_sim_free(struct cs_sim *s) {
+  if (!s) return;
+  free(s->L);
+  free(s->C);
+  free(s->Fbuf);
+  free(s->Bbuf);
+  free(s->opt);
+  for (int l = 0; l < NLEV; l++) {
+    free(s->param[l]);
+    free(s->embed[l]);
+  }
+  free(s->first_fwd);
+  free(s->comm_bytes);
+  cs_sim_pipe_free(s->pipe);
+  free(s->st);
+  free(s->last_bwd);
+  free(s);
+}
+
+static double adam_bytes(const struct cs_plan *p) {
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  return wb + gb + 2 * ob; /* read gradient and state, write state and weights */
+}
+
+static double optimizer_time(const struct cs_compute *c, const struct cs_plan *p, double dense,
+                             double expert) {
+  double dpg = (double)p->dp * p->cp, edp = dpg / p->ep;
+  if (p->zero >= 1) dense /= dpg, expert /= edp;
+  return (dense + expert) * adam_bytes(p) / (c->gpu.hbm_bw * c->gpu.mem_efficiency);
+}
+
+/* The forward or backward of one micro-batch through a chunk's layers under ZeRO-3: weights are
+ * gathered on the data-parallel stream (one layer ahead with prefetch), gradients reduce-scattered
+ * after each layer's backward. dur[i], ag[i], rs[i], cmp[i] per layer in execution order. Returns
+ * the chunk's duration; *extra receives the interference added to compute. */
+static double zero3_chunk(int n, const double *dur, const double *cmp, const double *ag,
+                          const double *rs, int prefetch, double interf, double *extra) {
+  double t = 0, free_at = 0, ag_end = n > 0 ? ag[0] : 0;
+  *extra = 0;
+  free_at = ag_end;
+  for (int i = 0; i < n; i++) {
+    double start = t > ag_end ? t : ag_end;
+    double next_end = 0;
+    if (i + 1 < n && prefetch) {
+      double issue = free_at > start ? free_at : start;
+      next_end = free_at = issue + ag[i + 1];
+      double ov = ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i];
+      *extra += (interf - 1) * ov;
+    }
+    t = start + dur[i] + (prefetch && i + 1 < n ? (interf - 1) * (ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i]) : 0);
+    if (rs[i] > 0) {
+      double issue = free_at > t ? free_at : t;
+      free_at = issue + rs[i];
+    }
+    if (i + 1 < n && !prefetch) {
+      double issue = free_at > t ? free_at : t;
+      next_end = free_at = issue + ag[i + 1];
+    }
+    ag_end = next_end;
+  }
+  return t > free_at ? t : free_at;
+}
+
+static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
+  const struct cs_workload *w = s->in.workload;
+  const struct cs_plan *p = &s->plan;
+  const struct cs_compute *c = s->in.compute;
+  const int pp = s->pp, v = s->v, nc = pp * v;
+  const double interf = s->interference;
+  enum cs_status st = CS_OK;
+  s->grad_coll = p->zero == 0 ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
+  for (int g = 0; g < 2; g++) {
+    int group = g ? CS_GROUP_EDP : CS_GROUP_DP;
+    st = cost(s, s->grad_coll, group, CS_PHASE_GRAD, p->bucket, 0, s->bucket_cost[g], err);
+    if (st != CS_OK) return st;
+  }
+  for (int k = 0; k < nc; k++) s->C[k].first = (size_t)-1;
+
+  /* per-layer scratch for ZeRO-3 in execution order */
+  size_t nl = w->nlayer;
+  double *z = calloc(nl * 8 * NLEV + 1, sizeof *z);
+  if (!z) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  double *fdur = z, *bdur = z + nl * NLEV, *agf = z + 2 * nl * NLEV, *agb = z + 3 * nl * NLEV,
+         *rs = z + 4 * nl * NLEV, *cf = z + 5 * nl * NLEV, *cb = z + 6 * nl * NLEV;
+  double *dense = calloc((size_t)pp * 2, sizeof *dense);
+  if (!dense) {
+    free(z);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  double zero[NLEV] = {0, 0, 0};
+
+  struct cs_layer_cost lc;
+  struct cs_layer_time lt;
+  for (size_t i = 0; i < nl && st == CS_OK; i++) {
+    /* transformer blocks repeat: cost a block once per run of identical ones */
+    const struct cs_layer *Li = &w->layer[i];
+    int same = i > 0 && Li->type == CS_LAYER_BLOCK && w->layer[i - 1].type == CS_LAYER_BLOCK &&
+               Li->moe == w->layer[i - 1].moe;
+    if (!same) {
+      st = cs_workload_layer_cost(w, p, i, &lc, err);
+      if (st != CS_OK) break;
+      cs_compute_layer_time(c, &lc, &lt);
+    }
+    int stage = cs_workload_layer_stage(w, p, i), chunk = cs_workload_layer_chunk(w, p, i) / pp;
+    struct slayer *L = &s->L[i];
+    struct schunk *C = &s->C[stage * v + chunk];
+    L->stage = stage, L->chunk = chunk;
+    if (C->first == (size_t)-1) C->first = i;
+    C->last = i;
+    C->has_layers = 1;
+    double attn_f = 0, attn_b = 0;
+    if (p->cp > 1)
+      for (size_t k = 0; k < lc.nops; k++)
+        if (lc.op[k].attention) {
+          attn_f += cs_compute_op_time(c, &lc.op[k], 0) * c->scale;
+          attn_b += cs_compute_op_time(c, &lc.op[k], 1) * c->scale;
+        }
+    double tpf[NLEV] = {0}, tpb[NLEV] = {0}, cpf[NLEV] = {0}, cpb[NLEV] = {0}, epf[NLEV] = {0},
+           epb[NLEV] = {0};
+    double *ag_f = agf + i * NLEV, *ag_b = agb + i * NLEV, *r_s = rs + i * NLEV;
+    dense[stage * 2] += lc.params - lc.params_expert;
+    dense[stage * 2 + 1] += lc.params_expert;
+    for (size_t k = 0; k < lc.ncomm && st == CS_OK; k++) {
+      const struct cs_comm *cm = &lc.comm[k];
+      double t[NLEV];
+      if (cm->phase == CS_PHASE_GRAD && (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP)) {
+        /* reduced in buckets (dp_stream), not layer by layer */
+        L->grad[cm->group == CS_GROUP_EDP] += cm->count * cm->bytes;
+        s->comm_bytes[stage] += cm->count * cm->bytes *
+                                cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group));
+        continue;
+      }
+      long calls = cm->count * (cm->phase <= CS_PHASE_BWD ? s->m : 1);
+      st = cost(s, cm->coll, cm->group, cm->phase, cm->bytes, calls, t, err);
+      if (st != CS_OK) break;
+      s->comm_bytes[stage] += calls * cm->bytes *
+                              (cm->coll == CS_COLL_SEND_RECV ? 1 : cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group)));
+      int g = cm->group, fwd = cm->phase == CS_PHASE_FWD;
+      for (int l = 0; l < NLEV; l++) {
+        double x = cm->count * t[l];
+        if (cm->phase == CS_PHASE_FWD || cm->phase == CS_PHASE_BWD) {
+          if (g == CS_GROUP_TP || g == CS_GROUP_EMBED) (fwd ? tpf : tpb)[l] += x;
+          else if (g == CS_GROUP_CP) (fwd ? cpf : cpb)[l] += x;
+          else if (g == CS_GROUP_EP) (fwd ? epf : epb)[l] += x;
+          else if (cm->coll == CS_COLL_ALL_GATHER) (fwd ? ag_f : ag_b)[l] += x;
+          else r_s[l] += x;
+        } else if (cm->phase == CS_PHASE_GRAD) {
+          if (g == CS_GROUP_EMBED) s->embed[l][stage] += x;
+        } else {
+          s->param[l][stage] += x;
+        }
+      }
+    }
+    if (st != CS_OK) break;
+    for (int l = 0; l < NLEV; l++) {
+      if (p->overlap_tp) { /* hidden behind the layer's GEMMs as far as they last */
+        tpf[l] = tpf[l] > lt.fwd ? tpf[l] - lt.fwd : 0;
+        tpb[l] = tpb[l] > lt.bwd ? tpb[l] - lt.bwd : 0;
+      }
+      if (p->cp > 1) { /* ring attention: exchanges overlap the attention kernels */
+        cpf[l] = cpf[l] > attn_f ? cpf[l] - attn_f : 0;
+        cpb[l] = cpb[l] > attn_b ? cpb[l] - attn_b : 0;
+      }
+      fdur[i * NLEV + l] = lt.fwd + tpf[l] + cpf[l] + epf[l];
+      bdur[i * NLEV + l] = lt.bwd + lt.recompute + tpb[l] + cpb[l] + epb[l];
+      L->bdur[l] = bdur[i * NLEV + l];
+      cf[i * NLEV + l] = lt.fwd;
+      cb[i * NLEV + l] = lt.bwd + lt.recompute;
+      C->tp[l] += tpf[l] + tpb[l];
+      C->cp[l] += cpf[l] + cpb[l];
+      C->ep[l] += epf[l] + epb[l];
+    }
+    C->comp += lt.fwd + lt.bwd + lt.recompute;
+    if (chunk == 0) s->first_fwd[stage] += lt.fwd;
+  }
+  /* chunk durations (ZeRO-3 streams per chunk), tails of the gradient buckets */
+  for (int k = 0; k < nc && st == CS_OK; k++) {
+    struct schunk *C = &s->C[k];
+    int stage = k / v;
+    if (!C->has_layers) continue;
+    int n = (int)(C->last - C->first + 1);
+    double tot[2] = {0, 0};
+    for (size_t i = C->first; i <= C->last; i++)
+      for (int g = 0; g < 2; g++) tot[g] += s->L[i].grad[g];
+    for (int g = 0; g < 2 && st == CS_OK; g++) {
+      double rem = fmod(tot[g], p->bucket);
+      if (rem > 0) st = cost(s, s->grad_coll, g ? CS_GROUP_EDP : CS_GROUP_DP, CS_PHASE_GRAD, rem, 0, C->tail[g], err);
+      else memcpy(C->tail[g], zero, sizeof zero);
+    }
+    for (int l = 0; l < NLEV; l++) {
+      double F = 0, B = 0;
+      for (size_t i = C->first; i <= C->last; i++) {
+        F += fdur[i * NLEV + l];
+        B += bdur[i * NLEV + l];
+      }
+      C->F[l] = F, C->B[l] = B;
+      C->z3[l] = C->interf[l] = 0;
+      if (p->zero == 3 && s->grp[CS_GROUP_DP].exists) {
+        /* execution order arrays for this level: forward in model order, backward reversed */
+        double *e = malloc((size_t)n * 8 * sizeof *e);
+        if (!e) {
+          st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+          break;
+        }
+        double *d1 = e, *c1 = e + n, *a1 = e + 2 * n, *r1 = e + 3 * n;
+        double *d2 = e + 4 * n, *c2 = e + 5 * n, *a2 = e + 6 * n, *r2 = e + 7 * n;
+        for (int j = 0; j < n; j++) {
+          size_t fi = C->first + (size_t)j, bi = C->last - (size_t)j;
+          d1[j] = fdur[fi * NLEV + l], c1[j] = cf[fi * NLEV + l], a1[j] = agf[fi * NLEV + l], r1[j] = 0;
+          d2[j] = bdur[bi * NLEV + l], c2[j] = cb[bi * NLEV + l], a2[j] = agb[bi * NLEV + l];
+          r2[j] = rs[bi * NLEV + l];
+        }
+        double x1, x2;
+        double f3 = zero3_chunk(n, d1, c1, a1, r1, p->overlap_param, interf, &x1);
+        double b3 = zero3_chunk(n, d2, c2, a2, r2, p->overlap_param, interf, &x2);
+        free(e);
+        C->interf[l] = x1 + x2;
+        C->z3[l] = (f3 - F - x1) + (b3 - B - x2);
+        C->F[l] = f3, C->B[l] = b3;
+      }
+    }
+    (void)stage;
+    for (int g = 0; g < 2; g++) s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
+  }
+  for (int sg = 0; sg < pp && st == CS_OK; sg++)
+    s->opt[sg] = optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]);
+  /* the point-to-point transfer between stages: one chunk's output */
+  if (st == CS_OK && pp > 1) {
+    double out = 0;
+    for (size_t i = 0; i < nl && out == 0; i++) {
+      if (s->L[i].stage == 0 && (i + 1 == nl || s->L[i + 1].stage != 0)) {
+        st = cs_workload_layer_cost(w, p, i, &lc, err);
+        out = lc.out_bytes;
+      }
+    }
+    if (st == CS_OK) st = cost(s, CS_COLL_SEND_RECV, CS_GROUP_PP, CS_PHASE_FWD, out, 2 * s->m * v, s->p2p, err);
+  }
+  free(z);
+  free(dense);
+  return st;
+}
+
+enum cs_status cs_sim_alloc(const struct cs_sim_inputs *in, struct cs_sim **out,
+                            struct cs_error *err) {
+  *out = NULL;
+  if (!in->workload || !in->plan || !in->compute || !in->topology || !in->cal)
+    return cs_error_set(err, CS_ERR_USAGE, "the step simulator needs a workload, a plan, a GPU, "
+                        "a topology and a calibration");
+  if (!(in->interference >= 1) || in->interference > 10)
+    return cs_error_set(err, CS_ERR_USAGE, "interference must be between 1 and 10, got %g",
+                        in->interference);
+  enum cs_status st = cs_plan_check(in->plan, in->workload, err);
+  if (st != CS_OK) return st;
+  if (in->plan->bucket <= 0) return cs_error_set(err, CS_ERR_USAGE, "bucket must be > 0");
+  struct cs_sim *s = calloc(1, sizeof *s);
+  if (!s) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  s->in = *in;
+  s->plan = *in->plan;
+  s->pp = s->plan.pp;
+  s->v = s->plan.vpp;
+  s->m = cs_plan_microbatches(&s->plan);
+  s->interference = in->interference;
+  s->nl = in->workload->nlayer;
+  size_t nc = (size_t)s->pp * (size_t)s->v, pp = (size_t)s->pp;
+  s->L = calloc(s->nl + 1, sizeof *s->L);
+  s->C = calloc(nc, sizeof *s->C);
+  s->Fbuf = calloc(nc, sizeof *s->Fbuf);
+  s->Bbuf = calloc(nc, sizeof *s->Bbuf);
+  s->last_bwd = calloc(nc, sizeof *s->last_bwd);
+  s->opt = calloc(pp, sizeof *s->opt);
+  s->first_fwd = calloc(pp, sizeof *s->first_fwd);
+  s->comm_bytes = calloc(pp, sizeof *s->comm_bytes);
+  s->st = calloc(pp, sizeof *s->st);
+  int ok = s->L && s->C && s->Fbuf && s->Bbuf && s->last_bwd && s->opt && s->first_fwd &&
+           s->comm_bytes && s->st;
+  for (int l = 0; l < NLEV; l++) {
+    s->param[l] = calloc(pp, sizeof *s->param[l]);
+    s->embed[l] = calloc(pp, sizeof *s->embed[l]);
+    ok = ok && s->param[l] && s->embed[l];
+  }
+  if (!ok) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  if (st == CS_OK) st = cs_sim_pipe_alloc(s->pp, s->v, s->m, &s->pipe, err);
+  if (st == CS_OK) st = map_groups(s, err);
+  if (st == CS_OK) st = prepare(s, err);
+  if (st != CS_OK) {
+    cs_sim_free(s);
+    return st;
+  }
+  *out = s;
+  return CS_OK;
+}
+
+/* ---- one run ------------------------------------------------------------------------------ */
+
+/* The data-parallel stream of stage sg at level l: buckets during each chunk's last backward.
+ * Returns when the stream is done; *busy receives its busy time. */
+static double dp_stream(const struct cs_sim *s, int sg, int l, double *busy) {
+  const struct cs_plan *p = &s->plan;
+  double free_at[2] = {0, 0};
+  *busy = 0;
+  for (int c = s->v - 1; c >= 0; c--) {
+    const struct schunk *C = &s->C[sg * s->v + c];
+    if (!C->has_layers) continue;
+    double tau = p->overlap_grad ? s->last_bwd[sg * s->v + c] : s->st[sg].end;
+    double acc[2] = {0, 0};
+    for (size_t i = C->last + 1; i-- > C->first;) {
+      const struct slayer *L = &s->L[i];
+      double d = p->overlap_grad ? L->bdur[l] : 0;
+      for (int g = 0; g < 2; g++) {
+        double G = L->grad[g];
+        if (G <= 0) continue;
+        double B = p->bucket, cst = s->bucket_cost[g][l];
+        double before = floor(acc[g] / B), after = floor((acc[g] + G) / B);
+        double k = after - before;
+        if (k > 0) {
+          double a1 = tau + ((before + 1) * B - acc[g]) / G * d;
+          double ak = tau + ((before + k) * B - acc[g]) / G * d;
+          double f = free_at[g] + k * cst;
+          if (a1 + k * cst > f) f = a1 + k * cst;
+          if (ak + cst > f) f = ak + cst;
+          free_at[g] = f;
+          *busy += k * cst;
+        }
+        acc[g] += G;
+      }
+      tau += d;
+    }
+    for (int g = 0; g < 2; g++)
+      if (C->tail[g][l] > 0) {
+        double issue = free_at[g] > tau ? free_at[g] : tau;
+        free_at[g] = issue + C->tail[g][l];
+        *busy += C->tail[g][l];
+      }
+  }
+  return free_at[0] > free_at[1] ? free_at[0] : free_at[1];
+}
+
+/* One run at level l; returns the step time and, when parts is not NULL, its breakdown. */
+static double run_level(struct cs_sim *s, int l, double p2p, struct cs_sim_breakdown *parts,
+                        int *crit) {
+  const int pp = s->pp, v = s->v;
+  const struct cs_plan *p = &s->plan;
+  for (int k = 0; k < pp * v; k++) {
+    s->Fbuf[k] = s->C[k].F[l];
+    s->Bbuf[k] = s->C[k].B[l];
+  }
+  cs_sim_pipe_run(s->pipe, s->Fbuf, s->Bbuf, p2p, s->st, s->last_bwd);
+  double step = 0;
+  int best = 0;
+  double best_dil = 0, best_dp = 0;
+  for (int sg = 0; sg < pp; sg++) {
+    double busy = 0, end = s->st[sg].end;
+    double dp_end = dp_stream(s, sg, l, &busy);
+    /* compute slowed while the gradient stream runs beside the last backward */
+    double window = 0;
+    for (int c = 0; c < v; c++) window += s->C[sg * v + c].B[l];
+    double dil = (s->interference - 1) * (busy < window ? busy : window);
+    double t = end + dil;
+    if (dp_end > t) t = dp_end;
+    t += s->embed[l][sg];
+    double param = s->param[l][sg];
+    if (p->overlap_param) param = param > s->first_fwd[sg] ? param - s->first_fwd[sg] : 0;
+    t += param + s->opt[sg];
+    if (t > step) {
+      step = t;
+      best = sg;
+      best_dil = dil;
+      best_dp = t - (end + dil) - s->opt[sg];
+    }
+  }
+  if (parts) {
+    memset(parts, 0, sizeof *parts);
+    for (int c = 0; c < v; c++) {
+      const struct schunk *C = &s->C[best * v + c];
+      parts->compute += s->m * (C->comp + C->interf[l]);
+      parts->tp += s->m * C->tp[l];
+      parts->cp += s->m * C->cp[l];
+      parts->ep += s->m * C->ep[l];
+      parts->dp += s->m * C->z3[l];
+    }
+    parts->compute += best_dil;
+    parts->dp += fabs(best_dp) < 1e-12 * step ? 0 : best_dp; /* rounding of t - end - opt */
+    parts->optimizer = s->opt[best];
+    parts->pp = s->st[best].idle; /* split into bubble and transfers by the caller */
+  }
+  if (crit) *crit = best;
+  return step;
+}
+
+void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
+  memset(r, 0, sizeof *r);
+  int crit = 0;
+  r->step = run_level(s, 0, s->p2p[0], &r->part, &crit);
+  r->stage = crit;
+  if (s->pp > 1) {
+    /* the bubble: the critical stage's idle time when transfers are free */
+    double idle = r->part.pp;
+    run_level(s, 0, 0, NULL, NULL);
+    double idle0 = s->st[crit].idle;
+    r->part.bubble = idle0 < idle ? idle0 : idle;
+    r->part.pp = idle - r->part.bubble;
+  }
+  r->step_lo = run_level(s, 1, s->p2p[1], NULL, NULL);
+  r->step_hi = run_level(s, 2, s->p2p[2], NULL, NULL);
+  if (r->step_lo > r->step) r->step_lo = r->step;
+  if (r->step_hi < r->step) r->step_hi = r->step;
+  const struct cs_plan *p = &s->plan;
+  const struct cs_workload *w = s->in.workload;
+  r->gpus = cs_plan_gpus(p);
+  r->microbatches = s->m;
+  r->samples = p->gbs ? p->gbs : (double)p->mbs * p->dp;
+  r->tokens = cs_workload_is_transformer(w) ? r->samples * w->seq : 0;
+  cs_workload_step_flops(w, p, &r->model_flops, &r->hw_flops, NULL);
+  r->samples_per_s = r->samples / r->step;
+  r->tokens_per_s = r->tokens / r->step;
+  r->tflops_per_gpu = r->model_flops / r->step / (double)r->gpus / 1e12;
+  r->hw_tflops_per_gpu = r->hw_flops / r->step / (double)r->gpus / 1e12;
+  r->mfu = r->model_flops / r->step / (double)r->gpus / s->in.compute->peak;
+  r->comm_bytes = s->comm_bytes[crit];
+}
+
+enum cs_status cs_sim_predict(const struct cs_sim_inputs *in, struct cs_sim_result *r,
+                              struct cs_error *err) {
+  struct cs_sim *s = NULL;
+  enum cs_status st = cs_sim_alloc(in, &s, err);
+  if (st != CS_OK) return st;
+  cs_sim_run(s, r);
+  cs_sim_free(s);
+  return CS_OK;
+}
+
+enum cs_status cs_sim_single_gpu(const struct cs_workload *w, const struct cs_plan *p,
+                                 const struct cs_compute *c, double *samples_per_s,
+                                 struct cs_error *err) {
+  struct cs_plan one = *p;
+  long m = cs_plan_microbatches(p);
+  one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
+  one.sp = 0;
+  one.zero = 0;
+  one.gbs = (int)(one.mbs * m);
+  struct cs_layer_time sum;
+  enum cs_status st = cs_compute_microbatch(c, w, &one, -1, NULL, &sum, err);
+  if (st != CS_OK) return st;
+  double params = cs_workload_params(w);
+  double t = (double)m * (sum.fwd + sum.bwd + sum.recompute) + optimizer_time(c, &one, params, 0);
+  *samples_per_s = (double)one.gbs / t;
+  return CS_OK;
+}
+
+int cs_sim_collectives(const struct cs_sim *s, struct cs_sim_coll_info *info, int max) {
+  int n = 0;
+  for (int i = 0; i < s->ncache && n < max; i++) {
+    const struct centry *e = &s->cache[i];
+    if (e->calls == 0) continue;
+    const struct sgroup *g = &s->grp[e->group];
+    info[n++] = (struct cs_sim_coll_info){e->group, e->coll, e->phase, e->bytes, (int)e->calls,
+                                          g->q.ranks, g->q.nodes, g->q.gpus_per_node, e->algo,
+                                          e->proto, e->t[0], e->t[1], e->t[2]};
+  }
+  return n;
+}

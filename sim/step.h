@@ -1,0 +1,131 @@
+/* step.h — the step simulator: one training step of a workload under a parallel plan on a
+ * topology, every collective costed by a calibration at the shape of its own group.
+ *
+ * The step of one representative rank per pipeline stage is a set of streams with dependencies:
+ *
+ *  - compute: each layer's forward, backward and recomputation (compute.h);
+ *  - TP collectives (all-reduce, or all-gather/reduce-scatter under sequence parallelism), EP
+ *    all-to-alls and the vocabulary-parallel loss reductions sit on the critical path: they block
+ *    the compute stream (overlap_tp hides them behind the neighbouring GEMMs instead);
+ *  - CP ring-attention exchanges overlap the layer's attention kernels; what is left is exposed;
+ *  - ZeRO-3: each layer's weights are all-gathered in forward and again in backward on the
+ *    data-parallel stream, issued when the previous layer starts (prefetch one ahead, when
+ *    overlap_param); gradients are reduce-scattered after each layer's backward;
+ *  - ZeRO-0/1/2: gradients fill buckets (plan.bucket, 25 MiB by default) in the order backward
+ *    produces them during the last micro-batch of each model chunk; a full bucket is all-reduced
+ *    (ZeRO-0) or reduce-scattered (ZeRO-1/2) on the data-parallel stream as soon as the stream is
+ *    free, overlapping the rest of backward (with overlap_grad; otherwise after it). Many small
+ *    buckets pay many latencies, one huge bucket cannot overlap: both effects come out of the
+ *    queue. ZeRO-1/2 then all-gather the updated weights (hidden behind the next step's first
+ *    forward with overlap_param);
+ *  - PP: the 1F1B or interleaved schedule of pipeline.h with one point-to-point transfer of the
+ *    chunk's output between neighbouring stages; tied embeddings are all-reduced between the first
+ *    and last stage after the flush;
+ *  - optimizer: Adam over the parameters this GPU owns after ZeRO sharding, memory-bound.
+ *
+ * Compute that runs while a data-parallel collective is in flight is slowed by `interference`
+ * (1 = none) in proportion to the overlap.
+ *
+ * Collectives: the group of each kind (TP, CP, EP, DP, EDP, PP, EMBED) is placed on the topology
+ * with cs_topo_map in Megatron-LM's rank order (tp, cp, ep, dp, pp), with all sibling groups of
+ * the kind communicating at once (they share NICs); the topology's link rates for that group are
+ * written into a copy of the calibration's model (cs_topo_model_apply: the network bandwidth the
+ * group is left always; the NVLink/PCIe bandwidth only where the calibration did not fit it) and
+ * cs_cal_predict gives the time and its ~95% band. The whole schedule is run three times: with
+ * every collective at its predicted time, at its low and at its high bound.
+ *
+ * Cost: cs_sim_alloc does the per-plan work (layer costs, one prediction per distinct collective);
+ * cs_sim_run replays the schedule in O(pp * vpp * m + layers) with no allocation: microseconds,
+ * independent of the number of data-parallel replicas and so of the node count.
+ */
+#ifndef CS_SIM_STEP_H
+#define CS_SIM_STEP_H
+
+#include "cal.h"
+#include "compute.h"
+#include "plan.h"
+#include "status.h"
+#include "topology.h"
+#include "workload.h"
+
+#define CS_SIM_DEFAULT_INTERFERENCE 1.05
+
+/* What one simulation needs; every pointer is borrowed and must outlive the struct cs_sim. */
+struct cs_sim_inputs {
+  const struct cs_workload *workload;
+  const struct cs_plan *plan;        /* must pass cs_plan_check for the workload */
+  const struct cs_compute *compute;  /* the GPU at the plan's precision (maybe calibrated) */
+  const struct cs_topology *topology;
+  const struct cs_cal *cal;          /* collective model and its uncertainty */
+  double interference;               /* >= 1: compute slowdown under overlapped collectives */
+};
+
+/* Where the time of the step goes, on the pipeline stage that finishes last (seconds). The parts
+ * add up to step: compute + tp + cp + ep + dp + pp + bubble + optimizer. */
+struct cs_sim_breakdown {
+  double compute;   /* kernels, including recomputation and interference */
+  double tp, cp, ep;/* exposed tensor-, context- and expert-parallel collectives */
+  double dp;        /* exposed data-parallel traffic: gradient tail, ZeRO waits, weight gathers,
+                       tied-embedding reduction */
+  double pp;        /* waiting for point-to-point transfers between stages */
+  double bubble;    /* pipeline idle time that the schedule leaves with free transfers */
+  double optimizer;
+};
+
+struct cs_sim_result {
+  double step, step_lo, step_hi;   /* s; lo/hi: every collective at its band's bounds */
+  struct cs_sim_breakdown part;    /* of the predicted step */
+  int stage;                       /* the critical pipeline stage */
+  long gpus, microbatches;
+  double samples;                  /* per step (the global batch) */
+  double tokens;                   /* per step; 0 when the workload has no sequence */
+  double model_flops, hw_flops;    /* per step, all GPUs */
+  double samples_per_s, tokens_per_s;
+  double tflops_per_gpu;           /* model FLOP/s per GPU / 1e12 */
+  double hw_tflops_per_gpu;        /* including recomputation */
+  double mfu;                      /* model FLOP/s per GPU / peak */
+  double comm_bytes;               /* bytes one GPU sends into collectives per step (nccl-tests
+                                      sizes times the bus factor) */
+};
+
+struct cs_sim;
+
+/* Prepares the step of in: checks the plan against the workload (cs_plan_check), maps every
+ * group on the topology, costs every distinct collective and every layer. in is copied; what it
+ * points to is borrowed. Errors: CS_ERR_USAGE (plan, interference < 1), CS_ERR_RANGE (the plan
+ * needs more nodes than the topology has), CS_ERR_UNSUPPORTED (a group leaves a node that has no
+ * network), CS_ERR_NOMEM. On failure *out is NULL. Free with cs_sim_free (NULL is harmless). */
+enum cs_status cs_sim_alloc(const struct cs_sim_inputs *in, struct cs_sim **out,
+                            struct cs_error *err);
+void cs_sim_free(struct cs_sim *s);
+
+/* Runs the prepared step (three times, for the band, and once more with free transfers to split
+ * the pipeline's idle time into bubble and transfer waits) and fills *r. Never fails. */
+void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r);
+
+/* cs_sim_alloc + cs_sim_run + cs_sim_free. */
+enum cs_status cs_sim_predict(const struct cs_sim_inputs *in, struct cs_sim_result *r,
+                              struct cs_error *err);
+
+/* The single-GPU reference of DLPerf's speedup: the same workload, micro-batch and number of
+ * micro-batches per step on one GPU holding the whole model, compute and optimizer only (memory
+ * is not checked: the reference may be hypothetical). *samples_per_s receives its throughput;
+ * speedup(n) = samples_per_s(n) / this, scaling efficiency = speedup / n. */
+enum cs_status cs_sim_single_gpu(const struct cs_workload *w, const struct cs_plan *p,
+                                 const struct cs_compute *c, double *samples_per_s,
+                                 struct cs_error *err);
+
+/* One line per collective kind for --explain: fills at most max entries, returns how many. */
+struct cs_sim_coll_info {
+  int group;        /* enum cs_group */
+  int coll;         /* enum cs_coll */
+  int phase;        /* enum cs_phase */
+  double bytes;     /* one call's nccl-tests size */
+  int calls;        /* per step on the critical stage */
+  int ranks, nodes, gpus_per_node;
+  int algo, proto;  /* the model's choice */
+  double time, lo, hi; /* s, one call */
+};
+int cs_sim_collectives(const struct cs_sim *s, struct cs_sim_coll_info *info, int max);
+
+#endif

@@ -8,6 +8,7 @@
 #include "cal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +65,36 @@ static double log_gradient(struct cs_model *m, const struct cs_coll_query *q, in
   return ok && up.time > 0 && dn.time > 0 ? (log(up.time) - log(dn.time)) / (2 * GRAD_STEP) : 0;
 }
 
+/* Whether parameter i can move the prediction of q at all: parameters of other collectives, of
+ * algorithms that cannot run q, of tiers q does not cross and forcing costs of unforced queries
+ * have an exactly zero gradient, so the band skips them (a large saving: most of the table). */
+static int relevant(int i, const struct cs_model *m, const struct cs_coll_query *q) {
+  char name[64];
+  cs_model_param_name(i, name, sizeof name);
+  const char *dot = strchr(name, '.');
+  const char *rest = dot ? dot + 1 : "";
+  switch (cs_model_param_kind(i)) {
+  case CS_PK_BW:
+  case CS_PK_HOP:
+    if (strncmp(rest, "net", 3) == 0) return q->nodes > 1;
+    return strncmp(rest, m->intra == CS_TIER_PCIE ? "pcie" : "nvlink", m->intra == CS_TIER_PCIE ? 4 : 6) == 0;
+  case CS_PK_BASE:
+  case CS_PK_EFF:
+  case CS_PK_PIPE:
+  case CS_PK_WIN: {
+    char algo[16];
+    size_t k = strcspn(rest, ".");
+    snprintf(algo, sizeof algo, "%.*s", (int)(k < 15 ? k : 15), rest);
+    enum cs_algo a;
+    return cs_algo_parse(algo, &a) == 0 && a != CS_ALGO_AUTO && cs_coll_algo_valid(q->coll, a);
+  }
+  case CS_PK_COLL_LAT:
+  case CS_PK_COLL_BW: return strcmp(rest, cs_coll_name(q->coll)) == 0;
+  case CS_PK_FORCE: return q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
+  }
+  return 1;
+}
+
 static double log_variance(const struct cs_cal *cal, const struct cs_model *base,
                            const struct cs_coll_query *q) {
   struct cs_model m = *base;
@@ -71,13 +102,14 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
   /* fitted parameters: full covariance */
   if (cal->n_fit > 0 && cal->cov != NULL) {
     double g[CS_MODEL_NPARAMS];
-    for (int k = 0; k < cal->n_fit; k++) g[k] = log_gradient(&m, q, cal->fit_index[k]);
+    for (int k = 0; k < cal->n_fit; k++)
+      g[k] = relevant(cal->fit_index[k], &m, q) ? log_gradient(&m, q, cal->fit_index[k]) : 0.0;
     for (int i = 0; i < cal->n_fit; i++)
       for (int j = 0; j < cal->n_fit; j++) var += g[i] * cal->cov[i * cal->n_fit + j] * g[j];
   }
   /* defaults no measurement determined: their prior spread, independently */
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
-    if (cal->source[i] != CS_SRC_DEFAULT) continue;
+    if (cal->source[i] != CS_SRC_DEFAULT || !relevant(i, &m, q)) continue;
     double g = log_gradient(&m, q, i);
     if (g != 0.0) {
       double sd = cs_model_param_prior_sd(i);

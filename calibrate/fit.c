@@ -260,13 +260,15 @@ static void list_configs(const struct cs_meas_set *meas, char *buf, size_t len) 
   }
 }
 
-static void rel_errors(const struct problem *pb, double *med, double *p90, double *max, int *outl,
-                       double scale) {
+/* Relative-error statistics of the fit over the points not held out. Returns -1 when out of
+ * memory (the statistics are then NaN and must not be written). */
+static int rel_errors(const struct problem *pb, double *med, double *p90, double *max, int *outl,
+                      double scale) {
   double *e = malloc((pb->n ? pb->n : 1) * sizeof *e);
   size_t m = 0;
   int out = 0;
   *med = *p90 = *max = NAN;
-  if (e == NULL) return;
+  if (e == NULL) return -1;
   for (size_t i = 0; i < pb->n; i++) {
     if (pb->pts[i].held_out) continue;
     double lr = log_resid(&pb->model, &pb->pts[i]);
@@ -281,6 +283,7 @@ static void rel_errors(const struct problem *pb, double *med, double *p90, doubl
   }
   *outl = out;
   free(e);
+  return 0;
 }
 
 /* AIC of the current fit from the unweighted log residuals. */
@@ -507,12 +510,13 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     q->converged = 1;
     q->noise_rel = best_cov_scale;
     q->net_determined = net_determined;
-    rel_errors(&best, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err, &q->outliers,
-               best_cov_scale);
+    if (rel_errors(&best, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err, &q->outliers,
+                   best_cov_scale) != 0)
+      status = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
     if (!net_determined)
       note(res, "network latency form not determined: the data spans one node count (%d)",
            max_nodes);
-    if (o.cross_validate) status = cross_validate(&best, &o, &best.model, ngroups, q, err);
+    if (status == CS_OK && o.cross_validate) status = cross_validate(&best, &o, &best.model, ngroups, q, err);
   }
   if (status == CS_OK && res) {
     res->n = best.n;
@@ -523,13 +527,17 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
       cs_fit_result_fini(res);
       status = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
     } else {
-      for (size_t i = 0; i < best.n; i++) {
-        struct cs_coll_pred pr;
+      for (size_t i = 0; i < best.n && status == CS_OK; i++) {
+        struct cs_coll_pred pr = {0};
         res->row[i] = best.pts[i].row;
-        res->pred_us[i] = cs_model_predict(&cal->model, &best.pts[i].q, &pr, NULL) == CS_OK
-                              ? pr.time * 1e6 : NAN;
+        /* the report never shows a NaN: a point the fitted model cannot price is an error */
+        if (cs_model_predict(&cal->model, &best.pts[i].q, &pr, NULL) != CS_OK || !isfinite(pr.time))
+          status = cs_error_set(err, CS_ERR_NUMERIC, "%s: the fitted model gives no finite time",
+                                meas->rows[best.pts[i].row].source);
+        res->pred_us[i] = pr.time * 1e6;
         res->weight[i] = best.pts[i].w;
       }
+      if (status != CS_OK) cs_fit_result_fini(res);
     }
   }
   if (status == CS_OK) {

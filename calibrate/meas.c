@@ -126,6 +126,13 @@ enum cs_status cs_meas_write_header(FILE *f, const struct cs_meas_set *meta_from
 }
 
 enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *r, struct cs_error *err) {
+  /* no NaN or Inf ever reaches the file: such a row is refused, the file stays readable */
+  if (!isfinite(r->bytes) || !isfinite(r->time_us) || !isfinite(r->algbw_GBps) ||
+      !isfinite(r->busbw_GBps))
+    return cs_error_set(err, CS_ERR_NUMERIC,
+                        "%s: refusing to write a measurement that is not a finite number (%s, "
+                        "%.0f bytes, %g us)",
+                        r->source, cs_coll_name(r->coll), r->bytes, r->time_us);
   fprintf(f, "%s,%s,%s,", cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto));
   put_field(f, r->dtype);
   fprintf(f, ",%d,%d,%d,%.0f,%.6g,", r->ranks, r->nodes, r->gpus_per_node, r->bytes, r->time_us);
@@ -315,6 +322,7 @@ enum cs_status cs_meas_read_file(const char *path, struct cs_meas_set *set, stru
     copy_str(r.dtype, sizeof r.dtype, "float");
     int bad = -1;
     const char *what = "";
+    double bw;
 #define FIELD(c) (idx[c] >= 0 ? fields[idx[c]] : "")
     if (cs_coll_parse(FIELD(C_COLL), &r.coll) != 0) bad = C_COLL, what = "a collective name such as all_reduce";
     else if (cs_algo_parse(FIELD(C_ALGO), &r.algo) != 0) bad = C_ALGO, what = "an algorithm (ring, tree, hier, nvls, collnet, pat, p2p, auto)";
@@ -327,6 +335,10 @@ enum cs_status cs_meas_read_file(const char *path, struct cs_meas_set *set, stru
     else if (read_num(FIELD(C_TMIN), 1, &r.time_min_us) != 0) bad = C_TMIN, what = "a time in microseconds or nothing";
     else if (read_num(FIELD(C_TMAX), 1, &r.time_max_us) != 0) bad = C_TMAX, what = "a time in microseconds or nothing";
     else if (*FIELD(C_TRIALS) && read_int(FIELD(C_TRIALS), 0, 1 << 30, &r.trials) != 0) bad = C_TRIALS, what = "a trial count";
+    /* the bandwidths are derived again from bytes and time, but a file that holds impossible
+     * ones is damaged */
+    else if (read_num(FIELD(C_ALGBW), 1, &bw) != 0) bad = C_ALGBW, what = "a bandwidth in GB/s >= 0 or nothing";
+    else if (read_num(FIELD(C_BUSBW), 1, &bw) != 0) bad = C_BUSBW, what = "a bandwidth in GB/s >= 0 or nothing";
     else if (*FIELD(C_INPLACE) && read_int(FIELD(C_INPLACE), 0, 1, &r.in_place) != 0) bad = C_INPLACE, what = "0 or 1";
     else if (*FIELD(C_LAUNCH) && cs_meas_launch_parse(FIELD(C_LAUNCH), &r.launch) != 0) bad = C_LAUNCH, what = "process or thread";
     else if (r.ranks != r.nodes * r.gpus_per_node) bad = C_RANKS, what = "ranks = nodes x gpus_per_node";
@@ -344,7 +356,8 @@ enum cs_status cs_meas_read_file(const char *path, struct cs_meas_set *set, stru
     cs_meas_row_derive(&r);
     if ((st = cs_meas_set_push(set, &r, err)) != CS_OK) break;
   }
-  if (st == CS_OK && ferror(f))
+  /* getline() fails without setting the error flag when memory runs out */
+  if (st == CS_OK && (ferror(f) || !feof(f)))
     st = cs_error_set(err, CS_ERR_IO, "%s: read error: %s", path, strerror(errno));
   if (st == CS_OK && !have_header)
     st = cs_error_at(err, CS_ERR_PARSE, path, lineno + 1, 0, "expected the CSV header line \"%s\"",

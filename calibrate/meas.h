@@ -83,7 +83,8 @@ void cs_meas_row_derive(struct cs_meas_row *row);
 enum cs_status cs_meas_write_header(FILE *f, const struct cs_meas_set *meta_from,
                                     struct cs_error *err);
 
-/* Writes one row and flushes f. */
+/* Writes one row and flushes f. A row whose bytes, time or bandwidths are not finite is refused
+ * with CS_ERR_NUMERIC and nothing is written. */
 enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *row, struct cs_error *err);
 
 /* Writes the whole set to path through a temporary file renamed into place, so that a failure

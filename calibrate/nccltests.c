@@ -262,17 +262,20 @@ struct hostlist {
   size_t n, cap;
 };
 
-static void hostlist_add(struct hostlist *hl, const char *host) {
+/* Adds host unless present. Returns 0, or -1 when out of memory: the list splits debug prefixes
+ * glued to data rows, so reading on without it could misread rows. */
+static int hostlist_add(struct hostlist *hl, const char *host) {
   for (size_t i = 0; i < hl->n; i++)
-    if (strcmp(hl->h[i], host) == 0) return;
+    if (strcmp(hl->h[i], host) == 0) return 0;
   if (hl->n == hl->cap) {
     size_t nc = hl->cap ? hl->cap * 2 : 16;
     char(*p)[64] = realloc(hl->h, nc * sizeof *p);
-    if (p == NULL) return; /* only a hint for splitting debug prefixes */
+    if (p == NULL) return -1;
     hl->h = p;
     hl->cap = nc;
   }
   copy_str(hl->h[hl->n++], sizeof hl->h[0], host);
+  return 0;
 }
 
 /* Strips an mpirun --tag-output prefix "[J,R]<stdout>:" or an srun --label prefix "R: " from
@@ -588,7 +591,8 @@ static enum cs_status on_rank_line(struct text_parser *tp, const char *raw) {
   r->rank = rank;
   r->pid = pid;
   copy_str(r->host, sizeof r->host, host);
-  hostlist_add(&tp->hosts, host);
+  if (hostlist_add(&tp->hosts, host) != 0)
+    return cs_error_set(tp->err, CS_ERR_NOMEM, "out of memory reading %s", tp->path);
   tp->last_rank_line = tp->line;
   tp->resolved = 0;
 
@@ -962,7 +966,9 @@ static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set 
       st = on_data(tp, text);
     }
   }
-  if (st == CS_OK && ferror(f))
+  /* getline() fails without setting the error flag when memory runs out: not at the end is an
+   * error too, never a silently shortened log */
+  if (st == CS_OK && (ferror(f) || !feof(f)))
     st = cs_error_at(err, CS_ERR_IO, path, tp->line, 0, "read error: %s", strerror(errno));
   if (st == CS_OK) st = end_table(tp);
   if (st == CS_OK && tp->n_results == 0)
@@ -1283,7 +1289,7 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
     }
 
   double code;
-  if (jnum(jget(root, "nccl_version"), &code) == 0 && code > 0) {
+  if (jnum(jget(root, "nccl_version"), &code) == 0 && code > 0 && code < 1e9) {
     char v[32];
     nccl_version_string((long)code, v, sizeof v);
     if ((st = meta_add(set, "nccl", v, err)) != CS_OK) return st;
@@ -1296,9 +1302,10 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
     return jat(path, devices ? devices : config, root, err,
                "\"config\": {\"devices\": [...]} listing the processes");
   double nthreads = 1, ngpus = 1;
-  if (jnum(jget(config, "nthreads"), &nthreads) != 0 || nthreads < 1 ||
-      jnum(jget(config, "ngpus"), &ngpus) != 0 || ngpus < 1)
-    return jat(path, config, root, err, "\"nthreads\" and \"ngpus\" of at least 1 in \"config\"");
+  if (jnum(jget(config, "nthreads"), &nthreads) != 0 || nthreads < 1 || nthreads > 1024 ||
+      jnum(jget(config, "ngpus"), &ngpus) != 0 || ngpus < 1 || ngpus > 1024)
+    return jat(path, config, root, err,
+               "\"nthreads\" and \"ngpus\" from 1 to 1024 in \"config\"");
   int per_proc = (int)nthreads * (int)ngpus;
   int nodes = 0, per_host = -1;
   for (size_t i = 0; i < devices->n; i++) {
@@ -1323,6 +1330,8 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
     else if (count != per_host)
       return jat(path, &devices->kids[i], root, err, "the same number of processes on every host");
   }
+  if ((double)per_proc * (double)devices->n > (double)(1 << 24))
+    return jat(path, devices, root, err, "at most 2^24 ranks in \"devices\"");
   int ranks = per_proc * (int)devices->n;
 
   struct cs_meas_row row;
@@ -1510,8 +1519,11 @@ enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning 
       copy_str(tmp, sizeof tmp, text + 1);
       char *tok[32];
       int n = split_ws(tmp, tok, 32);
-      for (int i = 0; i + 1 < n; i++)
-        if (strcmp(tok[0], "Rank") == 0 && strcmp(tok[i], "on") == 0) hostlist_add(&hl, tok[i + 1]);
+      for (int i = 0; i + 1 < n && st == CS_OK; i++)
+        if (strcmp(tok[0], "Rank") == 0 && strcmp(tok[i], "on") == 0 &&
+            hostlist_add(&hl, tok[i + 1]) != 0)
+          st = cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
+      if (st != CS_OK) break;
     }
     if (info == NULL) continue;
     char *msg = trim(info);
@@ -1584,7 +1596,8 @@ enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning 
       t->present[c] = 1;
     }
   }
-  if (ferror(f)) st = cs_error_at(err, CS_ERR_IO, path, line, 0, "read error: %s", strerror(errno));
+  if (st == CS_OK && (ferror(f) || !feof(f)))
+    st = cs_error_at(err, CS_ERR_IO, path, line, 0, "read error: %s", strerror(errno));
   int any = 0;
   for (int c = 0; c < CS_COLL_COUNT; c++)
     any |= t->present[c];

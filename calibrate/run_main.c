@@ -5,7 +5,8 @@
  * backend is asked for), runs the harness (runner.h), and watches it: a watchdog thread ends the
  * process when a blocking step has made no progress for --timeout, naming its rank, its host and
  * the step, so that a dead or hung peer makes every other rank exit within a bounded time (mpirun
- * ends the rest of the job when one process exits with an error).
+ * ends the rest of the job when one process exits with an error). With --probes it then runs the
+ * compute probes (probe.h) under the same watchdog; --probes-only runs them alone.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
 #include "runner.h"
 
 #ifdef CS_HAVE_MPI
@@ -124,7 +126,8 @@ int main(int argc, char **argv) {
   pthread_t th;
   int have_wd = pthread_create(&th, NULL, wd_main, &wd) == 0;
 
-  st = cs_run(&o, &err);
+  st = o.probes_only ? CS_OK : cs_run(&o, &err);
+  if (st == CS_OK && o.probes) st = cs_probe_run(&o, nprocs, rank, &err);
 
   if (have_wd) {
     pthread_mutex_lock(&wd.mu);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "probe.h"
 #include "units.h"
 
 #ifdef CS_HAVE_MPI
@@ -70,7 +71,8 @@ int cs_dtype_parse(const char *name, enum cs_dtype *out) {
 enum opt_id {
   O_MINB, O_MAXB, O_FACTOR, O_SIZES, O_ITERS, O_WARMUP, O_DTYPE, O_COLLS, O_BACKEND, O_OUT,
   O_RESUME, O_OVERWRITE, O_NODES, O_GPN, O_MINRANKS, O_ALGOS, O_TRIALS, O_TOL, O_TRIALTIME,
-  O_NGPUS, O_NODEID, O_TIMEOUT, O_INPLACE, O_TIMER, O_CHECK, O_DRYRUN, O_QUIET, O_HELP, O_COUNT
+  O_NGPUS, O_NODEID, O_TIMEOUT, O_INPLACE, O_TIMER, O_CHECK, O_DRYRUN, O_QUIET, O_PROBES,
+  O_PROBES_ONLY, O_PROBE_OUT, O_PROBE_DTYPES, O_HELP, O_COUNT
 };
 
 static const struct run_opt {
@@ -111,6 +113,11 @@ static const struct run_opt {
     {O_CHECK, "check", 0, NULL, "check set-up: ranks, nodes, one verified all_reduce; then stop"},
     {O_DRYRUN, "dry-run", 0, NULL, "print the plan and the points --resume would skip; measure nothing"},
     {O_QUIET, "quiet", 'q', NULL, "no table on stdout"},
+    {O_PROBES, "probes", 0, "LIST",
+     "compute probes after the collectives: gemm,membw,interference or all (GPU)"},
+    {O_PROBES_ONLY, "probes-only", 0, NULL, "run the probes (all unless --probes) and no collectives"},
+    {O_PROBE_OUT, "probe-output", 0, "FILE", "append probe rows to this CSV [probes.csv]"},
+    {O_PROBE_DTYPES, "probe-dtypes", 0, "LIST", "GEMM precisions: bf16,fp16,tf32,fp32,fp8 [all]"},
     {O_HELP, "help", 'h', NULL, "this help"},
 };
 #define NRUN_OPTS (sizeof run_opts / sizeof run_opts[0])
@@ -158,6 +165,8 @@ void cs_run_opts_init(struct cs_run_opts *o) {
   o->colls[CS_COLL_SEND_RECV] = 1;
   o->min_ranks = 2;
   o->timeout_s = 60.0;
+  o->probe_dtypes = CS_PROBE_ALL_DTYPES;
+  o->probe_out = "probes.csv";
 }
 
 void cs_run_opts_fini(struct cs_run_opts *o) {
@@ -289,7 +298,13 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
   o->node_id = val[O_NODEID];
   if (o->resume && o->overwrite)
     return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite exclude each other");
-  if ((o->resume || o->overwrite) && o->out_path == NULL)
+  o->probes_only = val[O_PROBES_ONLY] != NULL;
+  if (val[O_PROBES] && (st = cs_probe_parse_kinds(val[O_PROBES], &o->probes, err))) return st;
+  if (o->probes_only && !val[O_PROBES]) o->probes = CS_PROBE_ALL_KINDS;
+  if (val[O_PROBE_OUT]) o->probe_out = val[O_PROBE_OUT];
+  if (val[O_PROBE_DTYPES] && (st = cs_probe_parse_dtypes(val[O_PROBE_DTYPES], &o->probe_dtypes, err)))
+    return st;
+  if ((o->resume || o->overwrite) && o->out_path == NULL && !o->probes)
     return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite need -o FILE");
 
   if (val[O_ITERS]) {

@@ -111,6 +111,11 @@ struct cs_run_opts {
   FILE *log;                /* where rank 0 prints progress and notes (NULL: nowhere) */
   int log_is_tty;           /* print a progress line with ETA on log */
   const char *cmdline;      /* recorded in the CSV provenance; may be NULL */
+  /* compute probes (probe.h): CS_PROBE_BIT(kind) set for each kind to run, 0 = none */
+  unsigned probes;
+  unsigned probe_dtypes;    /* CS_PROBE_BIT(dtype) for each GEMM precision (default: all) */
+  int probes_only;          /* run the probes and measure no collectives */
+  const char *probe_out;    /* the probe CSV [probes.csv] */
 };
 
 /* Sets the defaults: all_reduce, all_gather, reduce_scatter, all_to_all and send_recv; -b 8 -e 1G

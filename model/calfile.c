@@ -670,7 +670,7 @@ static enum cs_status read_system(struct rd *r, int map) {
       st = read_name(r, item, "system.algorithms", names, CS_ALGO_COUNT, &x);
       if (st == CS_OK && (bits & (1u << x)))
         st = bad(r, item, "system.algorithms: \"%s\" is listed twice", names[x]);
-      bits |= 1u << x;
+      if (st == CS_OK) bits |= 1u << x; /* x is not set when the name was refused */
     }
     if (st == CS_OK) m->algo_enabled = bits;
   }

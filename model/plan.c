@@ -62,20 +62,26 @@ const struct cs_cfg_field *cs_plan_fields(size_t *n) {
   return fields;
 }
 
-void cs_plan_init(struct cs_plan *p) {
+/* The defaults are constant text checked by the tests, so applying them fails only when memory
+ * runs out; the group sizes, which divide, are 1 even then. */
+static enum cs_status plan_defaults(struct cs_plan *p, struct cs_error *err) {
   memset(p, 0, sizeof *p);
-  /* the defaults are constant text checked by the tests: this cannot fail */
-  cs_cfg_defaults(fields, NFIELDS, p, NULL);
+  p->dp = p->tp = p->pp = p->vpp = p->cp = p->ep = p->mbs = 1;
+  return cs_cfg_defaults(fields, NFIELDS, p, err);
+}
+
+void cs_plan_init(struct cs_plan *p) {
+  (void)plan_defaults(p, NULL);
 }
 
 enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_error *err) {
-  cs_plan_init(p);
+  enum cs_status st = plan_defaults(p, err);
+  if (st != CS_OK) return st;
   if (text == NULL) return CS_OK;
   size_t len = strlen(text);
   char *buf = malloc(len + 1);
   if (buf == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory parsing a plan");
   memcpy(buf, text, len + 1);
-  enum cs_status st = CS_OK;
   int item = 0;
   char *s = buf;
   while (st == CS_OK) {
@@ -100,7 +106,8 @@ enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_erro
       }
       struct cs_error e2 = {0};
       if (cs_cfg_assign(fields, NFIELDS, p, s, &e2) != CS_OK)
-        st = cs_error_set(err, CS_ERR_USAGE, "plan item %d \"%s\": %s", item, s, e2.msg);
+        st = cs_error_set(err, e2.status == CS_ERR_NOMEM ? CS_ERR_NOMEM : CS_ERR_USAGE,
+                          "plan item %d \"%s\": %s", item, s, e2.msg);
     }
     if (comma == NULL) break;
     s = comma + 1;
@@ -144,8 +151,7 @@ const char *cs_precision_name(int prec) {
 }
 
 void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
-  struct cs_plan d;
-  cs_plan_init(&d);
+  /* items at their defaults are left out (plan.h lists them; no table lookup, which could fail) */
   int n = snprintf(buf, len, "dp=%d,tp=%d,pp=%d", p->dp, p->tp, p->pp);
   size_t used = n > 0 ? (size_t)n : 0;
 #define ADD(...)                                                                                \
@@ -160,9 +166,9 @@ void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
   if (p->ep != 1) ADD(",ep=%d", p->ep);
   if (p->zero != 0) ADD(",zero=%d", p->zero);
   ADD(",mbs=%d,gbs=%ld", p->mbs, p->gbs ? (long)p->gbs : (long)p->mbs * p->dp);
-  if (p->recompute != d.recompute) ADD(",recompute=%s", cs_recompute_name(p->recompute));
+  if (p->recompute != CS_RECOMPUTE_NONE) ADD(",recompute=%s", cs_recompute_name(p->recompute));
   if (p->sp) ADD(",sp=true");
-  if (p->precision != d.precision) ADD(",precision=%s", cs_precision_name(p->precision));
+  if (p->precision != CS_PREC_BF16) ADD(",precision=%s", cs_precision_name(p->precision));
 #undef ADD
 }
 

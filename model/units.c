@@ -51,6 +51,28 @@ static const struct unit *table_for(enum cs_unit_kind kind) {
   return time_units;
 }
 
+/* The largest value of each kind that any real system has, with a wide margin: above it a
+ * number is a typo or hostile, and later arithmetic (times x ranks x steps) would overflow. */
+static double ceiling(enum cs_unit_kind kind) {
+  switch (kind) {
+  case CS_UNIT_TIME: return 1e6;        /* s: 11.6 days */
+  case CS_UNIT_BANDWIDTH: return 1e15;  /* bytes/s: 1 PB/s */
+  case CS_UNIT_BYTES: return 0x1p60;    /* 1 EiB */
+  case CS_UNIT_FLOPS: return 1e21;      /* 1 ZFLOP/s */
+  }
+  return 0;
+}
+
+static const char *ceiling_text(enum cs_unit_kind kind) {
+  switch (kind) {
+  case CS_UNIT_TIME: return "time of at most 1000000s";
+  case CS_UNIT_BANDWIDTH: return "bandwidth of at most 1000TBps";
+  case CS_UNIT_BYTES: return "size of at most 1048576TiB";
+  case CS_UNIT_FLOPS: return "rate of at most 1000000PFLOPS";
+  }
+  return "";
+}
+
 /* Reads a finite non-negative decimal number at the start of text; *end points past it. */
 static int read_number(const char *text, double *v, const char **end) {
   if (text == NULL) return 0;
@@ -88,6 +110,9 @@ enum cs_status cs_units_parse_quantity(const char *text, enum cs_unit_kind kind,
       double x = v * u->factor;
       if (!isfinite(x))
         return cs_error_set(err, CS_ERR_RANGE, "value \"%s\" is too large", text);
+      if (x > ceiling(kind))
+        return cs_error_set(err, CS_ERR_RANGE, "\"%s\" is beyond any real system (expected a %s)",
+                            text, ceiling_text(kind));
       *si = x;
       return CS_OK;
     }

@@ -22,7 +22,9 @@ enum cs_unit_kind {
 
 /* Parses a quantity such as "400Gbps", "1.2us" or "80GiB" into SI units. A bare number, an unknown
  * unit, a negative, non-finite or trailing-garbage value is CS_ERR_PARSE with a message saying
- * what was expected (the caller adds the location). */
+ * what was expected (the caller adds the location). A value beyond any real system is CS_ERR_RANGE:
+ * a time over 10^6 s, a bandwidth over 10^15 bytes/s (1000TBps), a size over 2^60 bytes or a
+ * compute rate over 10^21 FLOP/s. */
 enum cs_status cs_units_parse_quantity(const char *text, enum cs_unit_kind kind, double *si,
                                        struct cs_error *err);
 

@@ -447,10 +447,12 @@ static void layer_cost(const struct cs_workload *w, const struct cs_plan *p, siz
   }
 }
 
-/* The plan under which a layer's figures are its architecture-level ones: one sample, one GPU. */
-static void unit_plan(struct cs_plan *u, int recompute) {
-  cs_plan_init(u);
+/* The plan under which a layer's figures are its architecture-level ones: one sample, one GPU.
+ * Fails only when out of memory. */
+static enum cs_status unit_plan(struct cs_plan *u, int recompute, struct cs_error *err) {
+  enum cs_status st = cs_plan_parse(NULL, u, err);
   u->recompute = recompute;
+  return st;
 }
 
 enum cs_status cs_workload_layer_cost(const struct cs_workload *w, const struct cs_plan *p,
@@ -470,7 +472,8 @@ enum cs_status cs_workload_step_flops(const struct cs_workload *w, const struct 
   enum cs_status st = cs_plan_check(p, w, err);
   if (st != CS_OK) return st;
   struct cs_plan u;
-  unit_plan(&u, p->recompute);
+  st = unit_plan(&u, p->recompute, err);
+  if (st != CS_OK) return st;
   double samples = p->gbs ? p->gbs : (double)p->mbs * p->dp;
   double model = 0, hw = 0;
   struct cs_layer_cost c;
@@ -567,7 +570,8 @@ static enum cs_status expand_transformer(struct cs_workload *w, struct cs_error 
   w->layer = L;
   w->nlayer = n;
   struct cs_plan u;
-  unit_plan(&u, CS_RECOMPUTE_NONE);
+  enum cs_status st = unit_plan(&u, CS_RECOMPUTE_NONE, err);
+  if (st != CS_OK) return st;
   struct cs_layer_cost c;
   for (size_t i = 0; i < n; i++) {
     layer_cost(w, &u, i, &c);

@@ -437,8 +437,9 @@ enum cs_status cs_cfg_assign(const struct cs_cfg_field *f, size_t n, void *obj,
   for (size_t i = 0; i < n; i++)
     if (strlen(f[i].key) == kl && strncmp(f[i].key, assignment, kl) == 0) {
       enum cs_status st = cs_cfg_set_text(&f[i], obj, eq + 1, err);
-      if (st != CS_OK && err) err->status = CS_ERR_USAGE;
-      return st == CS_OK ? CS_OK : CS_ERR_USAGE;
+      if (st == CS_OK || st == CS_ERR_NOMEM) return st; /* out of memory is no usage error */
+      if (err) err->status = CS_ERR_USAGE;
+      return CS_ERR_USAGE;
     }
   return cs_error_set(err, CS_ERR_USAGE, "unknown key \"%.*s\" (see --help-config)", (int)kl,
                       assignment);
@@ -467,7 +468,17 @@ void cs_cfg_dump(FILE *out, const struct cs_cfg_field *f, size_t n, const void *
       fprintf(out, "%s\n", buf);
       break;
     case CS_CFG_BOOL: fprintf(out, "%s\n", *(const int *)p ? "true" : "false"); break;
-    case CS_CFG_STRING: fprintf(out, "\"%s\"\n", (const char *)p); break;
+    case CS_CFG_STRING: {
+      /* quotes, backslashes and control characters escaped, so the dump always reads back */
+      fputc('"', out);
+      for (const unsigned char *c = p; *c; c++) {
+        if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
+        else if (*c < 0x20 || *c == 0x7f) fprintf(out, "\\x%02X", *c);
+        else fputc(*c, out);
+      }
+      fputs("\"\n", out);
+      break;
+    }
     case CS_CFG_ENUM: {
       int v = *(const int *)p;
       fprintf(out, "%s\n", v >= 0 && f[i].names ? f[i].names[v] : "?");

@@ -103,7 +103,8 @@ enum cs_status cs_cfg_set_text(const struct cs_cfg_field *f, void *obj, const ch
 enum cs_status cs_cfg_read(const struct cs_yaml *doc, int map, const struct cs_cfg_field *f,
                            size_t n, void *obj, const char *const *extra, struct cs_error *err);
 
-/* Applies "key=value" to obj (for --set). Unknown key or bad value: CS_ERR_USAGE. */
+/* Applies "key=value" to obj (for --set). Unknown key or bad value: CS_ERR_USAGE; CS_ERR_NOMEM
+ * when memory runs out. */
 enum cs_status cs_cfg_assign(const struct cs_cfg_field *f, size_t n, void *obj,
                              const char *assignment, struct cs_error *err);
 

@@ -170,6 +170,56 @@ enum cs_status cs_plot_add_times(struct cs_plot *p, enum cs_plot_kind kind, cons
   return CS_OK;
 }
 
+enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const char *title,
+                              int group, size_t n, const double *x, const double *y,
+                              const double *lo, const double *hi, struct cs_error *err) {
+  if (p == NULL || n == 0 || x == NULL || y == NULL)
+    return cs_error_set(err, CS_ERR_USAGE, "plot series \"%s\" has no points", title ? title : "");
+  if ((int)kind < 0 || kind >= CS_PLOT_KIND_COUNT || group < 0 || (!p->xy && p->n > 0))
+    return cs_error_set(err, CS_ERR_USAGE, "plot series \"%s\": bad kind or group, or mixed with "
+                        "bus-bandwidth series", title ? title : "");
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 8;
+    struct cs_plot_series *s = realloc(p->series, cap * sizeof *s);
+    if (s == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    p->series = s;
+    p->cap = cap;
+  }
+  double *block = malloc(7 * n * sizeof *block);
+  if (block == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    double a = lo && hi ? lo[i] : y[i], b = lo && hi ? hi[i] : y[i];
+    if (!isfinite(x[i]) || !isfinite(y[i]) || !isfinite(a) || !isfinite(b)) continue;
+    block[m] = x[i];
+    block[n + m] = y[i];
+    block[2 * n + m] = fmin(a, y[i]);
+    block[3 * n + m] = fmax(b, y[i]);
+    m++;
+  }
+  if (m == 0) {
+    free(block);
+    return cs_error_set(err, CS_ERR_RANGE, "plot series \"%s\": no finite point",
+                        title ? title : "");
+  }
+  struct cs_plot_series *s = &p->series[p->n];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  snprintf(s->title, sizeof s->title, "%s", title ? title : "");
+  s->group = group;
+  s->n = m;
+  s->bytes = block;
+  s->busbw = block + n;
+  s->busbw_lo = block + 2 * n;
+  s->busbw_hi = block + 3 * n;
+  s->time = block + 4 * n;
+  s->time_lo = block + 5 * n;
+  s->time_hi = block + 6 * n;
+  p->xy = 1;
+  p->n++;
+  return CS_OK;
+}
+
 /* ---- files -------------------------------------------------------------------------------------
  */
 
@@ -231,7 +281,28 @@ static enum cs_status close_rename(FILE *f, const char *tmp, const char *path,
   return CS_OK;
 }
 
+static void write_dat_xy(FILE *f, const struct cs_plot *p, const size_t *order) {
+  fprintf(f, "# commscale %s plot %s%s%s\n", CS_VERSION, p->name, p->title[0] ? ": " : "",
+          p->title);
+  fprintf(f, "# %zu series, one gnuplot index block each (blocks separated by two blank lines)\n",
+          p->n);
+  fprintf(f, "#%15s %14s %14s %14s\n# x: %s; y: %s\n", "x", "y", "y_lo", "y_hi", p->xlabel,
+          p->ylabel);
+  for (size_t k = 0; k < p->n; k++) {
+    const struct cs_plot_series *s = &p->series[order[k]];
+    if (k > 0) fputs("\n\n", f);
+    fprintf(f, "# index %zu: %s, group %d: %s\n", k, kind_name(s->kind), s->group, s->title);
+    for (size_t i = 0; i < s->n; i++)
+      fprintf(f, " %15.8g %14.8g %14.8g %14.8g\n", s->bytes[i], s->busbw[i], s->busbw_lo[i],
+              s->busbw_hi[i]);
+  }
+}
+
 static void write_dat(FILE *f, const struct cs_plot *p, const size_t *order) {
+  if (p->xy) {
+    write_dat_xy(f, p, order);
+    return;
+  }
   fprintf(f, "# commscale %s plot %s%s%s\n", CS_VERSION, p->name, p->title[0] ? ": " : "",
           p->title);
   fprintf(f,
@@ -303,6 +374,13 @@ static void write_gp(FILE *f, const struct cs_plot *p, const size_t *order, cons
   fputs("\ncs_title = ", f);
   gp_string(f, p->title);
   fprintf(f, "\ncs_ylog = %d\n", p->ylog ? 1 : 0);
+  if (p->xy) {
+    fputs("cs_xlabel = ", f);
+    gp_string(f, p->xlabel);
+    fputs("\ncs_ylabel = ", f);
+    gp_string(f, p->ylabel);
+    fprintf(f, "\ncs_xlog = %d\n", p->xlog ? 1 : 0);
+  }
   fprintf(f, "# index blocks of cs_data by kind (0-based, empty when last < first)\n");
   fprintf(f, "cs_pred_first = %ld; cs_pred_last = %ld\n", first[CS_PLOT_PREDICTED],
           last[CS_PLOT_PREDICTED]);

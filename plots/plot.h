@@ -54,6 +54,10 @@ struct cs_plot {
   char name[32];   /* template: plots/<name>.gp */
   char title[256]; /* figure title; "" for none */
   int ylog;        /* 0 (cs_plot_alloc's default): linear value axis from 0; 1: logarithmic */
+  /* x-y figures (cs_plot_add_xy; sweep and sizing templates): */
+  int xy;          /* set by cs_plot_add_xy: the .dat holds x, y, y_lo, y_hi as given */
+  int xlog;        /* 1: logarithmic x axis */
+  char xlabel[64], ylabel[64]; /* axis titles with units */
   struct cs_plot_series *series;
   size_t n, cap;
 };
@@ -90,6 +94,15 @@ enum cs_status cs_plot_add_times(struct cs_plot *p, enum cs_plot_kind kind, cons
                                  int group, enum cs_coll c, int ranks, size_t n,
                                  const double *bytes, const double *time, const double *time_lo,
                                  const double *time_hi, struct cs_error *err);
+
+/* Appends an x-y series (for figures other than bus bandwidth: throughput against network speed
+ * or node count): n points x[i], y[i] with an optional band lo/hi (both or neither NULL), kept in
+ * the given order; non-finite points are left out. The .dat of such a figure has the columns x,
+ * y, y_lo, y_hi as given, and its .gp also sets cs_xlabel, cs_ylabel and cs_xlog. A figure holds
+ * either x-y or bus-bandwidth series (CS_ERR_USAGE when mixed). Errors as cs_plot_add_times. */
+enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const char *title,
+                              int group, size_t n, const double *x, const double *y,
+                              const double *lo, const double *hi, struct cs_error *err);
 
 /* Writes the data file (format above) to path. CS_ERR_USAGE when p has no series, CS_ERR_IO when
  * the file cannot be written (the message names it). */

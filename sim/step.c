@@ -39,7 +39,83 @@ struct sgroup {
   int exists;
   struct cs_cal cal; /* shallow copy of the calibration with this group's links */
   struct cs_coll_query q;
+  unsigned what;     /* what cs_topo_model_apply wrote */
 };
+
+/* ---- the shared collective-cost cache ----------------------------------------------------- */
+
+/* Everything a cached prediction depends on besides the calibration: the parameters
+ * cs_topo_model_apply may change, the sources it marks, the shape, the collective and the size.
+ * Zeroed before filling, so that padding compares equal. */
+struct ckey {
+  double bw[CS_TIER_COUNT];
+  double hop[CS_PROTO_COUNT];
+  double bytes;
+  unsigned algo_enabled, what;
+  int intra, coll, ranks, nodes, gpn;
+};
+
+struct cslot {
+  struct ckey k;
+  double t[NLEV];
+  int algo, proto, used;
+};
+
+struct cs_sim_cache {
+  const struct cs_cal *cal;
+  struct cslot *slot;
+  size_t cap, n; /* cap a power of two */
+  long hits, misses;
+};
+
+enum cs_status cs_sim_cache_alloc(struct cs_sim_cache **out, struct cs_error *err) {
+  struct cs_sim_cache *c = calloc(1, sizeof *c);
+  if (c) c->slot = calloc(c->cap = 4096, sizeof *c->slot);
+  if (!c || !c->slot) {
+    free(c);
+    *out = NULL;
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  *out = c;
+  return CS_OK;
+}
+
+void cs_sim_cache_free(struct cs_sim_cache *c) {
+  if (!c) return;
+  free(c->slot);
+  free(c);
+}
+
+long cs_sim_cache_hits(const struct cs_sim_cache *c) { return c ? c->hits : 0; }
+long cs_sim_cache_misses(const struct cs_sim_cache *c) { return c ? c->misses : 0; }
+
+static size_t khash(const struct ckey *k) {
+  const unsigned char *b = (const unsigned char *)k;
+  unsigned long long h = 1469598103934665603ull;
+  for (size_t i = 0; i < sizeof *k; i++) h = (h ^ b[i]) * 1099511628211ull;
+  return (size_t)(h ^ (h >> 29));
+}
+
+static struct cslot *cache_find(struct cs_sim_cache *c, const struct ckey *k) {
+  size_t i = khash(k) & (c->cap - 1);
+  while (c->slot[i].used && memcmp(&c->slot[i].k, k, sizeof *k) != 0) i = (i + 1) & (c->cap - 1);
+  return &c->slot[i];
+}
+
+/* Makes room for one more entry; on failure the cache simply stops growing (still correct). */
+static int cache_room(struct cs_sim_cache *c) {
+  if (2 * (c->n + 1) <= c->cap) return 1;
+  struct cslot *old = c->slot;
+  size_t oc = c->cap;
+  struct cslot *ns = calloc(2 * oc, sizeof *ns);
+  if (!ns) return 0;
+  c->slot = ns;
+  c->cap = 2 * oc;
+  for (size_t i = 0; i < oc; i++)
+    if (old[i].used) *cache_find(c, &old[i].k) = old[i];
+  free(old);
+  return 1;
+}
 
 /* One layer as the step uses it. */
 struct slayer {
@@ -59,6 +135,7 @@ struct schunk {
 
 struct cs_sim {
   struct cs_sim_inputs in;
+  struct cs_sim_cache *shared; /* borrowed; NULL = none */
   struct cs_plan plan;
   int pp, v;
   long m;
@@ -102,6 +179,7 @@ static enum cs_status map_group(struct cs_sim *s, int kind, int ndims, const int
   const char *intra = g.intra == CS_TIER_PCIE ? "bw.pcie" : "bw.nvlink";
   if (cal->source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
   cs_topo_model_apply(t, &g, what, &sg->cal.model);
+  sg->what = what;
   if (what & CS_TOPO_APPLY_NET) sg->cal.source[cs_model_param_index("bw.net")] = CS_SRC_USER;
   if (what & CS_TOPO_APPLY_INTRA) sg->cal.source[cs_model_param_index(intra)] = CS_SRC_USER;
   sg->q.coll = CS_COLL_ALL_REDUCE;
@@ -164,12 +242,43 @@ static enum cs_status cost(struct cs_sim *s, int coll, int group, int phase, dou
     struct cs_coll_query q = g->q;
     q.coll = (enum cs_coll)coll;
     q.bytes = bytes;
+    struct cs_sim_cache *sc = s->shared;
+    struct cslot *slot = NULL;
+    struct ckey k;
+    if (sc) {
+      memset(&k, 0, sizeof k);
+      memcpy(k.bw, g->cal.model.bw, sizeof k.bw);
+      memcpy(k.hop, g->cal.model.hop[CS_TIER_NET], sizeof k.hop);
+      k.bytes = bytes;
+      k.algo_enabled = g->cal.model.algo_enabled;
+      k.what = g->what;
+      k.intra = (int)g->cal.model.intra;
+      k.coll = coll, k.ranks = q.ranks, k.nodes = q.nodes, k.gpn = q.gpus_per_node;
+      slot = cache_find(sc, &k);
+      if (slot->used) {
+        sc->hits++;
+        memcpy(e.t, slot->t, sizeof e.t);
+        e.algo = slot->algo, e.proto = slot->proto;
+        goto done;
+      }
+    }
     struct cs_coll_pred pr;
     enum cs_status st = cs_cal_predict(&g->cal, &q, &pr, &e.t[1], &e.t[2], err);
     if (st != CS_OK) return cs_error_prefix(err, cs_group_name(group));
     e.t[0] = pr.time;
     e.algo = pr.algo, e.proto = pr.proto;
+    if (sc) {
+      sc->misses++;
+      if (cache_room(sc)) {
+        slot = cache_find(sc, &k);
+        slot->k = k;
+        memcpy(slot->t, e.t, sizeof e.t);
+        slot->algo = e.algo, slot->proto = e.proto, slot->used = 1;
+        sc->n++;
+      }
+    }
   }
+done:
   if (s->ncache < MAX_CACHE) s->cache[s->ncache++] = e;
   memcpy(t, e.t, sizeof e.t);
   return CS_OK;
@@ -422,6 +531,11 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
 
 enum cs_status cs_sim_alloc(const struct cs_sim_inputs *in, struct cs_sim **out,
                             struct cs_error *err) {
+  return cs_sim_alloc_cached(in, NULL, out, err);
+}
+
+enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim_cache *cache,
+                                   struct cs_sim **out, struct cs_error *err) {
   *out = NULL;
   if (!in->workload || !in->plan || !in->compute || !in->topology || !in->cal)
     return cs_error_set(err, CS_ERR_USAGE, "the step simulator needs a workload, a plan, a GPU, "
@@ -435,6 +549,12 @@ enum cs_status cs_sim_alloc(const struct cs_sim_inputs *in, struct cs_sim **out,
   struct cs_sim *s = calloc(1, sizeof *s);
   if (!s) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   s->in = *in;
+  s->shared = cache;
+  if (cache && cache->cal != in->cal) { /* another calibration: start afresh */
+    memset(cache->slot, 0, cache->cap * sizeof *cache->slot);
+    cache->n = 0;
+    cache->cal = in->cal;
+  }
   s->plan = *in->plan;
   s->pp = s->plan.pp;
   s->v = s->plan.vpp;
@@ -567,6 +687,8 @@ static double run_level(struct cs_sim *s, int l, double p2p, struct cs_sim_break
   return step;
 }
 
+static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit);
+
 void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   memset(r, 0, sizeof *r);
   int crit = 0;
@@ -584,6 +706,11 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   r->step_hi = run_level(s, 2, s->p2p[2], NULL, NULL);
   if (r->step_lo > r->step) r->step_lo = r->step;
   if (r->step_hi < r->step) r->step_hi = r->step;
+  finish(s, r, crit);
+}
+
+/* The figures that follow from the step time. */
+static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit) {
   const struct cs_plan *p = &s->plan;
   const struct cs_workload *w = s->in.workload;
   r->gpus = cs_plan_gpus(p);
@@ -597,6 +724,15 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   r->hw_tflops_per_gpu = r->hw_flops / r->step / (double)r->gpus / 1e12;
   r->mfu = r->model_flops / r->step / (double)r->gpus / s->in.compute->peak;
   r->comm_bytes = s->comm_bytes[crit];
+}
+
+void cs_sim_run_step(struct cs_sim *s, struct cs_sim_result *r) {
+  memset(r, 0, sizeof *r);
+  int crit = 0;
+  r->step = run_level(s, 0, s->p2p[0], &r->part, &crit);
+  r->stage = crit;
+  r->step_lo = r->step_hi = r->step;
+  finish(s, r, crit);
 }
 
 enum cs_status cs_sim_predict(const struct cs_sim_inputs *in, struct cs_sim_result *r,

@@ -50,6 +50,20 @@
 
 #define CS_SIM_DEFAULT_INTERFERENCE 1.05
 
+/* A cache of collective costs shared by many simulations (a plan search): keyed by the link
+ * parameters a group's collective sees (bandwidths, network latency, algorithms on offer), its
+ * shape and its size, so that plans whose groups land on the same shape share one prediction. One
+ * cache serves one calibration: handing it a simulation with another calibration empties it. Not
+ * thread-safe: one per thread. */
+struct cs_sim_cache;
+
+/* Allocates an empty cache (CS_ERR_NOMEM). Free with cs_sim_cache_free (NULL is harmless). */
+enum cs_status cs_sim_cache_alloc(struct cs_sim_cache **out, struct cs_error *err);
+void cs_sim_cache_free(struct cs_sim_cache *c);
+/* Lookups answered from the cache, and those that had to predict. */
+long cs_sim_cache_hits(const struct cs_sim_cache *c);
+long cs_sim_cache_misses(const struct cs_sim_cache *c);
+
 /* What one simulation needs; every pointer is borrowed and must outlive the struct cs_sim. */
 struct cs_sim_inputs {
   const struct cs_workload *workload;
@@ -99,9 +113,18 @@ enum cs_status cs_sim_alloc(const struct cs_sim_inputs *in, struct cs_sim **out,
                             struct cs_error *err);
 void cs_sim_free(struct cs_sim *s);
 
+/* cs_sim_alloc with a shared collective-cost cache (borrowed; NULL = none): the same results. */
+enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim_cache *cache,
+                                   struct cs_sim **out, struct cs_error *err);
+
 /* Runs the prepared step (three times, for the band, and once more with free transfers to split
  * the pipeline's idle time into bubble and transfer waits) and fills *r. Never fails. */
 void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r);
+
+/* Runs the prepared step once, at the predicted collective times only: fills r as cs_sim_run
+ * does, with step_lo = step_hi = step, and bubble and pp transfer waits not told apart (both in
+ * part.pp). A quarter of cs_sim_run's work, for searches that rank plans. Never fails. */
+void cs_sim_run_step(struct cs_sim *s, struct cs_sim_result *r);
 
 /* cs_sim_alloc + cs_sim_run + cs_sim_free. */
 enum cs_status cs_sim_predict(const struct cs_sim_inputs *in, struct cs_sim_result *r,

@@ -125,7 +125,10 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
     if (gpu[0] == '\0' && buf[0] == '|' && nv) {
       char *q = nv + 7, *end = strstr(q, "  ");
       size_t l = end ? (size_t)(end - q) : strlen(q);
-      if (l > 0 && l < sizeof gpu) {
+      /* printable ASCII only: the name goes into a YAML string of the dump */
+      size_t ok = 0;
+      while (ok < l && q[ok] >= 0x20 && q[ok] < 0x7f) ok++;
+      if (l > 0 && l < sizeof gpu && ok == l) {
         memcpy(gpu, q, l);
         gpu[l] = '\0';
       }

@@ -38,7 +38,9 @@ static void usage(FILE *f) {
           "  --no-fit            measure only\n"
           "  --fit-args ARGS     extra arguments for the fit, one string (\"--config X --report\")\n"
           "  --runner PATH       the commscale-run executable to use [$CS_RUNNER, beside commscale]\n"
-          "  -o FILE             measurements CSV [measurements.csv]; add --resume to continue it\n\n"
+          "  -o FILE             measurements CSV [measurements.csv]; add --resume to continue it\n"
+          "  --probes LIST       also GEMM, memory and interference probes (--probe-output FILE);\n"
+          "                      --probes-only measures them alone and fits nothing\n\n"
           "Every other option goes to commscale-run; its options follow.\n\n");
 }
 
@@ -114,7 +116,7 @@ static int launcher_rank(void) {
 
 int cs_cmd_calibrate(int argc, char **argv) {
   const char *cal = NULL, *runner = NULL, *out = NULL, *fit_args = NULL;
-  int no_fit = 0, help = 0, dry = 0, check = 0;
+  int no_fit = 0, help = 0, dry = 0, check = 0, probes_only = 0;
   char *child[MAXARGS];
   int nc = 1;
   for (int i = 1; i < argc; i++) {
@@ -132,6 +134,7 @@ int cs_cmd_calibrate(int argc, char **argv) {
       if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) help = 1;
       if (strcmp(a, "--dry-run") == 0) dry = 1;
       if (strcmp(a, "--check") == 0) check = 1;
+      if (strcmp(a, "--probes-only") == 0) probes_only = 1;
       if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && more) out = argv[i + 1];
       else if (strncmp(a, "--output=", 9) == 0) out = a + 9;
       else if (strncmp(a, "-o", 2) == 0 && a[2]) out = a + 2;
@@ -160,7 +163,7 @@ int cs_cmd_calibrate(int argc, char **argv) {
     return run_child(h) == 0 ? 0 : 1;
   }
   static char dflt_out[] = "measurements.csv", oflag[] = "-o";
-  if (out == NULL && !check) {
+  if (out == NULL && !check && !probes_only) {
     out = dflt_out;
     child[nc++] = oflag;
     child[nc++] = dflt_out;
@@ -173,7 +176,7 @@ int cs_cmd_calibrate(int argc, char **argv) {
     else fprintf(stderr, "commscale calibrate: %s ended with status %d\n", path, rc);
     return rc == 2 ? 2 : 1;
   }
-  if (no_fit || dry || check || launcher_rank() != 0) return 0;
+  if (no_fit || dry || check || probes_only || launcher_rank() != 0) return 0;
 
   /* the fit, as `commscale fit OUT -o CAL [FIT-ARGS]` */
   char calbuf[PATH_MAX];

@@ -215,7 +215,7 @@ int cs_cmd_coll(int argc, char **argv) {
     st = cs_units_parse_ints(s ? s : "1", 1, 1 << 20, &nodes, &nn, &err);
     if (st != CS_OK) {
       cs_error_prefix(&err, "--nodes");
-      err.status = st = CS_ERR_USAGE;
+      if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
     }
   }
   if (st == CS_OK) {
@@ -225,7 +225,7 @@ int cs_cmd_coll(int argc, char **argv) {
     st = cs_units_parse_ints(s ? s : def, 1, 1024, &gpn, &ng, &err);
     if (st != CS_OK) {
       cs_error_prefix(&err, "--gpus-per-node");
-      err.status = st = CS_ERR_USAGE;
+      if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
     } else if (ng != 1) st = cs_error_set(&err, CS_ERR_USAGE, "--gpus-per-node takes one number");
   }
   if (st == CS_OK) {
@@ -233,7 +233,7 @@ int cs_cmd_coll(int argc, char **argv) {
     st = cs_units_parse_sizes(s ? s : "8:8G", &sizes, &ns, &err);
     if (st != CS_OK) {
       cs_error_prefix(&err, "--sizes");
-      err.status = st = CS_ERR_USAGE;
+      if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
     }
   }
   size_t n = 0;
@@ -283,6 +283,13 @@ int cs_cmd_coll(int argc, char **argv) {
       r->algo = pr.algo, r->proto = pr.proto;
       r->algbw = pr.time > 0 ? q.bytes / pr.time / 1e9 : 0;
       r->busbw = r->algbw * cs_coll_busbw_factor(q.coll, q.ranks);
+      /* no NaN or Inf ever reaches the output */
+      if (!isfinite(r->t) || !isfinite(r->lo) || !isfinite(r->hi) || !isfinite(r->lat) ||
+          !isfinite(r->algbw) || !isfinite(r->busbw))
+        st = cs_error_set(&err, CS_ERR_NUMERIC,
+                          "the model gives no finite time for %d nodes x %d GPUs at %.0f bytes "
+                          "(check the calibration and the --net-* values)",
+                          q.nodes, q.gpus_per_node, q.bytes);
     }
   }
   if (st == CS_OK) {

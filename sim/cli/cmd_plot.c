@@ -224,7 +224,7 @@ static enum cs_status add_predicted(struct cs_plot *p, const struct cs_cal *cal,
 }
 
 static int usage_fail(struct cs_error *err) {
-  err->status = CS_ERR_USAGE;
+  if (err->status != CS_ERR_NOMEM) err->status = CS_ERR_USAGE; /* out of memory is no usage error */
   return cli_fail("plot", err);
 }
 

@@ -251,7 +251,8 @@ int cs_cmd_topology(int argc, char **argv) {
     char *dot = strrchr(name, '.');
     if (dot && !cli_get(&verb, &a, "name")) *dot = '\0';
     if (st == CS_OK) st = read_text(a.pos[1], &text, &err);
-    if (st == CS_OK) st = cs_topo_import_smi(text, name, link_bw, nic_bw, &t, &err);
+    if (st == CS_OK && (st = cs_topo_import_smi(text, name, link_bw, nic_bw, &t, &err)) != CS_OK)
+      cs_error_prefix(&err, a.pos[1]); /* the message names the input file */
     if (st == CS_OK) {
       fprintf(out,
               "# imported from %s by commscale %s topology import-smi; check the PCIe and\n"

@@ -18,6 +18,7 @@
 #include "memory.h"
 #include "opts.h"
 #include "plan.h"
+#include "probe.h"
 #include "units.h"
 #include "workload.h"
 
@@ -29,6 +30,8 @@ static const struct cli_opt opts[] = {
     {"set", 0, "K=V,...", "override workload architecture keys, e.g. seq=512,layers=12"},
     {"measured", 0, "TIME", "measured single-GPU time of one micro-batch (fwd+bwd), e.g. 310ms: "
                             "the model's layer times are scaled to it"},
+    {"gemm", 0, "FILE", "measured GEMM throughput: a probe CSV (commscale-run --probes gemm); its "
+                        "gemm rows of the plan's precision replace the efficiency curve"},
     {"layers", 0, NULL, "also print one row per layer"},
     {"list", 0, NULL, "list the bundled workloads and GPUs"},
     {"help-config", 0, NULL, "list the plan and workload keys with their defaults"},
@@ -217,6 +220,8 @@ int cs_cmd_workload(int argc, char **argv) {
   if (cs_datadir_find("workloads", "model/workloads", wname, exe, path, sizeof path, &err) != CS_OK ||
       cs_workload_load(path, &w, &err) != CS_OK)
     return cli_fail("workload", &err);
+  struct cs_gemm_point *gemm_pts = NULL; /* the measured GEMM table, borrowed by comp */
+  size_t ngemm = 0;
   int rc = 0;
   const char *set = cli_get(&verb, &a, "set");
   if (set) {
@@ -241,6 +246,22 @@ int cs_cmd_workload(int argc, char **argv) {
       cs_compute_init(&comp, &gpu, plan.precision, &err) != CS_OK) {
     rc = cli_fail("workload", &err);
     goto done;
+  }
+  const char *gemm = cli_get(&verb, &a, "gemm");
+  if (gemm) {
+    struct cs_probe_set ps;
+    cs_probe_set_init(&ps);
+    enum cs_status gs = cs_probe_read_file(gemm, &ps, &err);
+    if (gs == CS_OK &&
+        (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp.peak, &gemm_pts,
+                                  &ngemm, &err)) != CS_OK)
+      cs_error_prefix(&err, gemm);
+    cs_probe_set_fini(&ps);
+    if (gs != CS_OK) {
+      rc = cli_fail("workload", &err);
+      goto done;
+    }
+    cs_compute_set_gemm_table(&comp, gemm_pts, ngemm);
   }
   const char *measured = cli_get(&verb, &a, "measured");
   if (measured) {
@@ -310,6 +331,9 @@ int cs_cmd_workload(int argc, char **argv) {
   if (fmt == CLI_TABLE) {
     fprintf(f, "# commscale %s workload\n# workload  %s: %s\n# gpu       %s: %s\n# plan      %s\n",
             CS_VERSION, w->name, w->description, gpu.name, gpu.description, ptxt);
+    if (gemm)
+      fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, ngemm,
+              cs_precision_name(plan.precision));
     fprintf(f, "#%-21s %16s  %s\n", "quantity", "value", "unit");
     for (int i = 0; i < o.n; i++)
       fprintf(f, " %-21s %16.6g  %s\n", o.r[i].key, o.r[i].value, o.r[i].unit);
@@ -360,6 +384,7 @@ int cs_cmd_workload(int argc, char **argv) {
   if (cs_memory_check(&mem, gpu.name, &err) != CS_OK) rc = cli_fail("workload", &err);
 
 done:
+  free(gemm_pts);
   cs_workload_free(w);
   return rc;
 }

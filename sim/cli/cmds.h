@@ -12,5 +12,9 @@ int cs_cmd_topology(int argc, char **argv);
 int cs_cmd_bench(int argc, char **argv);
 int cs_cmd_workload(int argc, char **argv);
 int cs_cmd_predict(int argc, char **argv);
+int cs_cmd_sweep(int argc, char **argv);
+int cs_cmd_search(int argc, char **argv);
+int cs_cmd_size_network(int argc, char **argv);
+int cs_cmd_report(int argc, char **argv);
 
 #endif

@@ -23,6 +23,10 @@ static const struct verb verbs[] = {
     {"plot", "draw measured vs fitted bus bandwidth and extrapolations with gnuplot", cs_cmd_plot},
     {"topology", "show, list, import (nvidia-smi topo -m) and map cluster topologies", cs_cmd_topology},
     {"predict", "step time, throughput, speedup and scaling efficiency of a plan at many node counts", cs_cmd_predict},
+    {"sweep", "grid over nodes x network Gb/s x plans (or families) x batch, with plots", cs_cmd_sweep},
+    {"search", "every feasible plan on N GPUs ranked by step time, with the Pareto front", cs_cmd_search},
+    {"size-network", "least network Gb/s per GPU meeting a target, per plan family; the knee; cost", cs_cmd_size_network},
+    {"report", "calibration + prediction + sweep + sizing of a scenario as Markdown with SVG plots", cs_cmd_report},
     {"bench", "time predictions and fits; prints each figure with its conditions", cs_cmd_bench},
     {"workload", "per-GPU parameters, FLOPs, memory and compute time of a model under a plan", cs_cmd_workload},
 };

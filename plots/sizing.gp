@@ -1,0 +1,45 @@
+# sizing.gp — commscale's network-sizing figure: throughput against network bandwidth per GPU
+# (log axis), one solid curve per plan family (the fastest feasible plan of the family at each
+# bandwidth), the target of each family as a dashed line in its colour, and the least bandwidth
+# that meets it as a large point.
+#
+# Loaded by the PREFIX.gp that `commscale size-network --plot PREFIX` writes, after it has set the
+# terminal, the output and these variables:
+#   cs_data                          the .dat: one index block per series; columns 1 x, 2 y,
+#                                    3 y_lo, 4 y_hi
+#   cs_title, cs_xlabel, cs_ylabel   texts ('' for none); cs_xlog, cs_ylog: 1 for log axes
+#   cs_{pred,fit,meas}_{first,last}  index-block ranges: curves, target lines, chosen points
+#   cs_name[i+1], cs_group[i+1]      legend text and colour slot (the family) of block i
+# Edit freely: nothing here is read back by commscale.
+
+reset
+set termoption noenhanced
+set encoding utf8
+if (strlen(cs_title) > 0) { set title cs_title noenhanced font ',13' } else { unset title }
+set xlabel cs_xlabel
+set ylabel cs_ylabel
+if (cs_xlog) { set logscale x 10; set format x '%g' } else { unset logscale x }
+if (cs_ylog) { set logscale y 10 } else { unset logscale y; set yrange [0:*] }
+set autoscale xfix
+set offsets graph 0.01, graph 0.01, graph 0.05, 0
+set xtics nomirror out
+set ytics nomirror out
+set border 3 lw 1 lc rgb '#555555'
+set grid xtics ytics mxtics lc rgb '#e4e4e4' lw 1 dt 1, lc rgb '#f2f2f2'
+set key outside right top vertical Left reverse noenhanced spacing 1.1 samplen 2.5 font ',10'
+set key box lc rgb '#cccccc' width 1 height 0.5
+
+# one colour per family: zero3, dp+tp, tp+pp, 3d
+fam_color(g) = word('#d62728 #ff7f0e #1f77b4 #2ca02c #9467bd #8c564b #e377c2 #17becf', g % 8 + 1)
+
+# guarded accessors: a kind with no series gives an empty range, which gnuplot still parses
+nm(i) = (i >= 0 && i < |cs_name|) ? cs_name[i + 1] : ''
+gr(i) = (i >= 0 && i < |cs_group|) ? cs_group[i + 1] : 0
+
+plot \
+  for [i = cs_fit_first:cs_fit_last] cs_data index i using 1:2 \
+      with lines lw 1.2 dt (6, 4) lc rgb fam_color(gr(i)) title nm(i), \
+  for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:2 \
+      with lines lw 2.2 lc rgb fam_color(gr(i)) title nm(i), \
+  for [i = cs_meas_first:cs_meas_last] cs_data index i using 1:2 \
+      with points pt 7 ps 1.6 lc rgb fam_color(gr(i)) title nm(i)

@@ -1,0 +1,389 @@
+/* search.c — see search.h.
+ *
+ * The enumeration is a nest of loops, outermost the knobs that decide the weights a GPU holds
+ * (tp, cp, pp, ep, zero), innermost those that only decide the activations (vpp, sp, recompute,
+ * mbs). Before an inner nest runs, the memory of its smallest-activation point (mbs the least,
+ * full recomputation, sp on) is estimated: when even that point does not fit, none of the nest
+ * does, and it is counted as pruned. Within a nest, activations grow with mbs (a stage holds
+ * min(K * mbs, gbs / dp) samples' worth), so the first mbs that does not fit ends the mbs loop.
+ * Both bounds are exact: no feasible point is skipped.
+ *
+ * Each point that fits is simulated with a shared collective-cost cache (step.h) and only at its
+ * predicted times (cs_sim_run_step); the band is computed afterwards for the entries kept.
+ */
+#include "search.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "memory.h"
+#include "step.h"
+
+static const char *const family_names[CS_FAMILY_COUNT] = {"zero3", "dp+tp", "tp+pp", "3d"};
+
+const char *cs_family_name(int f) {
+  return f >= 0 && f < CS_FAMILY_COUNT ? family_names[f] : "?";
+}
+
+int cs_family_parse(const char *name) {
+  for (int f = 0; f < CS_FAMILY_COUNT; f++)
+    if (name && strcasecmp(name, family_names[f]) == 0) return f;
+  return -1;
+}
+
+int cs_plan_family(const struct cs_plan *p, int gpus_per_node) {
+  if (p->zero == 3) return CS_FAMILY_ZERO3;
+  if (p->pp == 1) return CS_FAMILY_DPTP;
+  if (p->tp == gpus_per_node && p->cp == 1) return CS_FAMILY_TPPP;
+  return CS_FAMILY_3D;
+}
+
+void cs_search_space_init(struct cs_search_space *s, long gpus, int gbs) {
+  memset(s, 0, sizeof *s);
+  s->gpus = gpus;
+  s->gbs = gbs;
+  s->sp = -1;
+  cs_plan_init(&s->base);
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- results ------------------------------------------------------------------------------ */
+
+void cs_search_result_free(struct cs_search_result *r) {
+  if (!r) return;
+  free(r->e);
+  r->e = NULL;
+  r->n = 0;
+}
+
+static int entry_cmp(const void *a, const void *b) {
+  const struct cs_search_entry *x = a, *y = b;
+  if (x->step != y->step) return x->step < y->step ? -1 : 1;
+  if (x->memory != y->memory) return x->memory < y->memory ? -1 : 1;
+  char s1[256], s2[256];
+  cs_plan_format(&x->plan, s1, sizeof s1);
+  cs_plan_format(&y->plan, s2, sizeof s2);
+  return strcmp(s1, s2);
+}
+
+/* Sorted by step: an entry is on the front unless an earlier (not slower) entry has at least its
+ * headroom and at most its network bytes, one of the three strictly better. Only front members
+ * can dominate, so each entry is compared with the front so far. */
+void cs_search_pareto(struct cs_search_result *r) {
+  size_t *front = malloc((r->n + 1) * sizeof *front), h = 0;
+  for (size_t i = 0; i < r->n; i++) {
+    struct cs_search_entry *e = &r->e[i];
+    int dominated = 0;
+    for (size_t k = 0; k < h && !dominated && front; k++) {
+      const struct cs_search_entry *f = &r->e[front[k]];
+      if (f->step <= e->step && f->headroom >= e->headroom && f->net_bytes <= e->net_bytes &&
+          (f->step < e->step || f->headroom > e->headroom || f->net_bytes < e->net_bytes))
+        dominated = 1;
+      /* identical figures: the first in order represents them */
+      if (f->step == e->step && f->headroom == e->headroom && f->net_bytes == e->net_bytes)
+        dominated = 1;
+    }
+    e->pareto = !dominated;
+    if (e->pareto && front) front[h++] = i;
+  }
+  free(front);
+}
+
+enum cs_status cs_search_merge(struct cs_search_result *r, const struct cs_search_entry *more,
+                               size_t n, const struct cs_search_stats *st, struct cs_error *err) {
+  if (n > 0) {
+    struct cs_search_entry *e = realloc(r->e, (r->n + n) * sizeof *e);
+    if (!e) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    memcpy(e + r->n, more, n * sizeof *e);
+    r->e = e;
+    r->n += n;
+    qsort(r->e, r->n, sizeof *r->e, entry_cmp);
+  }
+  cs_search_pareto(r);
+  if (st) {
+    r->stats.points += st->points;
+    r->stats.invalid += st->invalid;
+    r->stats.memory += st->memory;
+    r->stats.pruned += st->pruned;
+    r->stats.simulated += st->simulated;
+    r->stats.cache_hits += st->cache_hits;
+    r->stats.cache_misses += st->cache_misses;
+    if (st->seconds > r->stats.seconds) r->stats.seconds = st->seconds;
+  }
+  return CS_OK;
+}
+
+/* ---- one point ---------------------------------------------------------------------------- */
+
+static double net_bytes(const struct cs_sim *s) {
+  struct cs_sim_coll_info info[128];
+  int n = cs_sim_collectives(s, info, 128);
+  double b = 0;
+  for (int i = 0; i < n; i++) {
+    if (info[i].nodes <= 1) continue;
+    double f = info[i].coll == CS_COLL_SEND_RECV ? 1 : cs_coll_busbw_factor(info[i].coll, info[i].ranks);
+    /* a ring (or tree) leaves each node once per channel: the node's network carries the bus
+     * bytes of one member, shared by the group's members on that node */
+    int g = info[i].gpus_per_node > 0 ? info[i].gpus_per_node : 1;
+    b += (double)info[i].calls * info[i].bytes * f / g;
+  }
+  return b;
+}
+
+/* Simulates p (valid and fitting) and fills e. */
+static enum cs_status simulate(const struct cs_search_inputs *in, struct cs_sim_cache *cache,
+                               const struct cs_plan *p, const struct cs_memory *mem,
+                               struct cs_search_entry *e, struct cs_error *err) {
+  struct cs_sim_inputs si = {in->workload, p, in->compute, in->topology, in->cal,
+                             in->interference};
+  struct cs_sim *s = NULL;
+  enum cs_status st = cs_sim_alloc_cached(&si, cache, &s, err);
+  if (st != CS_OK) return st;
+  struct cs_sim_result r;
+  cs_sim_run_step(s, &r);
+  memset(e, 0, sizeof *e);
+  e->plan = *p;
+  e->family = cs_plan_family(p, in->topology->node.gpus);
+  e->step = e->step_lo = e->step_hi = r.step;
+  e->samples_per_s = r.samples_per_s;
+  e->tokens_per_s = r.tokens_per_s;
+  e->mfu = r.mfu;
+  e->memory = mem->total;
+  e->headroom = mem->capacity > mem->total ? mem->capacity - mem->total : 0;
+  e->comm_bytes = r.comm_bytes;
+  e->net_bytes = net_bytes(s);
+  cs_sim_free(s);
+  return CS_OK;
+}
+
+enum cs_status cs_search_eval(const struct cs_search_inputs *in, const struct cs_plan *p,
+                              struct cs_search_entry *e, struct cs_error *err) {
+  enum cs_status st = cs_plan_check(p, in->workload, err);
+  if (st != CS_OK) return st;
+  struct cs_memory mem;
+  st = cs_memory_estimate(in->workload, p, in->gpu, &mem, err);
+  if (st != CS_OK) return st;
+  if (!cs_memory_fits(&mem)) return cs_memory_check(&mem, in->gpu ? in->gpu->name : NULL, err);
+  return simulate(in, NULL, p, &mem, e, err);
+}
+
+enum cs_status cs_search_band(const struct cs_search_inputs *in, struct cs_search_result *r,
+                              size_t k, struct cs_error *err) {
+  for (size_t i = 0; i < k && i < r->n; i++) {
+    struct cs_search_entry *e = &r->e[i];
+    struct cs_sim_inputs si = {in->workload, &e->plan, in->compute, in->topology, in->cal,
+                               in->interference};
+    struct cs_sim_result res;
+    enum cs_status st = cs_sim_predict(&si, &res, err);
+    if (st != CS_OK) return st;
+    e->step_lo = res.step_lo;
+    e->step_hi = res.step_hi;
+  }
+  return CS_OK;
+}
+
+/* ---- the enumeration ---------------------------------------------------------------------- */
+
+struct walk {
+  const struct cs_search_inputs *in;
+  const struct cs_search_space *sp;
+  struct cs_sim_cache *cache;
+  int rank, nranks;
+  long index; /* enumeration index, for the round-robin split */
+  struct cs_search_result *r;
+  size_t cap;
+  struct cs_error *err;
+};
+
+static int divides(long a, long b) { return a > 0 && b % a == 0; }
+
+static enum cs_status push(struct walk *w, const struct cs_search_entry *e) {
+  struct cs_search_result *r = w->r;
+  if (r->n == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 1024;
+    struct cs_search_entry *x = realloc(r->e, cap * sizeof *x);
+    if (!x) return cs_error_set(w->err, CS_ERR_NOMEM, "out of memory");
+    r->e = x;
+    w->cap = cap;
+  }
+  r->e[r->n++] = *e;
+  return CS_OK;
+}
+
+/* Memory of p, or -1 when it cannot be estimated (invalid). */
+static double memory_of(const struct walk *w, const struct cs_plan *p, struct cs_memory *m) {
+  if (cs_plan_check(p, w->in->workload, NULL) != CS_OK) return -1;
+  if (cs_memory_estimate(w->in->workload, p, w->in->gpu, m, NULL) != CS_OK) return -1;
+  return m->total;
+}
+
+static int fits(const struct walk *w, double total) {
+  double cap = w->in->gpu ? w->in->gpu->memory : 0;
+  return cap <= 0 || total <= cap;
+}
+
+/* The innermost loops for fixed (tp, cp, pp, ep, zero, vpp, sp, recompute): mbs ascending. */
+static enum cs_status walk_mbs(struct walk *w, struct cs_plan *p, long per_replica) {
+  const struct cs_search_space *sp = w->sp;
+  int stop = 0;
+  for (long mbs = 1; mbs <= per_replica; mbs++) {
+    if (per_replica % mbs || (sp->max_mbs && mbs > sp->max_mbs)) continue;
+    p->mbs = (int)mbs;
+    long idx = w->index++;
+    int mine = idx % w->nranks == w->rank;
+    if (!mine) continue;
+    w->r->stats.points++;
+    if (stop) {
+      w->r->stats.pruned++;
+      continue;
+    }
+    struct cs_memory m;
+    double tot = memory_of(w, p, &m);
+    if (tot < 0) {
+      w->r->stats.invalid++;
+      continue;
+    }
+    if (!fits(w, tot)) {
+      w->r->stats.memory++;
+      stop = 1; /* activations only grow with mbs */
+      continue;
+    }
+    struct cs_search_entry e;
+    struct cs_error e2 = {0};
+    enum cs_status st = simulate(w->in, w->cache, p, &m, &e, &e2);
+    if (st == CS_ERR_NOMEM) {
+      *w->err = e2;
+      return st;
+    }
+    if (st != CS_OK) {
+      w->r->stats.invalid++;
+      continue;
+    }
+    w->r->stats.simulated++;
+    if ((st = push(w, &e)) != CS_OK) return st;
+  }
+  return CS_OK;
+}
+
+/* Counts (for this rank) the points of the mbs loop without evaluating them. */
+static void skip_mbs(struct walk *w, long per_replica, long *count) {
+  for (long mbs = 1; mbs <= per_replica; mbs++) {
+    if (per_replica % mbs || (w->sp->max_mbs && mbs > w->sp->max_mbs)) continue;
+    long idx = w->index++;
+    if (idx % w->nranks == w->rank) {
+      w->r->stats.points++;
+      (*count)++;
+    }
+  }
+}
+
+static enum cs_status walk_inner(struct walk *w, struct cs_plan *p, int nblocks) {
+  const struct cs_search_space *sp = w->sp;
+  long per_replica = sp->gbs / p->dp;
+  unsigned rmask = sp->recompute_mask ? sp->recompute_mask : 7u;
+  /* exact bound: the smallest-activation point of the nest */
+  struct cs_plan lo = *p;
+  lo.vpp = 1;
+  lo.mbs = 1;
+  lo.recompute = (rmask & 4u) ? CS_RECOMPUTE_FULL : (rmask & 2u) ? CS_RECOMPUTE_SELECTIVE : CS_RECOMPUTE_NONE;
+  lo.sp = p->tp > 1 && sp->sp != 0 && (w->in->workload->seq / p->cp) % p->tp == 0;
+  struct cs_memory m;
+  double tot = memory_of(w, &lo, &m);
+  int hopeless = tot >= 0 && !fits(w, tot);
+  for (int vpp = 1; vpp <= nblocks / p->pp; vpp++) {
+    if ((nblocks / p->pp) % vpp || (vpp > 1 && p->pp == 1)) continue;
+    if (sp->max_vpp && vpp > sp->max_vpp) continue;
+    p->vpp = vpp;
+    for (int spon = 0; spon <= 1; spon++) {
+      if (spon && p->tp == 1) continue;
+      if ((sp->sp == 0 && spon) || (sp->sp == 1 && !spon && p->tp > 1)) continue;
+      p->sp = spon;
+      for (int rc = 0; rc < 3; rc++) {
+        if (!(rmask & (1u << rc))) continue;
+        p->recompute = rc;
+        if (hopeless) {
+          skip_mbs(w, per_replica, &w->r->stats.pruned);
+          continue;
+        }
+        enum cs_status st = walk_mbs(w, p, per_replica);
+        if (st != CS_OK) return st;
+      }
+    }
+  }
+  return CS_OK;
+}
+
+enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_search_space *sp,
+                             int rank, int nranks, struct cs_search_result *r,
+                             struct cs_error *err) {
+  memset(r, 0, sizeof *r);
+  if (!in || !in->workload || !in->compute || !in->topology || !in->cal)
+    return cs_error_set(err, CS_ERR_USAGE, "the search needs a workload, a GPU, a topology and a "
+                        "calibration");
+  if (sp->gpus < 1 || sp->gbs < 1)
+    return cs_error_set(err, CS_ERR_USAGE, "the search needs gpus >= 1 and gbs >= 1 (got %ld, %d)",
+                        sp->gpus, sp->gbs);
+  if (nranks < 1 || rank < 0 || rank >= nranks)
+    return cs_error_set(err, CS_ERR_USAGE, "rank %d of %d", rank, nranks);
+  double t0 = now();
+  const struct cs_workload *wl = in->workload;
+  const struct cs_topology *t = in->topology;
+  int domain = t->node.nvlink_domain > 0 ? t->node.nvlink_domain : t->node.gpus;
+  int transformer = cs_workload_is_transformer(wl);
+  int nblocks = (int)cs_workload_blocks(wl);
+  int max_tp = sp->max_tp ? sp->max_tp : domain;
+  int max_cp = sp->max_cp ? sp->max_cp : (transformer && wl->seq >= 8192 ? 16 : 1);
+  int max_pp = sp->max_pp ? sp->max_pp : nblocks;
+  unsigned zmask = sp->zero_mask ? sp->zero_mask : 15u;
+  unsigned fmask = sp->families ? sp->families : (1u << CS_FAMILY_COUNT) - 1;
+  struct walk w = {in, sp, NULL, rank, nranks, 0, r, 0, err};
+  enum cs_status st = cs_sim_cache_alloc(&w.cache, err);
+  if (st != CS_OK) return st;
+  for (int tp = 1; tp <= max_tp && st == CS_OK; tp++) {
+    if (!divides(tp, sp->gpus)) continue;
+    if (transformer && (wl->heads % tp || wl->ffn % tp ||
+                        (wl->kv_heads % tp && tp % wl->kv_heads)))
+      continue;
+    if (!transformer && tp > 1) continue;
+    for (int cp = 1; cp <= max_cp && st == CS_OK; cp++) {
+      if (!divides((long)tp * cp, sp->gpus) || (transformer ? wl->seq % cp : cp > 1)) continue;
+      for (int pp = 1; pp <= max_pp && st == CS_OK; pp++) {
+        if (nblocks % pp || !divides((long)tp * cp * pp, sp->gpus)) continue;
+        long dp = sp->gpus / ((long)tp * cp * pp);
+        if (sp->gbs % dp) continue; /* no whole micro-batch count */
+        int maxep = wl->experts > 0 ? wl->experts : 1;
+        for (int ep = 1; ep <= maxep && st == CS_OK; ep++) {
+          if ((wl->experts > 0 && wl->experts % ep) || (dp * cp) % ep) continue;
+          for (int z = 0; z <= 3 && st == CS_OK; z++) {
+            if (!(zmask & (1u << z))) continue;
+            struct cs_plan p = sp->base;
+            p.tp = tp, p.cp = cp, p.pp = pp, p.dp = (int)dp, p.ep = ep, p.zero = z;
+            p.gbs = sp->gbs;
+            /* the family depends on (zero, pp, tp, cp) only */
+            if (!(fmask & (1u << cs_plan_family(&p, t->node.gpus)))) continue;
+            st = walk_inner(&w, &p, nblocks);
+          }
+        }
+      }
+    }
+  }
+  r->stats.cache_hits = cs_sim_cache_hits(w.cache);
+  r->stats.cache_misses = cs_sim_cache_misses(w.cache);
+  cs_sim_cache_free(w.cache);
+  if (st != CS_OK) {
+    cs_search_result_free(r);
+    return st;
+  }
+  if (r->n > 1) qsort(r->e, r->n, sizeof *r->e, entry_cmp);
+  cs_search_pareto(r);
+  r->stats.seconds = now() - t0;
+  return CS_OK;
+}

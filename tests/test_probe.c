@@ -1,0 +1,268 @@
+/* test_probe.c — the compute-probe CSV: round trip, the GEMM efficiency table the compute model
+ * reads (values derived by hand below), and every rejection of the reader. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute.h"
+#include "gpu.h"
+#include "probe.h"
+#include "testutil.h"
+
+/* A small file as commscale-run writes it. With a peak of 1000 TFLOP/s:
+ *   bf16 8192^3         740 and 760 TFLOP/s (two runs)  -> mean efficiency 0.75
+ *   bf16 2048x1024x1024 400 TFLOP/s                     -> 0.40
+ *   bf16 16x4096x4096   50 TFLOP/s                      -> 0.05
+ *   fp16 8192^3         700 TFLOP/s                     -> 0.70 (not in the bf16 table)
+ * membw and interference rows are not GEMM points. */
+static const char *const probes_csv =
+    "# commscale probes v1\n"
+    "# gpu: NVIDIA H200, compute capability 9.0\n"
+    "kind,dtype,m,n,k,bytes,time_us,time_min_us,time_max_us,trials,tflops,GBps,frac_peak,factor,"
+    "gpu,source\n"
+    "gemm,bf16,8192,8192,8192,402653184,1485.88,1480,1490,3,740,,0.748,,NVIDIA H200,run1\n"
+    "gemm,bf16,8192,8192,8192,402653184,1446.78,,,3,760,,,,NVIDIA H200,run2\n"
+    "gemm,bf16,2048,1024,1024,8388608,10.737,,,5,400,,,,NVIDIA H200,run1\n"
+    "gemm,bf16,16,4096,4096,33816576,10.737,,,3,50,,,,NVIDIA H200,run1\n"
+    "gemm,fp16,8192,8192,8192,402653184,1570.8,,,3,700,,,,NVIDIA H200,run1\n"
+    "membw,copy,0,0,0,2147483648,540,,,3,,3976.8,0.83,,NVIDIA H200,run1\n"
+    "interference,bf16,8192,4096,4096,268435456,420,,,3,654.5,,0.66,1.12,\"NVIDIA H200\",run1\n";
+
+static const char *write_tmp(const char *name, const char *text, char *buf, size_t len) {
+  cs_test_tmp(name, buf, len);
+  cs_test_write_file(buf, text);
+  return buf;
+}
+
+static void read_and_table(void **state) {
+  (void)state;
+  char path[512];
+  write_tmp("probes_ok.csv", probes_csv, path, sizeof path);
+  struct cs_probe_set set;
+  cs_probe_set_init(&set);
+  struct cs_error err = {0};
+  assert_int_equal(cs_probe_read_file(path, &set, &err), CS_OK);
+  assert_int_equal(set.n, 7);
+  assert_string_equal(cs_probe_get_meta(&set, "gpu"), "NVIDIA H200, compute capability 9.0");
+  assert_int_equal(set.rows[5].kind, CS_PROBE_MEMBW);
+  assert_string_equal(set.rows[5].dtype, "copy");
+  assert_close(set.rows[5].GBps, 3976.8, 1e-12);
+  assert_true(isnan(set.rows[5].tflops));
+  assert_int_equal(set.rows[6].kind, CS_PROBE_INTERFERENCE);
+  assert_close(set.rows[6].factor, 1.12, 1e-12);
+  assert_string_equal(set.rows[6].gpu, "NVIDIA H200");
+  assert_true(isnan(set.rows[1].time_min_us));
+
+  struct cs_gemm_point *pts = NULL;
+  size_t n = 0;
+  assert_int_equal(cs_probe_gemm_table(&set, "bf16", 1000e12, &pts, &n, &err), CS_OK);
+  assert_int_equal(n, 3);
+  assert_close(pts[0].m, 8192, 0);
+  assert_close(pts[0].efficiency, 0.75, 1e-12); /* (740 + 760) / 2 / 1000 */
+  assert_close(pts[1].efficiency, 0.40, 1e-12);
+  assert_close(pts[2].efficiency, 0.05, 1e-12);
+  assert_close(pts[2].n, 4096, 0);
+
+  /* the compute model picks the nearest measured shape in log space */
+  struct cs_gpu g;
+  assert_int_equal(cs_gpu_load_string("version: 1\nname: t\nmemory: 80GiB\nhbm_bw: 4TBps\n"
+                                      "peak_bf16: 1000TFLOPS\n",
+                                      "t.yaml", &g, &err),
+                   CS_OK);
+  struct cs_compute c;
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
+  assert_close(c.peak, 1000e12, 1e-12);
+  cs_compute_set_gemm_table(&c, pts, n);
+  assert_close(cs_compute_gemm_efficiency(&c, 8000, 8300, 8192), 0.75, 1e-12);
+  assert_close(cs_compute_gemm_efficiency(&c, 2048, 1000, 1100), 0.40, 1e-12);
+  assert_close(cs_compute_gemm_efficiency(&c, 32, 4096, 4096), 0.05, 1e-12);
+  free(pts);
+
+  /* efficiency is relative to the model's own peak: 700 TFLOP/s against 989.4 */
+  assert_int_equal(cs_probe_gemm_table(&set, "half", 989.4e12, &pts, &n, &err), CS_OK);
+  assert_int_equal(n, 1);
+  assert_close(pts[0].efficiency, 700.0 / 989.4, 1e-12);
+  free(pts);
+
+  /* no fp8 rows: the message says what the file has */
+  assert_int_equal(cs_probe_gemm_table(&set, "fp8", 1978.9e12, &pts, &n, &err),
+                   CS_ERR_UNSUPPORTED);
+  assert_null(pts);
+  assert_int_equal(n, 0);
+  assert_non_null(strstr(err.msg, "no gemm rows of dtype fp8 (the file has bf16, fp16)"));
+  assert_int_equal(cs_probe_gemm_table(&set, "bf16", 0, &pts, &n, &err), CS_ERR_RANGE);
+  assert_int_equal(cs_probe_gemm_table(&set, "int8", 1e15, &pts, &n, &err), CS_ERR_UNSUPPORTED);
+  cs_probe_set_fini(&set);
+
+  struct cs_probe_set empty;
+  cs_probe_set_init(&empty);
+  assert_int_equal(cs_probe_gemm_table(&empty, "bf16", 1e15, &pts, &n, &err), CS_ERR_UNSUPPORTED);
+  assert_non_null(strstr(err.msg, "no gemm rows)"));
+}
+
+static void round_trip(void **state) {
+  (void)state;
+  struct cs_probe_set set;
+  cs_probe_set_init(&set);
+  struct cs_error err = {0};
+  assert_int_equal(cs_probe_set_meta(&set, "gpu", "NVIDIA H200", &err), CS_OK);
+  assert_int_equal(cs_probe_set_meta(&set, "gpu", "NVIDIA H200 (2)", &err), CS_OK);
+  assert_int_equal(set.n_meta, 1);
+  char path[512];
+  cs_test_tmp("probes_rt.csv", path, sizeof path);
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  assert_int_equal(cs_probe_write_header(f, &set, &err), CS_OK);
+  struct cs_probe_row r;
+  memset(&r, 0, sizeof r);
+  r.kind = CS_PROBE_GEMM;
+  strcpy(r.dtype, "fp8");
+  r.m = 16384, r.n = 65536, r.k = 16384;
+  r.bytes = 3221225472.0;
+  r.time_us = 24000.5;
+  r.time_min_us = 23990;
+  r.time_max_us = NAN;
+  r.trials = 4;
+  r.tflops = 1466.1;
+  r.GBps = r.factor = NAN;
+  r.frac_peak = 0.741;
+  strcpy(r.gpu, "GPU, with \"comma\"");
+  strcpy(r.source, "commscale-run:h:20260101T000000Z");
+  assert_int_equal(cs_probe_write_row(f, &r, &err), CS_OK);
+  fclose(f);
+
+  struct cs_probe_set back;
+  cs_probe_set_init(&back);
+  assert_int_equal(cs_probe_read_file(path, &back, &err), CS_OK);
+  assert_int_equal(back.n, 1);
+  assert_string_equal(cs_probe_get_meta(&back, "gpu"), "NVIDIA H200 (2)");
+  assert_null(cs_probe_get_meta(&back, "nccl"));
+  const struct cs_probe_row *b = &back.rows[0];
+  assert_true(cs_probe_same_point(&r, b));
+  assert_close(b->time_us, 24000.5, 1e-6);
+  assert_close(b->time_min_us, 23990, 1e-6);
+  assert_true(isnan(b->time_max_us));
+  assert_int_equal(b->trials, 4);
+  assert_close(b->tflops, 1466.1, 1e-6);
+  assert_string_equal(b->gpu, r.gpu);
+  struct cs_probe_row other = *b;
+  other.k = 8192;
+  assert_false(cs_probe_same_point(&r, &other));
+  cs_probe_set_fini(&back);
+  cs_probe_set_fini(&set);
+}
+
+static void names_and_lists(void **state) {
+  (void)state;
+  enum cs_probe_kind k;
+  enum cs_probe_dtype d;
+  assert_int_equal(cs_probe_kind_parse("interference", &k), 0);
+  assert_int_equal(k, CS_PROBE_INTERFERENCE);
+  assert_int_equal(cs_probe_kind_parse("gemms", &k), -1);
+  assert_int_equal(cs_probe_kind_parse(NULL, &k), -1);
+  assert_string_equal(cs_probe_kind_name((enum cs_probe_kind)7), "?");
+  assert_int_equal(cs_probe_dtype_parse("BFloat16", &d), 0);
+  assert_int_equal(d, CS_PROBE_BF16);
+  assert_int_equal(cs_probe_dtype_parse("fp8_e4m3", &d), 0);
+  assert_string_equal(cs_probe_dtype_name(d), "fp8");
+  assert_int_equal(cs_probe_dtype_parse(NULL, &d), -1);
+  assert_string_equal(cs_probe_dtype_name((enum cs_probe_dtype)9), "?");
+
+  struct cs_error err = {0};
+  unsigned bits = 0;
+  assert_int_equal(cs_probe_parse_kinds("gemm,membw", &bits, &err), CS_OK);
+  assert_int_equal(bits, CS_PROBE_BIT(CS_PROBE_GEMM) | CS_PROBE_BIT(CS_PROBE_MEMBW));
+  assert_int_equal(cs_probe_parse_kinds("all", &bits, &err), CS_OK);
+  assert_int_equal(bits, CS_PROBE_ALL_KINDS);
+  assert_int_equal(cs_probe_parse_kinds("gemm,flops", &bits, &err), CS_ERR_USAGE);
+  assert_non_null(strstr(err.msg, "--probes: unknown item \"flops\""));
+  assert_int_equal(bits, CS_PROBE_ALL_KINDS); /* untouched */
+  assert_int_equal(cs_probe_parse_kinds(",", &bits, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_probe_parse_dtypes("bf16,fp8", &bits, &err), CS_OK);
+  assert_int_equal(bits, CS_PROBE_BIT(CS_PROBE_BF16) | CS_PROBE_BIT(CS_PROBE_FP8));
+  assert_int_equal(cs_probe_parse_dtypes("int4", &bits, &err), CS_ERR_USAGE);
+  assert_non_null(strstr(err.msg, "--probe-dtypes"));
+  char longlist[400];
+  memset(longlist, 'a', sizeof longlist - 1);
+  longlist[sizeof longlist - 1] = '\0';
+  assert_int_equal(cs_probe_parse_dtypes(longlist, &bits, &err), CS_ERR_USAGE);
+}
+
+/* Each hostile file is rejected with "path:line:col: ..." naming what was expected. */
+static void rejects(void **state) {
+  (void)state;
+  static const char *const head =
+      "# commscale probes v1\nkind,dtype,m,n,k,bytes,time_us,time_min_us,time_max_us,trials,"
+      "tflops,GBps,frac_peak,factor,gpu,source\n";
+  static const struct {
+    const char *body, *expect;
+  } bad[] = {
+      {"flop,bf16,1,1,1,6,1,,,1,1,,,,g,s\n", ":3:1: column kind: expected gemm, membw"},
+      {"gemm,int4,1,1,1,6,1,,,1,1,,,,g,s\n", ":3:6: column dtype: expected bf16"},
+      {"membw,bf16,0,0,0,6,1,,,1,,5,,,g,s\n", "column dtype: expected copy or memset"},
+      {"gemm,bf16,0,1,1,6,1,,,1,1,,,,g,s\n", ":3:11: column m: expected a whole dimension"},
+      {"gemm,bf16,1,1.5,1,6,1,,,1,1,,,,g,s\n", "column n: expected a whole dimension"},
+      {"gemm,bf16,1,1,-4,6,1,,,1,1,,,,g,s\n", "column k: expected"},
+      {"gemm,bf16,1,1,1,6.5,1,,,1,1,,,,g,s\n", "column bytes: expected a whole number"},
+      {"gemm,bf16,1,1,1,6,0,,,1,1,,,,g,s\n", "column time_us: expected a time in microseconds > 0"},
+      {"gemm,bf16,1,1,1,6,1,x,,1,1,,,,g,s\n", "column time_min_us"},
+      {"gemm,bf16,1,1,1,6,1,,inf,1,1,,,,g,s\n", "column time_max_us"},
+      {"gemm,bf16,1,1,1,6,1,,,2.5,1,,,,g,s\n", "column trials: expected a trial count"},
+      {"gemm,bf16,1,1,1,6,1,,,1,,,,,g,s\n", "column tflops: expected TFLOP/s > 0"},
+      {"membw,copy,0,0,0,6,1,,,1,3,,,,g,s\n", "column GBps: expected GB/s > 0"},
+      {"membw,copy,0,0,0,6,1,,,1,-1,5,,,g,s\n", "column tflops: expected TFLOP/s or nothing"},
+      {"gemm,bf16,1,1,1,6,1,,,1,1,,1e999,,g,s\n", "column frac_peak"},
+      {"interference,bf16,1,1,1,6,1,,,1,1,,,,g,s\n", "column factor: expected a slowdown factor"},
+      {"gemm,bf16,1,1,1,6,1,,,1,1,,,nan,g,s\n", "column factor: expected a factor or nothing"},
+      {"gemm,bf16,1,1,1,6,1,,,1,1,,,\n", ":3:1: expected 16 fields, found 14"},
+      {"gemm,bf16,1,1,1,6,1,,,1,1,,,,\"g,s\n", ":3:1: expected a closing double quote"},
+  };
+  char path[512];
+  struct cs_error err = {0};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char text[1024];
+    snprintf(text, sizeof text, "%s%s", head, bad[i].body);
+    write_tmp("probes_bad.csv", text, path, sizeof path);
+    struct cs_probe_set set;
+    cs_probe_set_init(&set);
+    enum cs_status st = cs_probe_read_file(path, &set, &err);
+    if (st != CS_ERR_PARSE || strstr(err.msg, bad[i].expect) == NULL)
+      fail_msg("case %zu: got status %d, \"%s\"; expected \"%s\"", i, st, err.msg, bad[i].expect);
+    assert_non_null(strstr(err.msg, path));
+    cs_probe_set_fini(&set);
+  }
+  static const struct {
+    const char *text, *expect;
+  } files[] = {
+      {"# commscale measurements v1\n", ":1:1: expected \"# commscale probes v1\""},
+      {"# commscale probes v1\nkind,dtype,m,n,k,bytes,time_us\n", "column \"tflops\""},
+      {"# commscale probes v1\n# only: comments\n", ":3: expected the header"},
+  };
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+    write_tmp("probes_bad.csv", files[i].text, path, sizeof path);
+    struct cs_probe_set set;
+    cs_probe_set_init(&set);
+    enum cs_status st = cs_probe_read_file(path, &set, &err);
+    if (st != CS_ERR_PARSE || strstr(err.msg, files[i].expect) == NULL)
+      fail_msg("file %zu: got status %d, \"%s\"; expected \"%s\"", i, st, err.msg, files[i].expect);
+    cs_probe_set_fini(&set);
+  }
+  /* a file without the magic line but with the header reads; a missing source gets file:line */
+  write_tmp("probes_nomagic.csv",
+            "kind,dtype,m,n,k,bytes,time_us,tflops\ngemm,fp32,64,64,64,49152,2,0.26\n", path,
+            sizeof path);
+  struct cs_probe_set set;
+  cs_probe_set_init(&set);
+  assert_int_equal(cs_probe_read_file(path, &set, &err), CS_OK);
+  assert_int_equal(set.n, 1);
+  assert_non_null(strstr(set.rows[0].source, "probes_nomagic.csv:2"));
+  cs_probe_set_fini(&set);
+  assert_int_equal(cs_probe_read_file("/nonexistent/probes.csv", &set, &err), CS_ERR_IO);
+  assert_non_null(strstr(err.msg, "/nonexistent/probes.csv: cannot open"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(read_and_table), cmocka_unit_test(round_trip),
+                                     cmocka_unit_test(names_and_lists), cmocka_unit_test(rejects)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,9 +1,10 @@
 /* backend_mpi.c — the MPI backend: collectives of CPU processes, timed with MPI_Wtime.
  *
  * For CPU clusters, for checking a fabric before GPUs are on it, and for the CI test that builds a
- * small cluster out of network namespaces. Each group is an MPI_Comm_split of MPI_COMM_WORLD; a
- * batch is a barrier, the warm-up operations, a barrier, then `iters` back-to-back operations
- * between two MPI_Wtime readings; the time per operation is reduced with MPI_MAX over the group.
+ * small cluster out of network namespaces. Each group is an MPI_Comm_split of MPI_COMM_WORLD; in
+ * the harness's timed batch (runner.c), prepare is a barrier, the warm-up operations follow, the
+ * clock starts after a second barrier with an MPI_Wtime reading, the timed operations run back to
+ * back and a second reading stops it; the maximum over the group is an MPI_MAX reduction.
  * MPI picks its own algorithms; with Open MPI they can be pinned with the coll_tuned_* MCA
  * parameters (the netns test pins ring all-reduce so that its rows follow one cost law). Such rows
  * are a different system from unpinned ones: keep them in their own CSV. Blocking MPI calls cannot
@@ -28,6 +29,12 @@ struct mpi_group {
   int rank, size;
   void *sendbuf, *recvbuf;
   size_t cap;
+  /* the prepared operation */
+  enum cs_coll coll;
+  MPI_Datatype dt;
+  int count, in_place;
+  size_t es;
+  double t0; /* MPI_Wtime() at clock_start */
 };
 
 static const struct cs_run_variant mpi_variants[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO}};
@@ -143,9 +150,8 @@ static int one_op(struct mpi_group *g, enum cs_coll c, MPI_Datatype dt, int coun
   return MPI_ERR_OTHER;
 }
 
-static enum cs_status mpi_measure(void *grp, enum cs_coll c, enum cs_dtype d, double bytes,
-                                  int in_place, int warmup, int iters, double *sec,
-                                  struct cs_error *err) {
+static enum cs_status mpi_prepare(void *grp, enum cs_coll c, enum cs_dtype d, double bytes,
+                                  int in_place, struct cs_error *err) {
   struct mpi_group *g = grp;
   MPI_Datatype dt = mpi_dtype(d);
   size_t es = cs_dtype_size(d);
@@ -154,15 +160,44 @@ static enum cs_status mpi_measure(void *grp, enum cs_coll c, enum cs_dtype d, do
   if (bytes / (double)es > 2147483647.0 || (size_t)bytes > g->cap)
     return cs_error_set(err, CS_ERR_UNSUPPORTED, "%.0f bytes is beyond this backend's counts",
                         bytes);
-  int count = (int)(bytes / (double)es);
+  g->coll = c;
+  g->dt = dt;
+  g->es = es;
+  g->count = (int)(bytes / (double)es);
+  g->in_place = in_place;
   int rc = MPI_Barrier(g->comm);
-  for (int i = 0; i < warmup && rc == MPI_SUCCESS; i++) rc = one_op(g, c, dt, count, in_place, es);
-  if (rc == MPI_SUCCESS) rc = MPI_Barrier(g->comm);
-  double t0 = MPI_Wtime();
-  for (int i = 0; i < iters && rc == MPI_SUCCESS; i++) rc = one_op(g, c, dt, count, in_place, es);
-  double t = (MPI_Wtime() - t0) / iters;
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, cs_coll_name(c), g->rank);
-  rc = MPI_Allreduce(&t, sec, 1, MPI_DOUBLE, MPI_MAX, g->comm);
+  return CS_OK;
+}
+
+static enum cs_status mpi_issue(void *grp, int k, struct cs_error *err) {
+  struct mpi_group *g = grp;
+  int rc = MPI_SUCCESS;
+  for (int i = 0; i < k && rc == MPI_SUCCESS; i++)
+    rc = one_op(g, g->coll, g->dt, g->count, g->in_place, g->es);
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, cs_coll_name(g->coll), g->rank);
+  return CS_OK;
+}
+
+static enum cs_status mpi_clock_start(void *grp, struct cs_error *err) {
+  struct mpi_group *g = grp;
+  int rc = MPI_Barrier(g->comm);
+  if (rc != MPI_SUCCESS) return mpi_fail(err, rc, cs_coll_name(g->coll), g->rank);
+  g->t0 = MPI_Wtime();
+  return CS_OK;
+}
+
+static enum cs_status mpi_clock_stop(void *grp, double *sec, struct cs_error *err) {
+  struct mpi_group *g = grp;
+  (void)err;
+  *sec = MPI_Wtime() - g->t0; /* blocking operations: they are complete */
+  return CS_OK;
+}
+
+static enum cs_status mpi_group_max(void *grp, double *t, struct cs_error *err) {
+  struct mpi_group *g = grp;
+  double mine = *t;
+  int rc = MPI_Allreduce(&mine, t, 1, MPI_DOUBLE, MPI_MAX, g->comm);
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Allreduce of the times", g->rank);
   return CS_OK;
 }
@@ -202,7 +237,11 @@ const struct cs_backend cs_backend_mpi = {
     .init = mpi_init,
     .start = mpi_start,
     .group_open = mpi_group_open,
-    .measure = mpi_measure,
+    .prepare = mpi_prepare,
+    .issue = mpi_issue,
+    .clock_start = mpi_clock_start,
+    .clock_stop = mpi_clock_stop,
+    .group_max = mpi_group_max,
     .check = mpi_check,
     .group_close = mpi_group_close,
     .describe = NULL,

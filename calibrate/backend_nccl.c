@@ -11,10 +11,12 @@
  * Setting CS_NCCL_INIT=rank makes every group a fresh ncclCommInitRank instead of a split, for
  * NCCL builds where a split child does not re-read them.
  *
- * Timing as nccl-tests does it, with device events instead of the host clock: the warm-up
- * operations and the timed ones are queued back to back on one stream, the start event between
- * them, so the first timed operation does not carry the ranks' launch skew; the time per operation
- * is the event interval over the count, then the maximum over the group's ranks. Completion is
+ * Timing as nccl-tests does it, with device events instead of the host clock: in the harness's
+ * timed batch (runner.c) the warm-up operations and the timed ones are queued back to back on one
+ * stream, clock_start recording the start event between them, so the first timed operation does
+ * not carry the ranks' launch skew; clock_stop records the stop event, waits for it and reads the
+ * interval, and the maximum over the group's ranks goes through MPI. With --timer host the
+ * warm-up is completed and the ranks meet at a barrier before the host clock starts. Completion is
  * polled together with ncclCommGetAsyncError; a batch that does not finish within the timeout
  * aborts its communicators (ncclCommAbort) and fails with the rank, host and operation named.
  */
@@ -66,6 +68,14 @@ struct nccl_group {
 #ifdef CS_HAVE_MPI
   MPI_Comm mcomm;
 #endif
+  /* the prepared operation and the clock */
+  enum cs_coll coll;
+  ncclDataType_t dt;
+  size_t count, es;
+  int in_place;
+  char what[96];  /* "all_reduce of 1048576 bytes", for messages */
+  int clock_on;   /* between clock_start and clock_stop */
+  double h0;      /* --timer host: the host clock at clock_start */
 };
 
 static const struct cs_run_variant nccl_all[] = {
@@ -379,69 +389,96 @@ static enum cs_status wait_done(struct nccl_group *g, const char *what, struct c
   }
 }
 
-static enum cs_status nccl_measure(void *grp, enum cs_coll c, enum cs_dtype d, double bytes,
-                                   int in_place, int warmup, int iters, double *sec,
-                                   struct cs_error *err) {
+static enum cs_status nccl_prepare(void *grp, enum cs_coll c, enum cs_dtype d, double bytes,
+                                   int in_place, struct cs_error *err) {
   struct nccl_group *g = grp;
-  struct nccl_state *s = g->s;
-  size_t es = cs_dtype_size(d);
-  size_t count = (size_t)(bytes / (double)es);
   if ((size_t)bytes > g->cap)
     return cs_error_set(err, CS_ERR_RANGE, "%.0f bytes exceed the group's buffers", bytes);
-  ncclDataType_t dt = nccl_dtype(d);
-  char what[96];
-  snprintf(what, sizeof what, "%s of %.0f bytes", cs_coll_name(c), bytes);
-  ncclResult_t r = enqueue(g, s->host_timer && warmup < 1 ? 1 : warmup, c, dt, count, es, in_place);
-  double h0 = 0;
-  if (s->host_timer && r == ncclSuccess) {
-    /* nccl-tests: complete the warm-up, barrier, then the host clock around launch + sync */
-    for (int i = 0; i < g->n; i++) {
-      cudaSetDevice(g->dev[i]);
-      CUDA_TRY(cudaEventRecord(g->e1[i], g->stream[i]), "cudaEventRecord");
-    }
-    enum cs_status st0 = wait_done(g, what, err);
-    if (st0 != CS_OK) return st0;
-#ifdef CS_HAVE_MPI
-    if (g->mcomm != MPI_COMM_NULL) MPI_Barrier(g->mcomm);
-#endif
-    h0 = mono_s();
-  }
-  for (int i = 0; i < g->n && r == ncclSuccess; i++) {
-    cudaSetDevice(g->dev[i]);
-    CUDA_TRY(cudaEventRecord(g->e0[i], g->stream[i]), "cudaEventRecord");
-  }
-  if (r == ncclSuccess) r = enqueue(g, iters, c, dt, count, es, in_place);
-  for (int i = 0; i < g->n && r == ncclSuccess; i++) {
-    cudaSetDevice(g->dev[i]);
-    CUDA_TRY(cudaEventRecord(g->e1[i], g->stream[i]), "cudaEventRecord");
-  }
+  g->coll = c;
+  g->dt = nccl_dtype(d);
+  g->es = cs_dtype_size(d);
+  g->count = (size_t)(bytes / (double)g->es);
+  g->in_place = in_place;
+  g->clock_on = 0;
+  snprintf(g->what, sizeof g->what, "%s of %.0f bytes", cs_coll_name(c), bytes);
+  return CS_OK;
+}
+
+static enum cs_status nccl_issue(void *grp, int k, struct cs_error *err) {
+  struct nccl_group *g = grp;
+  struct nccl_state *s = g->s;
+  /* the host timer needs one completed operation before the clock, as nccl-tests does */
+  if (s->host_timer && !g->clock_on && k < 1) k = 1;
+  ncclResult_t r = enqueue(g, k, g->coll, g->dt, g->count, g->es, g->in_place);
   if (r != ncclSuccess) {
     /* the enqueue was refused; make sure nothing is left queued before the next point */
     for (int i = 0; i < g->n; i++) {
       cudaSetDevice(g->dev[i]);
       cudaStreamSynchronize(g->stream[i]);
     }
-    return nccl_fail(err, s, r, what);
+    return nccl_fail(err, s, r, g->what);
   }
-  enum cs_status st = wait_done(g, what, err);
+  return CS_OK;
+}
+
+static enum cs_status nccl_clock_start(void *grp, struct cs_error *err) {
+  struct nccl_group *g = grp;
+  struct nccl_state *s = g->s;
+  if (s->host_timer) {
+    /* nccl-tests: complete the warm-up, barrier, then the host clock around launch + sync */
+    for (int i = 0; i < g->n; i++) {
+      cudaSetDevice(g->dev[i]);
+      CUDA_TRY(cudaEventRecord(g->e1[i], g->stream[i]), "cudaEventRecord");
+    }
+    enum cs_status st = wait_done(g, g->what, err);
+    if (st != CS_OK) return st;
+#ifdef CS_HAVE_MPI
+    if (g->mcomm != MPI_COMM_NULL) MPI_Barrier(g->mcomm);
+#endif
+    g->h0 = mono_s();
+  }
+  for (int i = 0; i < g->n; i++) {
+    cudaSetDevice(g->dev[i]);
+    CUDA_TRY(cudaEventRecord(g->e0[i], g->stream[i]), "cudaEventRecord");
+  }
+  g->clock_on = 1;
+  return CS_OK;
+}
+
+static enum cs_status nccl_clock_stop(void *grp, double *sec, struct cs_error *err) {
+  struct nccl_group *g = grp;
+  struct nccl_state *s = g->s;
+  g->clock_on = 0;
+  for (int i = 0; i < g->n; i++) {
+    cudaSetDevice(g->dev[i]);
+    CUDA_TRY(cudaEventRecord(g->e1[i], g->stream[i]), "cudaEventRecord");
+  }
+  enum cs_status st = wait_done(g, g->what, err);
   if (st != CS_OK) return st;
   double tmax = 0;
-  if (s->host_timer) tmax = (mono_s() - h0) / iters;
+  if (s->host_timer) tmax = mono_s() - g->h0;
   for (int i = 0; i < g->n && !s->host_timer; i++) {
     float ms = 0;
     cudaSetDevice(g->dev[i]);
     CUDA_TRY(cudaEventElapsedTime(&ms, g->e0[i], g->e1[i]), "cudaEventElapsedTime");
-    double t = 1e-3 * ms / iters;
+    double t = 1e-3 * ms;
     if (t > tmax) tmax = t;
   }
+  *sec = tmax;
+  return CS_OK;
+}
+
+static enum cs_status nccl_group_max(void *grp, double *t, struct cs_error *err) {
+  struct nccl_group *g = grp;
+  (void)err;
 #ifdef CS_HAVE_MPI
   if (g->mcomm != MPI_COMM_NULL) {
-    double all = 0;
-    MPI_Allreduce(&tmax, &all, 1, MPI_DOUBLE, MPI_MAX, g->mcomm);
-    tmax = all;
+    double mine = *t;
+    MPI_Allreduce(&mine, t, 1, MPI_DOUBLE, MPI_MAX, g->mcomm);
   }
+#else
+  (void)g, (void)t;
 #endif
-  *sec = tmax;
   return CS_OK;
 }
 
@@ -540,7 +577,11 @@ const struct cs_backend cs_backend_nccl = {
     .init = nccl_init,
     .start = nccl_start,
     .group_open = nccl_group_open,
-    .measure = nccl_measure,
+    .prepare = nccl_prepare,
+    .issue = nccl_issue,
+    .clock_start = nccl_clock_start,
+    .clock_stop = nccl_clock_stop,
+    .group_max = nccl_group_max,
     .check = nccl_check,
     .group_close = nccl_group_close,
     .describe = nccl_describe,

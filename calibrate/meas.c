@@ -1,19 +1,17 @@
 /* meas.c — reading and writing the measurements CSV; see meas.h.
  *
- * The reader is strict: every field is validated where it enters (known names, positive counts,
- * finite non-negative times) and the first bad field ends the read with "path:line:col: expected
- * ...". Columns are found by header name, so files with extra columns still read.
+ * The framing (magic line, provenance, header, quoting) is csv.h's. The reader is strict: every
+ * field is validated where it enters (known names, positive counts, finite non-negative times) and
+ * the first bad field ends the read with "path:line:col: expected ...". Columns are found by
+ * header name, so files with extra columns still read.
  */
 #include "meas.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define MAX_FIELDS 64
 
 void cs_meas_set_init(struct cs_meas_set *set) { memset(set, 0, sizeof *set); }
 
@@ -26,13 +24,10 @@ void cs_meas_set_fini(struct cs_meas_set *set) {
 
 enum cs_status cs_meas_set_push(struct cs_meas_set *set, const struct cs_meas_row *row,
                                 struct cs_error *err) {
-  if (set->n == set->cap) {
-    size_t nc = set->cap ? set->cap * 2 : 64;
-    struct cs_meas_row *p = realloc(set->rows, nc * sizeof *p);
-    if (p == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing measurements");
-    set->rows = p;
-    set->cap = nc;
-  }
+  void *p = set->rows;
+  if (cs_csv_grow(&p, &set->cap, set->n, sizeof *set->rows, 64) != 0)
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing measurements");
+  set->rows = p;
   set->rows[set->n++] = *row;
   return CS_OK;
 }
@@ -43,28 +38,11 @@ static void copy_str(char *dst, size_t len, const char *src) {
 
 enum cs_status cs_meas_set_meta(struct cs_meas_set *set, const char *key, const char *value,
                                 struct cs_error *err) {
-  for (size_t i = 0; i < set->n_meta; i++)
-    if (strcmp(set->meta[i].key, key) == 0) {
-      copy_str(set->meta[i].value, sizeof set->meta[i].value, value);
-      return CS_OK;
-    }
-  if (set->n_meta == set->cap_meta) {
-    size_t nc = set->cap_meta ? set->cap_meta * 2 : 8;
-    struct cs_meas_meta *p = realloc(set->meta, nc * sizeof *p);
-    if (p == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing provenance");
-    set->meta = p;
-    set->cap_meta = nc;
-  }
-  struct cs_meas_meta *m = &set->meta[set->n_meta++];
-  copy_str(m->key, sizeof m->key, key);
-  copy_str(m->value, sizeof m->value, value);
-  return CS_OK;
+  return cs_csv_meta_set(&set->meta, &set->n_meta, &set->cap_meta, key, value, err);
 }
 
 const char *cs_meas_get_meta(const struct cs_meas_set *set, const char *key) {
-  for (size_t i = 0; i < set->n_meta; i++)
-    if (strcmp(set->meta[i].key, key) == 0) return set->meta[i].value;
-  return NULL;
+  return cs_csv_meta_get(set->meta, set->n_meta, key);
 }
 
 void cs_meas_row_derive(struct cs_meas_row *row) {
@@ -88,41 +66,14 @@ const char *cs_meas_launch_name(enum cs_launch l) {
   return l == CS_LAUNCH_THREAD ? "thread" : "process";
 }
 
-/* Writes s as one CSV field, quoted when it holds a comma, quote or line break. */
-static void put_field(FILE *f, const char *s) {
-  if (strpbrk(s, ",\"\r\n") == NULL) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (const char *p = s; *p; p++) {
-    if (*p == '"') fputc('"', f);
-    if (*p == '\r' || *p == '\n') fputc(' ', f);
-    else fputc(*p, f);
-  }
-  fputc('"', f);
-}
-
 static void put_opt(FILE *f, double v) {
   if (isfinite(v)) fprintf(f, "%.6g", v);
 }
 
 enum cs_status cs_meas_write_header(FILE *f, const struct cs_meas_set *meta_from,
                                     struct cs_error *err) {
-  fprintf(f, "%s\n", CS_MEAS_MAGIC);
-  if (meta_from)
-    for (size_t i = 0; i < meta_from->n_meta; i++) {
-      /* a value never spans lines */
-      char v[sizeof meta_from->meta[i].value];
-      copy_str(v, sizeof v, meta_from->meta[i].value);
-      for (char *p = v; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-      fprintf(f, "# %s: %s\n", meta_from->meta[i].key, v);
-    }
-  fprintf(f, "%s\n", CS_MEAS_HEADER);
-  if (fflush(f) != 0 || ferror(f))
-    return cs_error_set(err, CS_ERR_IO, "cannot write measurements: %s", strerror(errno));
-  return CS_OK;
+  return cs_csv_write_header(f, CS_MEAS_MAGIC, meta_from ? meta_from->meta : NULL,
+                             meta_from ? meta_from->n_meta : 0, CS_MEAS_HEADER, "measurements", err);
 }
 
 enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *r, struct cs_error *err) {
@@ -134,7 +85,7 @@ enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *r, struct cs
                         "%.0f bytes, %g us)",
                         r->source, cs_coll_name(r->coll), r->bytes, r->time_us);
   fprintf(f, "%s,%s,%s,", cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto));
-  put_field(f, r->dtype);
+  cs_csv_put_field(f, r->dtype);
   fprintf(f, ",%d,%d,%d,%.0f,%.6g,", r->ranks, r->nodes, r->gpus_per_node, r->bytes, r->time_us);
   put_opt(f, r->time_min_us);
   fputc(',', f);
@@ -143,9 +94,9 @@ enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *r, struct cs
   if (r->trials > 0) fprintf(f, "%d", r->trials);
   fprintf(f, ",%.6g,%.6g,%d,%s,", r->algbw_GBps, r->busbw_GBps, r->in_place ? 1 : 0,
           cs_meas_launch_name(r->launch));
-  put_field(f, r->config);
+  cs_csv_put_field(f, r->config);
   fputc(',', f);
-  put_field(f, r->source);
+  cs_csv_put_field(f, r->source);
   fputc('\n', f);
   if (fflush(f) != 0 || ferror(f))
     return cs_error_set(err, CS_ERR_IO, "cannot write measurements: %s", strerror(errno));
@@ -179,46 +130,6 @@ enum cs_status cs_meas_write_file(const char *path, const struct cs_meas_set *se
 
 /* ---- reading ------------------------------------------------------------------------------- */
 
-/* Splits line into fields in place (RFC 4180 quoting). cols[i] receives the 1-based column of the
- * field's first character. Returns the field count or -1 for an unterminated quote. */
-static int split_csv(char *line, char **fields, long *cols, int max) {
-  int n = 0;
-  char *p = line;
-  for (;;) {
-    if (n == max) return n;
-    cols[n] = (long)(p - line) + 1;
-    if (*p == '"') {
-      char *out = p, *in = p + 1;
-      fields[n++] = out;
-      for (;;) {
-        if (*in == '\0') return -1;
-        if (*in == '"') {
-          if (in[1] == '"') {
-            *out++ = '"';
-            in += 2;
-            continue;
-          }
-          in++;
-          break;
-        }
-        *out++ = *in++;
-      }
-      *out = '\0';
-      p = in;
-      if (*p == ',') {
-        p++;
-        continue;
-      }
-      return n;
-    }
-    fields[n++] = p;
-    char *c = strchr(p, ',');
-    if (c == NULL) return n;
-    *c = '\0';
-    p = c + 1;
-  }
-}
-
 enum col { C_COLL, C_ALGO, C_PROTO, C_DTYPE, C_RANKS, C_NODES, C_GPN, C_BYTES, C_TIME, C_TMIN,
            C_TMAX, C_TRIALS, C_ALGBW, C_BUSBW, C_INPLACE, C_LAUNCH, C_CONFIG, C_SOURCE, C_COUNT };
 static const char *const col_names[C_COUNT] = {
@@ -237,132 +148,55 @@ static int read_int(const char *s, long min, long max, int *out) {
   return 0;
 }
 
-/* A finite number >= 0; empty allowed when opt (then NAN). */
-static int read_num(const char *s, int opt, double *out) {
-  if (*s == '\0') {
-    if (!opt) return -1;
-    *out = NAN;
-    return 0;
-  }
-  char *e;
-  errno = 0;
-  double v = strtod(s, &e);
-  if (e == s || *e != '\0' || errno == ERANGE || !isfinite(v) || v < 0) return -1;
-  for (const char *p = s; *p; p++)
-    if (isalpha((unsigned char)*p) && *p != 'e' && *p != 'E') return -1;
-  *out = v;
-  return 0;
+static const struct cs_csv_format format = {
+    CS_MEAS_MAGIC, "collective,", "measurements",
+    "expected the CSV header line \"collective,algorithm,protocol,...\"", col_names, col_required,
+    C_COUNT};
+
+static enum cs_status add_meta(void *set, const char *key, const char *value,
+                               struct cs_error *err) {
+  return cs_meas_set_meta(set, key, value, err);
 }
 
-static void chomp(char *s) {
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+/* Checks one data row into a struct cs_meas_row and appends it to the set. */
+static enum cs_status add_row(void *ctx, const struct cs_csv_row *in, struct cs_error *err) {
+  struct cs_meas_set *set = ctx;
+  struct cs_meas_row r;
+  memset(&r, 0, sizeof r);
+  r.time_min_us = r.time_max_us = NAN;
+  copy_str(r.dtype, sizeof r.dtype, "float");
+  int bad = -1;
+  const char *what = "";
+  double bw;
+#define FIELD(c) (in->field[c])
+  if (cs_coll_parse(FIELD(C_COLL), &r.coll) != 0) bad = C_COLL, what = "a collective name such as all_reduce";
+  else if (cs_algo_parse(FIELD(C_ALGO), &r.algo) != 0) bad = C_ALGO, what = "an algorithm (ring, tree, hier, nvls, collnet, pat, p2p, auto)";
+  else if (cs_proto_parse(FIELD(C_PROTO), &r.proto) != 0) bad = C_PROTO, what = "a protocol (ll, ll128, simple, auto)";
+  else if (read_int(FIELD(C_RANKS), 1, 1 << 24, &r.ranks) != 0) bad = C_RANKS, what = "a rank count >= 1";
+  else if (read_int(FIELD(C_NODES), 1, 1 << 24, &r.nodes) != 0) bad = C_NODES, what = "a node count >= 1";
+  else if (read_int(FIELD(C_GPN), 1, 1 << 16, &r.gpus_per_node) != 0) bad = C_GPN, what = "a GPUs-per-node count >= 1";
+  else if (cs_csv_number(FIELD(C_BYTES), 0, &r.bytes) != 0 || r.bytes > 1.2e15 || r.bytes != floor(r.bytes)) bad = C_BYTES, what = "a whole number of bytes up to 2^50";
+  else if (cs_csv_number(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0) bad = C_TIME, what = "a time in microseconds > 0";
+  else if (cs_csv_number(FIELD(C_TMIN), 1, &r.time_min_us) != 0) bad = C_TMIN, what = "a time in microseconds or nothing";
+  else if (cs_csv_number(FIELD(C_TMAX), 1, &r.time_max_us) != 0) bad = C_TMAX, what = "a time in microseconds or nothing";
+  else if (*FIELD(C_TRIALS) && read_int(FIELD(C_TRIALS), 0, 1 << 30, &r.trials) != 0) bad = C_TRIALS, what = "a trial count";
+  /* the bandwidths are derived again from bytes and time, but a file that holds impossible
+   * ones is damaged */
+  else if (cs_csv_number(FIELD(C_ALGBW), 1, &bw) != 0) bad = C_ALGBW, what = "a bandwidth in GB/s >= 0 or nothing";
+  else if (cs_csv_number(FIELD(C_BUSBW), 1, &bw) != 0) bad = C_BUSBW, what = "a bandwidth in GB/s >= 0 or nothing";
+  else if (*FIELD(C_INPLACE) && read_int(FIELD(C_INPLACE), 0, 1, &r.in_place) != 0) bad = C_INPLACE, what = "0 or 1";
+  else if (*FIELD(C_LAUNCH) && cs_meas_launch_parse(FIELD(C_LAUNCH), &r.launch) != 0) bad = C_LAUNCH, what = "process or thread";
+  else if (r.ranks != r.nodes * r.gpus_per_node) bad = C_RANKS, what = "ranks = nodes x gpus_per_node";
+  if (bad >= 0) return cs_csv_reject(in, bad, what, err);
+  if (*FIELD(C_DTYPE)) copy_str(r.dtype, sizeof r.dtype, FIELD(C_DTYPE));
+  copy_str(r.config, sizeof r.config, FIELD(C_CONFIG));
+  if (*FIELD(C_SOURCE)) copy_str(r.source, sizeof r.source, FIELD(C_SOURCE));
+  else snprintf(r.source, sizeof r.source, "%s:%ld", in->path, in->line);
+#undef FIELD
+  cs_meas_row_derive(&r);
+  return cs_meas_set_push(set, &r, err);
 }
 
 enum cs_status cs_meas_read_file(const char *path, struct cs_meas_set *set, struct cs_error *err) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  char *line = NULL;
-  size_t cap = 0;
-  long lineno = 0;
-  int idx[C_COUNT];
-  int have_header = 0, nhead = 0;
-  enum cs_status st = CS_OK;
-  for (int i = 0; i < C_COUNT; i++) idx[i] = -1;
-  while (getline(&line, &cap, f) > 0) {
-    lineno++;
-    chomp(line);
-    if (lineno == 1 && strcmp(line, CS_MEAS_MAGIC) != 0 && strncmp(line, "collective,", 11) != 0) {
-      st = cs_error_at(err, CS_ERR_PARSE, path, 1, 1,
-                       "expected \"%s\" or the CSV header: not a commscale measurements file",
-                       CS_MEAS_MAGIC);
-      break;
-    }
-    if (line[0] == '#') {
-      char *colon = strchr(line, ':');
-      if (colon && lineno > 1) {
-        *colon = '\0';
-        char *k = line + 1, *v = colon + 1;
-        while (*k == ' ') k++;
-        while (*v == ' ') v++;
-        if ((st = cs_meas_set_meta(set, k, v, err)) != CS_OK) break;
-      }
-      continue;
-    }
-    if (line[0] == '\0') continue;
-    char *fields[MAX_FIELDS];
-    long cols[MAX_FIELDS];
-    int nf = split_csv(line, fields, cols, MAX_FIELDS);
-    if (nf < 0) {
-      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1, "expected a closing double quote");
-      break;
-    }
-    if (!have_header) {
-      for (int i = 0; i < nf; i++)
-        for (int c = 0; c < C_COUNT; c++)
-          if (strcmp(fields[i], col_names[c]) == 0) idx[c] = i;
-      for (int c = 0; c < C_COUNT; c++)
-        if (col_required[c] && idx[c] < 0) {
-          st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1, "expected a header with column \"%s\"",
-                           col_names[c]);
-          break;
-        }
-      if (st != CS_OK) break;
-      have_header = 1;
-      nhead = nf;
-      continue;
-    }
-    if (nf != nhead) {
-      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1, "expected %d fields, found %d", nhead, nf);
-      break;
-    }
-    struct cs_meas_row r;
-    memset(&r, 0, sizeof r);
-    r.time_min_us = r.time_max_us = NAN;
-    copy_str(r.dtype, sizeof r.dtype, "float");
-    int bad = -1;
-    const char *what = "";
-    double bw;
-#define FIELD(c) (idx[c] >= 0 ? fields[idx[c]] : "")
-    if (cs_coll_parse(FIELD(C_COLL), &r.coll) != 0) bad = C_COLL, what = "a collective name such as all_reduce";
-    else if (cs_algo_parse(FIELD(C_ALGO), &r.algo) != 0) bad = C_ALGO, what = "an algorithm (ring, tree, hier, nvls, collnet, pat, p2p, auto)";
-    else if (cs_proto_parse(FIELD(C_PROTO), &r.proto) != 0) bad = C_PROTO, what = "a protocol (ll, ll128, simple, auto)";
-    else if (read_int(FIELD(C_RANKS), 1, 1 << 24, &r.ranks) != 0) bad = C_RANKS, what = "a rank count >= 1";
-    else if (read_int(FIELD(C_NODES), 1, 1 << 24, &r.nodes) != 0) bad = C_NODES, what = "a node count >= 1";
-    else if (read_int(FIELD(C_GPN), 1, 1 << 16, &r.gpus_per_node) != 0) bad = C_GPN, what = "a GPUs-per-node count >= 1";
-    else if (read_num(FIELD(C_BYTES), 0, &r.bytes) != 0 || r.bytes > 1.2e15 || r.bytes != floor(r.bytes)) bad = C_BYTES, what = "a whole number of bytes up to 2^50";
-    else if (read_num(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0) bad = C_TIME, what = "a time in microseconds > 0";
-    else if (read_num(FIELD(C_TMIN), 1, &r.time_min_us) != 0) bad = C_TMIN, what = "a time in microseconds or nothing";
-    else if (read_num(FIELD(C_TMAX), 1, &r.time_max_us) != 0) bad = C_TMAX, what = "a time in microseconds or nothing";
-    else if (*FIELD(C_TRIALS) && read_int(FIELD(C_TRIALS), 0, 1 << 30, &r.trials) != 0) bad = C_TRIALS, what = "a trial count";
-    /* the bandwidths are derived again from bytes and time, but a file that holds impossible
-     * ones is damaged */
-    else if (read_num(FIELD(C_ALGBW), 1, &bw) != 0) bad = C_ALGBW, what = "a bandwidth in GB/s >= 0 or nothing";
-    else if (read_num(FIELD(C_BUSBW), 1, &bw) != 0) bad = C_BUSBW, what = "a bandwidth in GB/s >= 0 or nothing";
-    else if (*FIELD(C_INPLACE) && read_int(FIELD(C_INPLACE), 0, 1, &r.in_place) != 0) bad = C_INPLACE, what = "0 or 1";
-    else if (*FIELD(C_LAUNCH) && cs_meas_launch_parse(FIELD(C_LAUNCH), &r.launch) != 0) bad = C_LAUNCH, what = "process or thread";
-    else if (r.ranks != r.nodes * r.gpus_per_node) bad = C_RANKS, what = "ranks = nodes x gpus_per_node";
-    if (bad >= 0) {
-      long col = idx[bad] >= 0 ? cols[idx[bad]] : 1;
-      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, col, "column %s: expected %s, got \"%s\"",
-                       col_names[bad], what, idx[bad] >= 0 ? fields[idx[bad]] : "");
-      break;
-    }
-    if (*FIELD(C_DTYPE)) copy_str(r.dtype, sizeof r.dtype, FIELD(C_DTYPE));
-    copy_str(r.config, sizeof r.config, FIELD(C_CONFIG));
-    if (*FIELD(C_SOURCE)) copy_str(r.source, sizeof r.source, FIELD(C_SOURCE));
-    else snprintf(r.source, sizeof r.source, "%s:%ld", path, lineno);
-#undef FIELD
-    cs_meas_row_derive(&r);
-    if ((st = cs_meas_set_push(set, &r, err)) != CS_OK) break;
-  }
-  /* getline() fails without setting the error flag when memory runs out */
-  if (st == CS_OK && (ferror(f) || !feof(f)))
-    st = cs_error_set(err, CS_ERR_IO, "%s: read error: %s", path, strerror(errno));
-  if (st == CS_OK && !have_header)
-    st = cs_error_at(err, CS_ERR_PARSE, path, lineno + 1, 0, "expected the CSV header line \"%s\"",
-                     "collective,algorithm,protocol,...");
-  free(line);
-  fclose(f);
-  return st;
+  return cs_csv_read(path, &format, add_meta, add_row, set, err);
 }

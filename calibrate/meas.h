@@ -20,6 +20,7 @@
 #include <stdio.h>
 
 #include "coll.h"
+#include "csv.h"
 #include "status.h"
 
 #define CS_MEAS_MAGIC "# commscale measurements v1"
@@ -50,15 +51,12 @@ struct cs_meas_row {
   char source[256];    /* "file:line" of the data, or the runner's run id */
 };
 
-/* One provenance key/value from the "# key: value" lines. */
-struct cs_meas_meta { char key[64]; char value[256]; };
-
 /* A growing set of rows plus provenance. Initialise with cs_meas_set_init(), release with
  * cs_meas_set_fini(); the set owns its arrays. */
 struct cs_meas_set {
   struct cs_meas_row *rows;
   size_t n, cap;
-  struct cs_meas_meta *meta;
+  struct cs_csv_meta *meta;    /* provenance, from the "# key: value" lines */
   size_t n_meta, cap_meta;
 };
 

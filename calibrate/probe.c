@@ -1,20 +1,18 @@
 /* probe.c — reading and writing the compute-probe CSV, and turning its GEMM rows into the compute
  * model's efficiency table; see probe.h.
  *
- * The reader follows the measurements reader (meas.c): columns found by header name, every field
- * checked where it enters, the first bad one reported as "path:line:col". Fields that only one
- * kind fills (tflops, GBps, factor) may be empty in the others.
+ * The framing (magic line, provenance, header, quoting) is csv.h's, as for the measurements CSV:
+ * columns found by header name, every field checked where it enters, the first bad one reported
+ * as "path:line:col". Fields that only one kind fills (tflops, GBps, factor) may be empty in the
+ * others.
  */
 #include "probe.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-#define MAX_FIELDS 64
 
 void cs_probe_set_init(struct cs_probe_set *set) { memset(set, 0, sizeof *set); }
 
@@ -27,13 +25,10 @@ void cs_probe_set_fini(struct cs_probe_set *set) {
 
 enum cs_status cs_probe_set_push(struct cs_probe_set *set, const struct cs_probe_row *row,
                                  struct cs_error *err) {
-  if (set->n == set->cap) {
-    size_t nc = set->cap ? set->cap * 2 : 64;
-    struct cs_probe_row *p = realloc(set->rows, nc * sizeof *p);
-    if (p == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing probe rows");
-    set->rows = p;
-    set->cap = nc;
-  }
+  void *p = set->rows;
+  if (cs_csv_grow(&p, &set->cap, set->n, sizeof *set->rows, 64) != 0)
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing probe rows");
+  set->rows = p;
   set->rows[set->n++] = *row;
   return CS_OK;
 }
@@ -44,28 +39,11 @@ static void copy_str(char *dst, size_t len, const char *src) {
 
 enum cs_status cs_probe_set_meta(struct cs_probe_set *set, const char *key, const char *value,
                                  struct cs_error *err) {
-  for (size_t i = 0; i < set->n_meta; i++)
-    if (strcmp(set->meta[i].key, key) == 0) {
-      copy_str(set->meta[i].value, sizeof set->meta[i].value, value);
-      return CS_OK;
-    }
-  if (set->n_meta == set->cap_meta) {
-    size_t nc = set->cap_meta ? set->cap_meta * 2 : 8;
-    struct cs_meas_meta *p = realloc(set->meta, nc * sizeof *p);
-    if (p == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing provenance");
-    set->meta = p;
-    set->cap_meta = nc;
-  }
-  struct cs_meas_meta *m = &set->meta[set->n_meta++];
-  copy_str(m->key, sizeof m->key, key);
-  copy_str(m->value, sizeof m->value, value);
-  return CS_OK;
+  return cs_csv_meta_set(&set->meta, &set->n_meta, &set->cap_meta, key, value, err);
 }
 
 const char *cs_probe_get_meta(const struct cs_probe_set *set, const char *key) {
-  for (size_t i = 0; i < set->n_meta; i++)
-    if (strcmp(set->meta[i].key, key) == 0) return set->meta[i].value;
-  return NULL;
+  return cs_csv_meta_get(set->meta, set->n_meta, key);
 }
 
 /* ---- names --------------------------------------------------------------------------------- */
@@ -155,19 +133,6 @@ enum cs_status cs_probe_parse_dtypes(const char *list, unsigned *bits, struct cs
 
 /* ---- writing ------------------------------------------------------------------------------- */
 
-static void put_field(FILE *f, const char *s) {
-  if (strpbrk(s, ",\"\r\n") == NULL) {
-    fputs(s, f);
-    return;
-  }
-  fputc('"', f);
-  for (const char *p = s; *p; p++) {
-    if (*p == '"') fputc('"', f);
-    fputc(*p == '\r' || *p == '\n' ? ' ' : *p, f);
-  }
-  fputc('"', f);
-}
-
 static void put_opt(FILE *f, double v) {
   if (isfinite(v)) fprintf(f, "%.6g", v);
   fputc(',', f);
@@ -175,24 +140,13 @@ static void put_opt(FILE *f, double v) {
 
 enum cs_status cs_probe_write_header(FILE *f, const struct cs_probe_set *meta_from,
                                      struct cs_error *err) {
-  fprintf(f, "%s\n", CS_PROBE_MAGIC);
-  if (meta_from)
-    for (size_t i = 0; i < meta_from->n_meta; i++) {
-      char v[sizeof meta_from->meta[i].value];
-      copy_str(v, sizeof v, meta_from->meta[i].value);
-      for (char *p = v; *p; p++)
-        if (*p == '\n' || *p == '\r') *p = ' ';
-      fprintf(f, "# %s: %s\n", meta_from->meta[i].key, v);
-    }
-  fprintf(f, "%s\n", CS_PROBE_HEADER);
-  if (fflush(f) != 0 || ferror(f))
-    return cs_error_set(err, CS_ERR_IO, "cannot write probe rows: %s", strerror(errno));
-  return CS_OK;
+  return cs_csv_write_header(f, CS_PROBE_MAGIC, meta_from ? meta_from->meta : NULL,
+                             meta_from ? meta_from->n_meta : 0, CS_PROBE_HEADER, "probe rows", err);
 }
 
 enum cs_status cs_probe_write_row(FILE *f, const struct cs_probe_row *r, struct cs_error *err) {
   fprintf(f, "%s,", cs_probe_kind_name(r->kind));
-  put_field(f, r->dtype);
+  cs_csv_put_field(f, r->dtype);
   fprintf(f, ",%.0f,%.0f,%.0f,%.0f,%.6g,", r->m, r->n, r->k, r->bytes, r->time_us);
   put_opt(f, r->time_min_us);
   put_opt(f, r->time_max_us);
@@ -202,9 +156,9 @@ enum cs_status cs_probe_write_row(FILE *f, const struct cs_probe_row *r, struct 
   put_opt(f, r->GBps);
   put_opt(f, r->frac_peak);
   put_opt(f, r->factor);
-  put_field(f, r->gpu);
+  cs_csv_put_field(f, r->gpu);
   fputc(',', f);
-  put_field(f, r->source);
+  cs_csv_put_field(f, r->source);
   fputc('\n', f);
   if (fflush(f) != 0 || ferror(f))
     return cs_error_set(err, CS_ERR_IO, "cannot write probe rows: %s", strerror(errno));
@@ -213,46 +167,6 @@ enum cs_status cs_probe_write_row(FILE *f, const struct cs_probe_row *r, struct 
 
 /* ---- reading ------------------------------------------------------------------------------- */
 
-/* Splits line into fields in place (RFC 4180 quoting); cols[i] is the 1-based column of field i.
- * Returns the field count or -1 for an unterminated quote. */
-static int split_csv(char *line, char **fields, long *cols, int max) {
-  int n = 0;
-  char *p = line;
-  for (;;) {
-    if (n == max) return n;
-    cols[n] = (long)(p - line) + 1;
-    if (*p == '"') {
-      char *out = p, *in = p + 1;
-      fields[n++] = out;
-      for (;;) {
-        if (*in == '\0') return -1;
-        if (*in == '"') {
-          if (in[1] == '"') {
-            *out++ = '"';
-            in += 2;
-            continue;
-          }
-          in++;
-          break;
-        }
-        *out++ = *in++;
-      }
-      *out = '\0';
-      p = in;
-      if (*p == ',') {
-        p++;
-        continue;
-      }
-      return n;
-    }
-    fields[n++] = p;
-    char *c = strchr(p, ',');
-    if (c == NULL) return n;
-    *c = '\0';
-    p = c + 1;
-  }
-}
-
 enum col { C_KIND, C_DTYPE, C_M, C_N, C_K, C_BYTES, C_TIME, C_TMIN, C_TMAX, C_TRIALS, C_TFLOPS,
            C_GBPS, C_FRAC, C_FACTOR, C_GPU, C_SOURCE, C_COUNT };
 static const char *const col_names[C_COUNT] = {
@@ -260,40 +174,18 @@ static const char *const col_names[C_COUNT] = {
     "tflops", "GBps", "frac_peak", "factor", "gpu", "source"};
 static const int col_required[C_COUNT] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0};
 
-/* A finite number >= 0 (no letters but an exponent); empty allowed when opt (then NAN). */
-static int read_num(const char *s, int opt, double *out) {
-  if (*s == '\0') {
-    if (!opt) return -1;
-    *out = NAN;
-    return 0;
-  }
-  for (const char *p = s; *p; p++)
-    if (isalpha((unsigned char)*p) && *p != 'e' && *p != 'E') return -1;
-  char *e;
-  errno = 0;
-  double v = strtod(s, &e);
-  if (e == s || *e != '\0' || errno == ERANGE || !isfinite(v) || v < 0) return -1;
-  *out = v;
-  return 0;
-}
-
 /* A whole GEMM dimension in [1, 2^31), or 0 when zero_ok. */
 static int read_dim(const char *s, int zero_ok, double *out) {
   double v;
-  if (read_num(s, 0, &v) != 0 || v != floor(v) || v >= 2147483648.0 || (v < 1 && !zero_ok))
+  if (cs_csv_number(s, 0, &v) != 0 || v != floor(v) || v >= 2147483648.0 || (v < 1 && !zero_ok))
     return -1;
   *out = v;
   return 0;
 }
 
-static void chomp(char *s) {
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
-}
-
 /* Checks one data row's fields into r; returns the bad column and what it expected, or -1. */
-static int parse_row(char **fields, const int *idx, struct cs_probe_row *r, const char **what) {
-#define FIELD(c) (idx[c] >= 0 ? fields[idx[c]] : "")
+static int parse_row(const struct cs_csv_row *in, struct cs_probe_row *r, const char **what) {
+#define FIELD(c) (in->field[c])
   memset(r, 0, sizeof *r);
   r->time_min_us = r->time_max_us = r->tflops = r->GBps = r->frac_peak = r->factor = NAN;
   enum cs_probe_dtype d;
@@ -312,27 +204,27 @@ static int parse_row(char **fields, const int *idx, struct cs_probe_row *r, cons
   if (read_dim(FIELD(C_M), !gemm, &r->m) != 0) return *what = "a whole dimension >= 1", C_M;
   if (read_dim(FIELD(C_N), !gemm, &r->n) != 0) return *what = "a whole dimension >= 1", C_N;
   if (read_dim(FIELD(C_K), !gemm, &r->k) != 0) return *what = "a whole dimension >= 1", C_K;
-  if (read_num(FIELD(C_BYTES), 0, &r->bytes) != 0 || r->bytes != floor(r->bytes) ||
+  if (cs_csv_number(FIELD(C_BYTES), 0, &r->bytes) != 0 || r->bytes != floor(r->bytes) ||
       r->bytes > 1.2e15)
     return *what = "a whole number of bytes up to 2^50", C_BYTES;
-  if (read_num(FIELD(C_TIME), 0, &r->time_us) != 0 || r->time_us <= 0)
+  if (cs_csv_number(FIELD(C_TIME), 0, &r->time_us) != 0 || r->time_us <= 0)
     return *what = "a time in microseconds > 0", C_TIME;
-  if (read_num(FIELD(C_TMIN), 1, &r->time_min_us) != 0)
+  if (cs_csv_number(FIELD(C_TMIN), 1, &r->time_min_us) != 0)
     return *what = "a time in microseconds or nothing", C_TMIN;
-  if (read_num(FIELD(C_TMAX), 1, &r->time_max_us) != 0)
+  if (cs_csv_number(FIELD(C_TMAX), 1, &r->time_max_us) != 0)
     return *what = "a time in microseconds or nothing", C_TMAX;
   double t = 0;
   if (*FIELD(C_TRIALS)) {
-    if (read_num(FIELD(C_TRIALS), 0, &t) != 0 || t != floor(t) || t > 1e9)
+    if (cs_csv_number(FIELD(C_TRIALS), 0, &t) != 0 || t != floor(t) || t > 1e9)
       return *what = "a trial count", C_TRIALS;
     r->trials = (int)t;
   }
-  if (read_num(FIELD(C_TFLOPS), !gemm, &r->tflops) != 0 || (gemm && r->tflops <= 0))
+  if (cs_csv_number(FIELD(C_TFLOPS), !gemm, &r->tflops) != 0 || (gemm && r->tflops <= 0))
     return *what = gemm ? "TFLOP/s > 0" : "TFLOP/s or nothing", C_TFLOPS;
-  if (read_num(FIELD(C_GBPS), gemm, &r->GBps) != 0 || (!gemm && r->GBps <= 0))
+  if (cs_csv_number(FIELD(C_GBPS), gemm, &r->GBps) != 0 || (!gemm && r->GBps <= 0))
     return *what = gemm ? "GB/s or nothing" : "GB/s > 0 (a membw row)", C_GBPS;
-  if (read_num(FIELD(C_FRAC), 1, &r->frac_peak) != 0) return *what = "a fraction or nothing", C_FRAC;
-  if (read_num(FIELD(C_FACTOR), r->kind != CS_PROBE_INTERFERENCE, &r->factor) != 0 ||
+  if (cs_csv_number(FIELD(C_FRAC), 1, &r->frac_peak) != 0) return *what = "a fraction or nothing", C_FRAC;
+  if (cs_csv_number(FIELD(C_FACTOR), r->kind != CS_PROBE_INTERFERENCE, &r->factor) != 0 ||
       (r->kind == CS_PROBE_INTERFERENCE && r->factor <= 0))
     return *what = r->kind == CS_PROBE_INTERFERENCE ? "a slowdown factor > 0" : "a factor or nothing",
            C_FACTOR;
@@ -342,80 +234,26 @@ static int parse_row(char **fields, const int *idx, struct cs_probe_row *r, cons
 #undef FIELD
 }
 
+static const struct cs_csv_format format = {
+    CS_PROBE_MAGIC, "kind,", "probe", "expected the header \"" CS_PROBE_HEADER "\"", col_names,
+    col_required, C_COUNT};
+
+static enum cs_status add_meta(void *set, const char *key, const char *value,
+                               struct cs_error *err) {
+  return cs_probe_set_meta(set, key, value, err);
+}
+
+static enum cs_status add_row(void *set, const struct cs_csv_row *in, struct cs_error *err) {
+  struct cs_probe_row r;
+  const char *what = "";
+  int bad = parse_row(in, &r, &what);
+  if (bad >= 0) return cs_csv_reject(in, bad, what, err);
+  if (r.source[0] == '\0') snprintf(r.source, sizeof r.source, "%.100s:%ld", in->path, in->line);
+  return cs_probe_set_push(set, &r, err);
+}
+
 enum cs_status cs_probe_read_file(const char *path, struct cs_probe_set *set, struct cs_error *err) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  char *line = NULL;
-  size_t cap = 0;
-  long lineno = 0;
-  int idx[C_COUNT];
-  int have_header = 0, nhead = 0;
-  enum cs_status st = CS_OK;
-  for (int i = 0; i < C_COUNT; i++) idx[i] = -1;
-  while (getline(&line, &cap, f) > 0) {
-    lineno++;
-    chomp(line);
-    if (lineno == 1 && strcmp(line, CS_PROBE_MAGIC) != 0 && strncmp(line, "kind,", 5) != 0) {
-      st = cs_error_at(err, CS_ERR_PARSE, path, 1, 1,
-                       "expected \"%s\" or the CSV header: not a commscale probe file",
-                       CS_PROBE_MAGIC);
-      break;
-    }
-    if (line[0] == '#') {
-      char *colon = strchr(line, ':');
-      if (colon && lineno > 1) {
-        *colon = '\0';
-        char *k = line + 1, *v = colon + 1;
-        while (*k == ' ') k++;
-        while (*v == ' ') v++;
-        if ((st = cs_probe_set_meta(set, k, v, err)) != CS_OK) break;
-      }
-      continue;
-    }
-    if (line[0] == '\0') continue;
-    char *fields[MAX_FIELDS];
-    long cols[MAX_FIELDS];
-    int nf = split_csv(line, fields, cols, MAX_FIELDS);
-    if (nf < 0) {
-      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1, "expected a closing double quote");
-      break;
-    }
-    if (!have_header) {
-      for (int i = 0; i < nf; i++)
-        for (int c = 0; c < C_COUNT; c++)
-          if (strcmp(fields[i], col_names[c]) == 0) idx[c] = i;
-      for (int c = 0; c < C_COUNT && st == CS_OK; c++)
-        if (col_required[c] && idx[c] < 0)
-          st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1,
-                           "expected a header with column \"%s\"", col_names[c]);
-      if (st != CS_OK) break;
-      have_header = 1;
-      nhead = nf;
-      continue;
-    }
-    if (nf != nhead) {
-      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1, "expected %d fields, found %d", nhead, nf);
-      break;
-    }
-    struct cs_probe_row r;
-    const char *what = "";
-    int bad = parse_row(fields, idx, &r, &what);
-    if (bad >= 0) {
-      long col = idx[bad] >= 0 ? cols[idx[bad]] : 1;
-      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, col, "column %s: expected %s, got \"%s\"",
-                       col_names[bad], what, idx[bad] >= 0 ? fields[idx[bad]] : "");
-      break;
-    }
-    if (r.source[0] == '\0') snprintf(r.source, sizeof r.source, "%.100s:%ld", path, lineno);
-    if ((st = cs_probe_set_push(set, &r, err)) != CS_OK) break;
-  }
-  if (st == CS_OK && ferror(f)) st = cs_error_set(err, CS_ERR_IO, "%s: read error", path);
-  if (st == CS_OK && !have_header)
-    st = cs_error_at(err, CS_ERR_PARSE, path, lineno + 1, 0, "expected the header \"%s\"",
-                     CS_PROBE_HEADER);
-  free(line);
-  fclose(f);
-  return st;
+  return cs_csv_read(path, &format, add_meta, add_row, set, err);
 }
 
 int cs_probe_same_point(const struct cs_probe_row *a, const struct cs_probe_row *b) {

@@ -72,7 +72,7 @@ struct cs_probe_row {
 struct cs_probe_set {
   struct cs_probe_row *rows;
   size_t n, cap;
-  struct cs_meas_meta *meta;
+  struct cs_csv_meta *meta;
   size_t n_meta, cap_meta;
 };
 

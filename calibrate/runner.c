@@ -445,7 +445,8 @@ static int cmp_str(const void *a, const void *b) {
 static int tag_ignored(const char *kv) {
   static const char *const ign[] = {"NCCL_ALGO=", "NCCL_PROTO=", "NCCL_DEBUG",
                                     "NCCL_HOSTID=", "NCCL_NVLS_ENABLE=", "NCCL_SOCKET_IFNAME=",
-                                    "NCCL_IB_HCA=", "NCCL_COMM_ID=", "NCCL_VERSION="};
+                                    "NCCL_IB_HCA=", "NCCL_COMM_ID=", "NCCL_VERSION=",
+                                    "NCCL_TESTS_" /* a harness's own variables, not NCCL's */};
   for (size_t i = 0; i < sizeof ign / sizeof ign[0]; i++)
     if (strncmp(kv, ign[i], strlen(ign[i])) == 0) return 1;
   return 0;
@@ -883,6 +884,25 @@ static enum cs_status open_output(struct run *R, struct cs_error *err) {
   return st;
 }
 
+/* One timed batch of pt, the same for every backend: `warmup` untimed operations, the clock
+ * started, `iters` timed ones, the clock stopped; *sec is the time per operation, the maximum over
+ * the group's ranks, identical on every rank. */
+static enum cs_status timed_batch(const struct cs_backend *be, void *grp, const struct point *pt,
+                                  const struct cs_run_opts *o, int warmup, int iters, double *sec,
+                                  struct cs_error *err) {
+  double t = 0;
+  enum cs_status st = be->prepare(grp, pt->coll, o->dtype, pt->bytes, o->in_place, err);
+  if (st == CS_OK) st = be->issue(grp, warmup, err);
+  if (st == CS_OK) st = be->clock_start(grp, err);
+  if (st == CS_OK) st = be->issue(grp, iters, err);
+  if (st == CS_OK) st = be->clock_stop(grp, &t, err);
+  if (st != CS_OK) return st;
+  t /= iters;
+  st = be->group_max(grp, &t, err);
+  *sec = t;
+  return st;
+}
+
 /* Measures one point: trials until the spread is small. Returns CS_ERR_UNSUPPORTED when the
  * backend refuses it. *est is the time of the last operation (seconds), used to size the next. */
 static enum cs_status measure_point(struct run *R, void *grp, const struct point *pt, double *est,
@@ -912,8 +932,8 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
   for (nt = 0; nt < o->max_trials; nt++) {
     double sec = 0;
     progress(o, what);
-    enum cs_status st = R->be->measure(grp, pt->coll, o->dtype, pt->bytes, o->in_place,
-                                       nt == 0 ? warm : (o->warmup ? 1 : 0), iters, &sec, err);
+    enum cs_status st = timed_batch(R->be, grp, pt, o, nt == 0 ? warm : (o->warmup ? 1 : 0), iters,
+                                    &sec, err);
     progress(o, NULL);
     if (st != CS_OK) return st;
     times[nt] = sec;

@@ -9,8 +9,10 @@
  * file already holds) and the nccl-tests-style table on stdout.
  *
  * A backend is a table of function pointers (struct cs_backend), as nccl-tests plugs collectives
- * into its harness: it creates communicators for a set of ranks, runs one timed batch, and says
- * what it knows about the machine. Backends are compiled in when their dependency was found at
+ * into its harness: it creates communicators for a set of ranks, issues operations, starts and
+ * reads its clock, takes a maximum over a group, and says what it knows about the machine. The
+ * timed batch itself (warm-up, clock, timed operations, clock, maximum over the ranks) is the
+ * harness's, the same for every backend. Backends are compiled in when their dependency was found at
  * build time (CS_HAVE_MPI, CS_HAVE_NCCL); cs_backend_find() names what this build has.
  *
  * Processes and ranks. Under MPI every process drives one rank (one CPU process or one GPU).
@@ -170,12 +172,24 @@ struct cs_backend {
    * them. */
   enum cs_status (*group_open)(void *state, const int *members, struct cs_run_variant v,
                                double max_bytes, void **grp, struct cs_error *err);
-  /* Collective over the group: `warmup` untimed then `iters` timed back-to-back operations of c on
-   * `bytes` (the nccl-tests size, see coll.h) in dtype d; *sec is the time per operation, the
-   * maximum over the group's ranks, identical on every rank. CS_ERR_UNSUPPORTED when the library
-   * refuses the combination (same on every rank; the group stays usable). */
-  enum cs_status (*measure)(void *grp, enum cs_coll c, enum cs_dtype d, double bytes, int in_place,
-                            int warmup, int iters, double *sec, struct cs_error *err);
+  /* A timed batch is, in this order: prepare, issue(warm-up count), clock_start, issue(timed
+   * count), clock_stop, group_max; each is collective over the group. */
+  /* Readies the group for operations of c on `bytes` (the nccl-tests size, see coll.h) in dtype d,
+   * in place or not; the group keeps them for the calls below. CS_ERR_UNSUPPORTED or CS_ERR_RANGE
+   * when the library or the group's buffers cannot do it (the same on every rank; the group stays
+   * usable). */
+  enum cs_status (*prepare)(void *grp, enum cs_coll c, enum cs_dtype d, double bytes,
+                            int in_place, struct cs_error *err);
+  /* Issues k prepared operations back to back (a library with streams queues them); k may be 0.
+   * CS_ERR_UNSUPPORTED when the library refuses the combination (same on every rank). */
+  enum cs_status (*issue)(void *grp, int k, struct cs_error *err);
+  /* Starts the clock once the warm-up operations were issued, so that they are not timed. */
+  enum cs_status (*clock_start)(void *grp, struct cs_error *err);
+  /* Waits for the operations issued since clock_start; *sec is the seconds they took in this
+   * process (the longest of its ranks). */
+  enum cs_status (*clock_stop)(void *grp, double *sec, struct cs_error *err);
+  /* Replaces *t by the maximum of *t over the group's processes (the same on every rank). */
+  enum cs_status (*group_max)(void *grp, double *t, struct cs_error *err);
   /* Collective over the group: one small all_reduce whose sum is checked. */
   enum cs_status (*check)(void *grp, struct cs_error *err);
   void (*group_close)(void *grp);

@@ -8,6 +8,7 @@
 #include "cal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,15 +53,35 @@ double cs_cal_param_se(const struct cs_cal *cal, int i) {
 }
 
 /* ln-variance of the prediction of q by the delta method over the fitted parameters. */
-/* d ln t / d ln theta_i of the prediction of q, by central differences; 0 where not defined. */
-static double log_gradient(struct cs_model *m, const struct cs_coll_query *q, int i) {
+
+/* cs_model_predict(m, q) when the (algorithm, protocol) pair it picks is known to be pick's: under
+ * CS_SELECT_NCCL the pick depends on m only through bw.net (and the intra tier and the enabled
+ * algorithms, which are not parameters), so moving any other parameter keeps it and the
+ * prediction is the pick priced with m, plus the forcing cost as cs_model_predict adds it. The
+ * same arithmetic, without choosing among all pairs again. */
+static int predict_pick(const struct cs_model *m, const struct cs_coll_query *q,
+                        const struct cs_coll_pred *pick, struct cs_coll_pred *out) {
+  if (!pick) return cs_model_predict(m, q, out, NULL) == CS_OK;
+  if (cs_model_time(m, q, pick->algo, pick->proto, out, NULL) != CS_OK) return 0;
+  if ((q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO) && q->ranks > 1) {
+    out->lat += m->force_lat[out->proto];
+    out->time += m->force_lat[out->proto];
+  }
+  return 1;
+}
+
+/* d ln t / d ln theta_i of the prediction of q, by central differences; 0 where not defined.
+ * pick: the base prediction when moving parameter i cannot change the pair (predict_pick), or
+ * NULL. */
+static double log_gradient(struct cs_model *m, const struct cs_coll_query *q, int i,
+                           const struct cs_coll_pred *pick) {
   double *p = cs_model_param(m, i);
   double v = *p;
   struct cs_coll_pred up, dn;
   *p = v * exp(GRAD_STEP);
-  int ok = cs_model_predict(m, q, &up, NULL) == CS_OK;
+  int ok = predict_pick(m, q, pick, &up);
   *p = v * exp(-GRAD_STEP);
-  ok = ok && cs_model_predict(m, q, &dn, NULL) == CS_OK;
+  ok = ok && predict_pick(m, q, pick, &dn);
   *p = v;
   return ok && up.time > 0 && dn.time > 0 ? (log(up.time) - log(dn.time)) / (2 * GRAD_STEP) : 0;
 }
@@ -91,31 +112,119 @@ static int relevant(int i, const struct cs_model *m, const struct cs_coll_query 
   case CS_PK_COLL_LAT:
   case CS_PK_COLL_BW: return strcmp(rest, cs_coll_name(q->coll)) == 0;
   case CS_PK_FORCE: return q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
+  case CS_PK_LOCAL: return q->coll != CS_COLL_SEND_RECV && q->nodes == 1;
   }
   return 1;
+}
+
+/* What relevant() reads from each parameter's name, parsed once: the names are fixed. */
+struct pinfo {
+  int kind;  /* enum cs_param_kind */
+  int tier;  /* bw/hop: the tier the name starts with, or -1 */
+  int algo;  /* base/eff/pipe/win: the algorithm named, or -1 */
+  int coll;  /* coll_lat/coll_bw: the collective named, or -1 */
+  int proto; /* the protocol the name ends with (hop, base, eff, pipe, win, force_lat), or -1 */
+};
+static struct pinfo pinfo[CS_MODEL_NPARAMS];
+static int pinfo_bw_net;
+static pthread_once_t pinfo_once = PTHREAD_ONCE_INIT;
+
+static void pinfo_build(void) {
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
+    char name[64];
+    cs_model_param_name(i, name, sizeof name);
+    const char *dot = strchr(name, '.');
+    const char *rest = dot ? dot + 1 : "";
+    struct pinfo *x = &pinfo[i];
+    x->kind = (int)cs_model_param_kind(i);
+    x->tier = strncmp(rest, "net", 3) == 0      ? CS_TIER_NET
+              : strncmp(rest, "pcie", 4) == 0   ? CS_TIER_PCIE
+              : strncmp(rest, "nvlink", 6) == 0 ? CS_TIER_NVLINK
+                                                : -1;
+    char algo[16];
+    size_t k = strcspn(rest, ".");
+    snprintf(algo, sizeof algo, "%.*s", (int)(k < 15 ? k : 15), rest);
+    enum cs_algo a;
+    x->algo = cs_algo_parse(algo, &a) == 0 && a != CS_ALGO_AUTO ? (int)a : -1;
+    x->coll = -1;
+    for (int c = 0; c < CS_COLL_COUNT; c++)
+      if (strcmp(rest, cs_coll_name((enum cs_coll)c)) == 0) x->coll = c;
+    const char *last = strrchr(name, '.');
+    enum cs_proto pr;
+    x->proto = last && cs_proto_parse(last + 1, &pr) == 0 && pr != CS_PROTO_AUTO ? (int)pr : -1;
+  }
+  pinfo_bw_net = cs_model_param_index("bw.net");
+}
+
+/* relevant() from the parsed names, for the kinds whose rule depends on the name alone; others
+ * ask relevant() itself. With pick (the pair fixed, see predict_pick), the prediction reads the
+ * per-pair and per-protocol parameters of that pair only, so the others have an exactly zero
+ * gradient too. */
+static int relevant_fast(int i, const struct cs_model *m, const struct cs_coll_query *q,
+                         const struct cs_coll_pred *pick) {
+  const struct pinfo *x = &pinfo[i];
+  if (pick) {
+    switch (x->kind) {
+    case CS_PK_BASE:
+    case CS_PK_EFF:
+    case CS_PK_PIPE:
+    case CS_PK_WIN:
+      if (x->algo != (int)pick->algo) return 0;
+      /* fall through */
+    case CS_PK_HOP:
+    case CS_PK_FORCE:
+      if (x->proto >= 0 && x->proto != (int)pick->proto) return 0;
+      break;
+    default: break;
+    }
+  }
+  switch (x->kind) {
+  case CS_PK_BW:
+  case CS_PK_HOP:
+    if (x->tier == CS_TIER_NET) return q->nodes > 1;
+    return x->tier == (m->intra == CS_TIER_PCIE ? CS_TIER_PCIE : CS_TIER_NVLINK);
+  case CS_PK_BASE:
+  case CS_PK_EFF:
+  case CS_PK_PIPE:
+  case CS_PK_WIN: return x->algo >= 0 && cs_coll_algo_valid(q->coll, (enum cs_algo)x->algo);
+  case CS_PK_COLL_LAT:
+  case CS_PK_COLL_BW: return x->coll == (int)q->coll;
+  case CS_PK_FORCE: return q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
+  default: return relevant(i, m, q);
+  }
 }
 
 static double log_variance(const struct cs_cal *cal, const struct cs_model *base,
                            const struct cs_coll_query *q) {
   struct cs_model m = *base;
   double var = 0.0;
+  pthread_once(&pinfo_once, pinfo_build);
+  /* the pair the model picks, when parameters other than bw.net cannot move it */
+  struct cs_coll_pred pick;
+  int fixed = m.select == CS_SELECT_NCCL &&
+              !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO) &&
+              cs_model_predict(&m, q, &pick, NULL) == CS_OK;
+#define PICK(i) (fixed && (i) != pinfo_bw_net ? &pick : NULL)
   /* fitted parameters: full covariance */
   if (cal->n_fit > 0 && cal->cov != NULL) {
     double g[CS_MODEL_NPARAMS];
-    for (int k = 0; k < cal->n_fit; k++)
-      g[k] = relevant(cal->fit_index[k], &m, q) ? log_gradient(&m, q, cal->fit_index[k]) : 0.0;
+    for (int k = 0; k < cal->n_fit; k++) {
+      int i = cal->fit_index[k];
+      g[k] = relevant_fast(i, &m, q, PICK(i)) ? log_gradient(&m, q, i, PICK(i)) : 0.0;
+    }
     for (int i = 0; i < cal->n_fit; i++)
       for (int j = 0; j < cal->n_fit; j++) var += g[i] * cal->cov[i * cal->n_fit + j] * g[j];
   }
   /* defaults no measurement determined: their prior spread, independently */
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
-    if (cal->source[i] != CS_SRC_DEFAULT || !relevant(i, &m, q)) continue;
-    double g = log_gradient(&m, q, i);
+    if (cal->source[i] != CS_SRC_DEFAULT || !relevant_fast(i, &m, q, PICK(i))) continue;
+    double g = log_gradient(&m, q, i, PICK(i));
     if (g != 0.0) {
       double sd = cs_model_param_prior_sd(i);
       var += g * g * sd * sd;
     }
   }
+#undef PICK
   return var > 0 ? var : 0.0;
 }
 

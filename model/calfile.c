@@ -44,64 +44,6 @@ static const char *const intra_names[] = {"nvlink", "pcie"}; /* enum cs_tier ord
 
 /* ==== writing ================================================================================ */
 
-/* Decodes one UTF-8 character at s; returns its length (1..4) and the code point, or 0 when the
- * bytes are not a valid, shortest-form, non-surrogate encoding. */
-static int utf8_char(const unsigned char *s, unsigned long *cp) {
-  int n;
-  unsigned long c;
-  if (s[0] < 0x80) {
-    *cp = s[0];
-    return 1;
-  }
-  if ((s[0] & 0xE0) == 0xC0) {
-    n = 2;
-    c = s[0] & 0x1Fu;
-  } else if ((s[0] & 0xF0) == 0xE0) {
-    n = 3;
-    c = s[0] & 0x0Fu;
-  } else if ((s[0] & 0xF8) == 0xF0) {
-    n = 4;
-    c = s[0] & 0x07u;
-  } else
-    return 0;
-  for (int i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    c = (c << 6) | (s[i] & 0x3Fu);
-  }
-  static const unsigned long least[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (c < least[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-  *cp = c;
-  return n;
-}
-
-/* Writes s as a YAML double-quoted scalar. Printable ASCII passes through; '"' and '\' and every
- * other character are escaped, so that any string reads back byte for byte. Bytes that are not
- * valid UTF-8 cannot be represented in YAML and are written as '?'. */
-static void put_str(FILE *f, const char *s) {
-  fputc('"', f);
-  for (const unsigned char *p = (const unsigned char *)s; *p;) {
-    unsigned long cp;
-    int n = utf8_char(p, &cp);
-    if (n == 0) {
-      fputc('?', f);
-      p++;
-      continue;
-    }
-    p += n;
-    if (cp == '"' || cp == '\\')
-      fprintf(f, "\\%c", (int)cp);
-    else if (cp >= 0x20 && cp < 0x7F)
-      fputc((int)cp, f);
-    else if (cp < 0x100)
-      fprintf(f, "\\x%02lX", cp);
-    else if (cp < 0x10000)
-      fprintf(f, "\\u%04lX", cp);
-    else
-      fprintf(f, "\\U%08lX", cp);
-  }
-  fputc('"', f);
-}
-
 /* A dimensionless number, or null when it is not finite (statistics that were not computed). */
 static void put_num(FILE *f, double v) {
   if (isfinite(v))
@@ -212,7 +154,7 @@ static void emit(FILE *f, const struct cs_cal *cal) {
               {"launch", offsetof(struct cs_cal_prov, launch)}};
   for (size_t k = 0; k < sizeof pstr / sizeof pstr[0]; k++) {
     fprintf(f, "  %s: ", pstr[k].key);
-    put_str(f, (const char *)pv + pstr[k].off);
+    cs_yaml_write_string(f, (const char *)pv + pstr[k].off);
     fputc('\n', f);
   }
   if (pv->n_sources == 0)
@@ -221,7 +163,7 @@ static void emit(FILE *f, const struct cs_cal *cal) {
     fputs("  sources:\n", f);
   for (int s = 0; s < pv->n_sources; s++) {
     fputs("    - ", f);
-    put_str(f, pv->sources[s]);
+    cs_yaml_write_string(f, pv->sources[s]);
     fputc('\n', f);
   }
 
@@ -301,7 +243,7 @@ static void emit(FILE *f, const struct cs_cal *cal) {
     fputs("cross_validation:\n", f);
   for (int c = 0; c < q->n_cv; c++) {
     fputs("  - {held_out: ", f);
-    put_str(f, q->cv[c].group);
+    cs_yaml_write_string(f, q->cv[c].group);
     fprintf(f, ", points: %d, median_rel_err: ", q->cv[c].points);
     put_num(f, q->cv[c].median_rel_err);
     fputs(", max_rel_err: ", f);

@@ -21,7 +21,8 @@ enum {
   OFF_CLAT = OFF_WIN + CS_ALGO_COUNT * CS_PROTO_COUNT,
   OFF_CBW = OFF_CLAT + CS_COLL_COUNT,
   OFF_FORCE = OFF_CBW + CS_COLL_COUNT,
-  OFF_END = OFF_FORCE + CS_PROTO_COUNT
+  OFF_LOCAL = OFF_FORCE + CS_PROTO_COUNT,
+  OFF_END = OFF_LOCAL + 1
 };
 
 _Static_assert(OFF_END == CS_MODEL_NPARAMS, "parameter layout and CS_MODEL_NPARAMS disagree");
@@ -67,6 +68,9 @@ void cs_model_defaults(struct cs_model *m) {
     }
   for (int c = 0; c < CS_COLL_COUNT; c++) m->coll_lat[c] = m->coll_bw[c] = 1.0;
   for (int p = 0; p < CS_PROTO_COUNT; p++) m->force_lat[p] = 1e-6;
+  /* own-share rate: of the order a joint fit of the 2- and 4-rank rows of one 4 x H200 node gives
+   * (tests/data/h200x4: 0.7 TB/s; 1.1-1.5 TB/s per collective by hand from the 1 GiB points) */
+  m->local = 1.0e12;
   m->select = CS_SELECT_NCCL;
   m->intra = CS_TIER_NVLINK;
   m->net_form = CS_NET_RING_LINEAR;
@@ -84,7 +88,8 @@ double *cs_model_param(struct cs_model *m, int i) {
   if (i < OFF_CLAT) return &m->win[(i - OFF_WIN) / CS_PROTO_COUNT][(i - OFF_WIN) % CS_PROTO_COUNT];
   if (i < OFF_CBW) return &m->coll_lat[i - OFF_CLAT];
   if (i < OFF_FORCE) return &m->coll_bw[i - OFF_CBW];
-  return &m->force_lat[i - OFF_FORCE];
+  if (i < OFF_LOCAL) return &m->force_lat[i - OFF_FORCE];
+  return &m->local;
 }
 
 double cs_model_param_get(const struct cs_model *m, int i) {
@@ -101,7 +106,8 @@ enum cs_param_kind cs_model_param_kind(int i) {
   if (i < OFF_CLAT) return CS_PK_WIN;
   if (i < OFF_CBW) return CS_PK_COLL_LAT;
   if (i < OFF_FORCE) return CS_PK_COLL_BW;
-  return CS_PK_FORCE;
+  if (i < OFF_LOCAL) return CS_PK_FORCE;
+  return CS_PK_LOCAL;
 }
 
 double cs_model_param_prior_sd(int i) {
@@ -120,7 +126,8 @@ double cs_model_param_prior_sd(int i) {
 
 const char *cs_model_param_unit(int i) {
   switch (cs_model_param_kind(i)) {
-  case CS_PK_BW: return "Bps";
+  case CS_PK_BW:
+  case CS_PK_LOCAL: return "Bps";
   case CS_PK_HOP:
   case CS_PK_BASE:
   case CS_PK_PIPE:
@@ -152,8 +159,10 @@ const char *cs_model_param_name(int i, char *buf, size_t len) {
     snprintf(buf, len, "coll_lat.%s", cs_coll_name(i - OFF_CLAT));
   } else if (i < OFF_FORCE) {
     snprintf(buf, len, "coll_bw.%s", cs_coll_name(i - OFF_CBW));
-  } else {
+  } else if (i < OFF_LOCAL) {
     snprintf(buf, len, "force_lat.%s", cs_proto_name(i - OFF_FORCE));
+  } else {
+    snprintf(buf, len, "bw.local");
   }
   return buf;
 }
@@ -216,7 +225,7 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
     double steps = c == CS_COLL_ALL_REDUCE ? 2.0 * (n - 1) : (double)(n - 1);
     double inter = N > 1 ? (c == CS_COLL_ALL_REDUCE ? 2.0 * (N - 1) : (double)(N - 1)) : 0.0;
     lat += (steps - inter) * hi + inter_steps(m, c, N) * hn;
-    stages = steps;
+    stages = N > 1 ? steps : 1.0;
     break;
   }
   case CS_ALGO_TREE:
@@ -247,8 +256,12 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
   }
   if (stages < 1.0) stages = 1.0;
 
-  /* bottleneck bandwidth of the bus bytes */
-  const double eff = m->eff[a][p] * m->coll_bw[c];
+  /* bottleneck bandwidth of the bus bytes; NVLS's gain over the link rate comes from reducing in
+   * the switch, which only all_reduce has: an all_gather or reduce_scatter still moves (n-1)/n of
+   * the data over each GPU's own links */
+  const double eff_ap = a == CS_ALGO_NVLS && c != CS_COLL_ALL_REDUCE && m->eff[a][p] > 1.0
+                            ? 1.0 : m->eff[a][p];
+  const double eff = eff_ap * m->coll_bw[c];
   const double b_intra = m->bw[m->intra], b_net = m->bw[CS_TIER_NET];
   const double S = q->bytes;
   double x;
@@ -272,15 +285,17 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
                : g == 1 ? b_net /* one GPU per node: no intra-node link on the path */
                         : pow(pow(b_intra, -SOFTMIN_P) + pow(b_net, -SOFTMIN_P), -1.0 / SOFTMIN_P);
     double U = S * cs_coll_busbw_factor(c, n);
-    double W = m->eff[a][p] < 1.0 ? m->win[a][p] : 0.0;
+    double W = eff_ap < 1.0 ? m->win[a][p] : 0.0;
     double fast = U < W ? U : W;
     x = fast / (B * m->coll_bw[c]) + (U - fast) / (B * eff);
   }
   double pipe = 2.0 * sqrt(stages * m->pipe[a][p] * x);
+  double own = c == CS_COLL_SEND_RECV || N > 1 ? 0.0 : S / n / m->local;
   out->lat = lat;
   out->bw_time = x;
   out->pipe_time = pipe;
-  out->time = lat + x + pipe;
+  out->own_time = own;
+  out->time = lat + x + pipe + own;
   return CS_OK;
 }
 
@@ -322,6 +337,7 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
     /* NCCL's tuning model is plain latency + size / bandwidth: no window, no pipeline term */
     memset(sel.win, 0, sizeof sel.win);
     memset(sel.pipe, 0, sizeof sel.pipe);
+    sel.local = HUGE_VAL;
     struct cs_coll_pred pick;
     found = fastest(&sel, q, &pick) &&
             cs_model_time(m, q, pick.algo, pick.proto, out, NULL) == CS_OK;

@@ -4,7 +4,7 @@
  * For collective c, algorithm a, protocol p, n ranks on N nodes of g GPUs, message S bytes
  * (nccl-tests size):
  *
- *   t = lat + x + 2 sqrt(stages * pipe[a][p] * x)
+ *   t = lat + x + 2 sqrt(stages * pipe[a][p] * x) + own
  *   x = min(U, W) / (B * coll_bw[c]) + max(U - W, 0) / (B * eff[a][p] * coll_bw[c])
  *   U = S * busbw_factor(c, n)    (bus bytes),   W = win[a][p] when eff < 1, else 0
  *
@@ -15,6 +15,20 @@
  * flag round trip (on 2 x H200, Ring/LL moves ~350 GB/s up to ~2 MiB and ~122 GB/s beyond); the last term is the pipeline fill of a segmented transfer through `stages`
  * stages with per-segment overhead pipe (the optimal-segmentation result T = (sqrt(stages*o) +
  * sqrt(x))^2 without its constant, which lives in lat). pipe = 0 gives the plain linear model.
+ * A ring inside one node is one stage at any rank count (its chunks stream through all steps at
+ * once; on one NVSwitch node bus bandwidth rises with n, which a per-step overhead would
+ * contradict); across nodes each ring step is a stage (the network path's per-chunk overheads:
+ * the netns cluster data fits with a 15% median error so, 22% without); tree, hier and NVLS count
+ * their levels. own (below) is counted on one node only: across nodes it is small beside the
+ * network time and the data of one GPU per node cannot tell it from the network bandwidth.
+ *
+ * own = S / (n * local) (one node only) is the rank's work on its own 1/n share that no link carries: the copy of
+ * its own block into the output (all_gather, all_to_all, broadcast), the local reduction of its
+ * share (reduce_scatter, reduce, all_reduce); send_recv has none. `local` (bytes/s) is one rate
+ * per GPU. The term explains why bus bandwidth rises with the rank count on one NVSwitch node
+ * (4 x H200, 1 GiB: all_gather 271 GB/s at 2 ranks, 327 at 4; all_reduce 330 and 356): without it
+ * a fit on 2 ranks over-predicts 4 ranks by ~29% (tests/validation/rank_scaling.sh). It vanishes
+ * at scale, as it should.
  *
  * Latency, with hop[t][p] the per-step latency of link tier t (the node's intra tier, or net):
  *   ring:    base[a][p]*coll_lat[c] + (steps - inter)*hop[intra][p] + inter*hop[net][p]
@@ -77,6 +91,7 @@ struct cs_model {
   double coll_lat[CS_COLL_COUNT];             /* dimensionless, multiplies base */
   double coll_bw[CS_COLL_COUNT];              /* dimensionless, multiplies eff */
   double force_lat[CS_PROTO_COUNT];           /* s added when NCCL_ALGO/NCCL_PROTO force the pair */
+  double local;                               /* bytes/s: a GPU's work on its own share (own) */
   enum cs_tier intra;                         /* link tier between GPUs of one node */
   enum cs_net_form net_form;
   unsigned algo_enabled;                      /* bit (1u << a) set for each algorithm offered */
@@ -85,11 +100,11 @@ struct cs_model {
 
 #define CS_MODEL_NPARAMS                                                                        \
   (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 4 * CS_ALGO_COUNT * CS_PROTO_COUNT +        \
-   2 * CS_COLL_COUNT + CS_PROTO_COUNT)
+   2 * CS_COLL_COUNT + CS_PROTO_COUNT + 1)
 
 /* The family a parameter belongs to, for priors and reporting. */
 enum cs_param_kind { CS_PK_BW, CS_PK_HOP, CS_PK_BASE, CS_PK_EFF, CS_PK_PIPE, CS_PK_WIN,
-                     CS_PK_COLL_LAT, CS_PK_COLL_BW, CS_PK_FORCE };
+                     CS_PK_COLL_LAT, CS_PK_COLL_BW, CS_PK_FORCE, CS_PK_LOCAL };
 
 /* One query: which collective, on what shape, how big; algo/proto CS_*_AUTO let the model choose. */
 struct cs_coll_query {
@@ -104,7 +119,7 @@ struct cs_coll_query {
 struct cs_coll_pred {
   enum cs_algo algo;
   enum cs_proto proto;
-  double time, lat, bw_time, pipe_time;
+  double time, lat, bw_time, pipe_time, own_time;
 };
 
 /* Fills m with the default constants, anchored on NCCL's published tuning model for an NVLink4
@@ -116,7 +131,7 @@ void cs_model_defaults(struct cs_model *m);
 double *cs_model_param(struct cs_model *m, int i);
 double cs_model_param_get(const struct cs_model *m, int i);
 /* Name of parameter i, e.g. "bw.nvlink", "hop.net.simple", "base.ring.ll", "coll_lat.all_gather",
- * "force_lat.ll". */
+ * "force_lat.ll", "bw.local". */
 const char *cs_model_param_name(int i, char *buf, size_t len);
 /* Index of a parameter by name, or -1. */
 int cs_model_param_index(const char *name);

@@ -7,13 +7,17 @@
 #include "plan.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "units.h"
 #include "workload.h"
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const precision_names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
+static const char *const dp_mode_names[] = {"ddp", "dataparallel", NULL};
 
 #define F(key, type, field, size, unit, lo, hi, def, names, help)                               \
   {key, type, offsetof(struct cs_plan, field), size, unit, lo, hi, def, names, help}
@@ -53,6 +57,8 @@ static const struct cs_cfg_field fields[] = {
       "bytes per parameter of optimizer state, K of the ZeRO paper (0 = from precision)"),
     F("reserve", CS_CFG_QTY, reserve, 0, CS_UNIT_BYTES, 0, 1e15, "1GiB", NULL,
       "memory per GPU held back (CUDA context, allocator, workspaces)"),
+    F("dp_mode", CS_CFG_ENUM, dp_mode, 0, 0, 0, 0, "ddp", dp_mode_names,
+      "data parallelism: ddp, or dataparallel (one process, one node: no overlap)"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -62,12 +68,51 @@ const struct cs_cfg_field *cs_plan_fields(size_t *n) {
   return fields;
 }
 
-/* The defaults are constant text checked by the tests, so applying them fails only when memory
- * runs out; the group sizes, which divide, are 1 even then. */
+/* One default text converted the way the schema's parser converts it (strtol, strtod, the name
+ * list, true/false, cs_units_parse_quantity), but without that parser's round trip through a
+ * one-scalar YAML document, which allocates. The texts are this table's own constants; fuzz_plan
+ * checks once per run that the result equals cs_cfg_defaults' byte for byte. */
+static void set_default(const struct cs_cfg_field *f, struct cs_plan *p) {
+  void *dst = (char *)p + f->offset;
+  double v;
+  switch (f->type) {
+  case CS_CFG_INT: *(int *)dst = (int)strtol(f->def, NULL, 10); break;
+  case CS_CFG_DOUBLE: *(double *)dst = strtod(f->def, NULL); break;
+  case CS_CFG_QTY:
+    if (cs_units_parse_quantity(f->def, f->unit, &v, NULL) == CS_OK) *(double *)dst = v;
+    break;
+  case CS_CFG_BOOL:
+    *(int *)dst = strcmp(f->def, "true") == 0 || strcmp(f->def, "yes") == 0;
+    break;
+  case CS_CFG_ENUM:
+    for (int i = 0; f->names && f->names[i]; i++)
+      if (strcasecmp(f->def, f->names[i]) == 0) {
+        *(int *)dst = i;
+        break;
+      }
+    break;
+  case CS_CFG_STRING: snprintf((char *)dst, f->size, "%s", f->def); break;
+  }
+}
+
+/* The defaults are built once and copied: plans are initialised for every candidate of a search
+ * and every input of the fuzzer. Building needs no memory, so it cannot fail, and pthread_once
+ * makes the first build safe from several threads. The plan holds only numbers and fixed arrays
+ * (no pointers), so a copy is a full plan. */
+static struct cs_plan defaults;
+static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+
+static void build_defaults(void) {
+  memset(&defaults, 0, sizeof defaults);
+  for (size_t i = 0; i < NFIELDS; i++)
+    if (fields[i].def) set_default(&fields[i], &defaults);
+}
+
 static enum cs_status plan_defaults(struct cs_plan *p, struct cs_error *err) {
-  memset(p, 0, sizeof *p);
-  p->dp = p->tp = p->pp = p->vpp = p->cp = p->ep = p->mbs = 1;
-  return cs_cfg_defaults(fields, NFIELDS, p, err);
+  (void)err;
+  pthread_once(&defaults_once, build_defaults);
+  memcpy(p, &defaults, sizeof *p);
+  return CS_OK;
 }
 
 void cs_plan_init(struct cs_plan *p) {

@@ -43,7 +43,13 @@ struct cs_plan {
   int overlap_tp;    /* TP collectives overlap the GEMMs next to them */
   double weight_bytes, grad_bytes, optim_bytes; /* per parameter; 0 = from precision */
   double reserve;  /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
+  int dp_mode;     /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
 };
+
+/* Data parallelism as DDP (every rank reduces gradients in buckets beside backward) or as
+ * single-process DataParallel (GPU 0 broadcasts the weights, scatters the inputs and reduces the
+ * gradients onto itself every micro-batch, serialized with compute; one node only). */
+enum cs_dp_mode { CS_DP_DDP, CS_DP_DATAPARALLEL };
 
 /* The plan's schema table: *n receives its length. */
 const struct cs_cfg_field *cs_plan_fields(size_t *n);

@@ -455,6 +455,61 @@ static const char *unit_suffix(enum cs_unit_kind k) {
   return "";
 }
 
+/* Decodes one UTF-8 character at s; returns its length (1..4) and the code point, or 0 when the
+ * bytes are not a valid, shortest-form, non-surrogate encoding. */
+static int utf8_char(const unsigned char *s, unsigned long *cp) {
+  int n;
+  unsigned long c;
+  if (s[0] < 0x80) {
+    *cp = s[0];
+    return 1;
+  }
+  if ((s[0] & 0xE0) == 0xC0) {
+    n = 2;
+    c = s[0] & 0x1Fu;
+  } else if ((s[0] & 0xF0) == 0xE0) {
+    n = 3;
+    c = s[0] & 0x0Fu;
+  } else if ((s[0] & 0xF8) == 0xF0) {
+    n = 4;
+    c = s[0] & 0x07u;
+  } else
+    return 0;
+  for (int i = 1; i < n; i++) {
+    if ((s[i] & 0xC0) != 0x80) return 0;
+    c = (c << 6) | (s[i] & 0x3Fu);
+  }
+  static const unsigned long least[5] = {0, 0, 0x80, 0x800, 0x10000};
+  if (c < least[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
+  *cp = c;
+  return n;
+}
+
+void cs_yaml_write_string(FILE *out, const char *s) {
+  fputc('"', out);
+  for (const unsigned char *p = (const unsigned char *)s; *p;) {
+    unsigned long cp;
+    int n = utf8_char(p, &cp);
+    if (n == 0) {
+      fputc('?', out);
+      p++;
+      continue;
+    }
+    p += n;
+    if (cp == '"' || cp == '\\')
+      fprintf(out, "\\%c", (int)cp);
+    else if (cp >= 0x20 && cp < 0x7F)
+      fputc((int)cp, out);
+    else if (cp < 0x100)
+      fprintf(out, "\\x%02lX", cp);
+    else if (cp < 0x10000)
+      fprintf(out, "\\u%04lX", cp);
+    else
+      fprintf(out, "\\U%08lX", cp);
+  }
+  fputc('"', out);
+}
+
 void cs_cfg_dump(FILE *out, const struct cs_cfg_field *f, size_t n, const void *obj, int indent) {
   for (size_t i = 0; i < n; i++) {
     const void *p = (const char *)obj + f[i].offset;
@@ -468,17 +523,10 @@ void cs_cfg_dump(FILE *out, const struct cs_cfg_field *f, size_t n, const void *
       fprintf(out, "%s\n", buf);
       break;
     case CS_CFG_BOOL: fprintf(out, "%s\n", *(const int *)p ? "true" : "false"); break;
-    case CS_CFG_STRING: {
-      /* quotes, backslashes and control characters escaped, so the dump always reads back */
-      fputc('"', out);
-      for (const unsigned char *c = p; *c; c++) {
-        if (*c == '"' || *c == '\\') fprintf(out, "\\%c", *c);
-        else if (*c < 0x20 || *c == 0x7f) fprintf(out, "\\x%02X", *c);
-        else fputc(*c, out);
-      }
-      fputs("\"\n", out);
+    case CS_CFG_STRING:
+      cs_yaml_write_string(out, p);
+      fputc('\n', out);
       break;
-    }
     case CS_CFG_ENUM: {
       int v = *(const int *)p;
       fprintf(out, "%s\n", v >= 0 && f[i].names ? f[i].names[v] : "?");

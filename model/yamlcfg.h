@@ -108,7 +108,14 @@ enum cs_status cs_cfg_read(const struct cs_yaml *doc, int map, const struct cs_c
 enum cs_status cs_cfg_assign(const struct cs_cfg_field *f, size_t n, void *obj,
                              const char *assignment, struct cs_error *err);
 
-/* Writes obj as YAML "key: value" lines with units (the resolved-configuration dump). */
+/* Writes s as a YAML double-quoted scalar that reads back byte for byte: printable ASCII as it is,
+ * '"' and '\\' and every other character escaped (\xXX, \uXXXX, \UXXXXXXXX), so that the output is
+ * plain ASCII. Bytes that are not valid UTF-8 cannot be represented in YAML and are written as
+ * '?'. */
+void cs_yaml_write_string(FILE *out, const char *s);
+
+/* Writes obj as YAML "key: value" lines with units (the resolved-configuration dump); strings
+ * through cs_yaml_write_string(). */
 void cs_cfg_dump(FILE *out, const struct cs_cfg_field *f, size_t n, const void *obj, int indent);
 
 /* Writes one line per key: key, type/unit, default, range, help (for --help-config). */

@@ -14,6 +14,7 @@ static struct cs_model plain(void) {
   cs_model_defaults(&m);
   memset(m.pipe, 0, sizeof m.pipe); /* pure latency + bytes / bandwidth */
   memset(m.win, 0, sizeof m.win);
+  m.local = HUGE_VAL; /* no own-share term */
   return m;
 }
 
@@ -70,6 +71,36 @@ static void bandwidth(void **state) {
   double lat3 = t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, 0);
   assert_close(t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, S),
                lat3 + S * 3.0 / 4.0 / (360e9 * 0.39) * 1e6, 1e-9);
+}
+
+/* The own-share term: S / (n * local) on top of the bus bytes, for every collective but
+ * send_recv; it shrinks as 1/n, so bus bandwidth rises with the rank count. NVLS speeds up
+ * all_reduce only: an all_gather over NVLS is no faster than the link rate. */
+static void own_share(void **state) {
+  (void)state;
+  struct cs_model m = plain();
+  m.local = 1.5e12;
+  double S = 1073741824.0;
+  double lat = t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 4, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 4, S),
+               lat + (S * 3.0 / 4.0 / 360e9 + S / 4.0 / 1.5e12) * 1e6, 1e-9);
+  double lat2 = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 2, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 2, S),
+               lat2 + (S / 360e9 + S / 2.0 / 1.5e12) * 1e6, 1e-9);
+  double lat3 = t_us(&m, CS_COLL_SEND_RECV, CS_ALGO_P2P, CS_PROTO_SIMPLE, 1, 2, 0);
+  assert_close(t_us(&m, CS_COLL_SEND_RECV, CS_ALGO_P2P, CS_PROTO_SIMPLE, 1, 2, S),
+               lat3 + S / 360e9 * 1e6, 1e-9);
+  /* busbw of a 1 GiB all_gather rises from 2 to 8 ranks */
+  double bus2 = S * 0.5 / (t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 2, S) * 1e-6);
+  double bus8 = S * 0.875 / (t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 8, S) * 1e-6);
+  assert_true(bus8 > bus2 * 1.1);
+  /* NVLS: all_reduce at eff 1.30, all_gather capped at the link rate */
+  double latn = t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 1, 8, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 1, 8, S),
+               latn + (S * 7.0 / 8.0 / 360e9 + S / 8.0 / 1.5e12) * 1e6, 1e-9);
+  double latr = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 1, 8, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 1, 8, S),
+               latr + (S * 14.0 / 8.0 / (360e9 * 1.30) + S / 8.0 / 1.5e12) * 1e6, 1e-9);
 }
 
 /* The window: the first W bus bytes move at the link rate, the rest at the protocol's rate. */
@@ -169,6 +200,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(nccl_latencies), cmocka_unit_test(multinode_latency),
       cmocka_unit_test(bandwidth),      cmocka_unit_test(window),
+      cmocka_unit_test(own_share),
       cmocka_unit_test(selection),      cmocka_unit_test(bad_queries),
       cmocka_unit_test(param_table),    cmocka_unit_test(band),
   };

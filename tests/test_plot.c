@@ -80,6 +80,18 @@ static int have_gnuplot(void) {
   return system("gnuplot --version >/dev/null 2>&1") == 0;
 }
 
+/* Options that write busbw.* of the given formats into a fresh directory CS_TEST_TMP/name; dir and
+ * prefix receive that directory and the prefix "dir/busbw" (o.prefix points at prefix). */
+static struct cs_plot_opts busbw_opts(const char *name, unsigned formats, char *dir, size_t dlen,
+                                      char *prefix, size_t plen) {
+  fresh_dir(name, dir, dlen);
+  snprintf(prefix, plen, "%s/busbw", dir);
+  struct cs_plot_opts o = {0};
+  o.prefix = prefix;
+  o.formats = formats;
+  return o;
+}
+
 /* The .dat rows of index block `block` (0-based): up to max rows of 7 columns; returns the count.
  */
 static int dat_block(const char *text, int block, double rows[][7], int max) {
@@ -296,11 +308,8 @@ static void render_reproducible(void **state) {
   struct cs_error err = {0};
   struct cs_plot *p = sample_plot();
   char dir[512], prefix[600], path[700];
-  fresh_dir("plot_render", dir, sizeof dir);
-  snprintf(prefix, sizeof prefix, "%s/busbw", dir);
-  struct cs_plot_opts o = {0};
-  o.prefix = prefix;
-  o.formats = CS_PLOT_SVG | CS_PLOT_PNG;
+  struct cs_plot_opts o = busbw_opts("plot_render", CS_PLOT_SVG | CS_PLOT_PNG, dir, sizeof dir,
+                                     prefix, sizeof prefix);
   enum cs_status st = cs_plot_write(p, &o, &err);
   if (st != CS_OK) print_error("%s\n", err.msg);
   assert_int_equal(st, CS_OK);
@@ -349,11 +358,8 @@ static void missing_template(void **state) {
   struct cs_error err = {0};
   struct cs_plot *p = sample_plot();
   char dir[512], prefix[600], tpl[1024];
-  fresh_dir("plot_notpl", dir, sizeof dir);
-  snprintf(prefix, sizeof prefix, "%s/busbw", dir);
-  struct cs_plot_opts o = {0};
-  o.prefix = prefix;
-  o.formats = CS_PLOT_SVG;
+  struct cs_plot_opts o =
+      busbw_opts("plot_notpl", CS_PLOT_SVG, dir, sizeof dir, prefix, sizeof prefix);
   o.templates_dir = dir;
   assert_int_equal(cs_plot_write(p, &o, &err), CS_ERR_IO);
   assert_non_null(strstr(err.msg, "busbw.gp not found"));
@@ -378,11 +384,8 @@ static void gnuplot_missing(void **state) {
   struct cs_error err = {0};
   struct cs_plot *p = sample_plot();
   char dir[512], prefix[600], path[700];
-  fresh_dir("plot_nognuplot", dir, sizeof dir);
-  snprintf(prefix, sizeof prefix, "%s/busbw", dir);
-  struct cs_plot_opts o = {0};
-  o.prefix = prefix;
-  o.formats = CS_PLOT_SVG | CS_PLOT_PNG;
+  struct cs_plot_opts o = busbw_opts("plot_nognuplot", CS_PLOT_SVG | CS_PLOT_PNG, dir,
+                                     sizeof dir, prefix, sizeof prefix);
   o.gnuplot = "/nonexistent/gnuplot";
   assert_int_equal(cs_plot_write(p, &o, &err), CS_ERR_EXTERNAL);
   assert_non_null(strstr(err.msg, "cannot run gnuplot"));
@@ -403,14 +406,11 @@ static void gnuplot_fails(void **state) {
   struct cs_error err = {0};
   struct cs_plot *p = sample_plot();
   char dir[512], tdir[512], prefix[600], path[700];
-  fresh_dir("plot_gpfail", dir, sizeof dir);
+  struct cs_plot_opts o = busbw_opts("plot_gpfail", CS_PLOT_SVG | CS_PLOT_PNG, dir, sizeof dir,
+                                     prefix, sizeof prefix);
   fresh_dir("plot_badtpl", tdir, sizeof tdir);
   snprintf(path, sizeof path, "%s/busbw.gp", tdir);
   cs_test_write_file(path, "set xrange [1:2]\nplot cs_data index 0 using 1:2 with nosuchstyle\n");
-  snprintf(prefix, sizeof prefix, "%s/busbw", dir);
-  struct cs_plot_opts o = {0};
-  o.prefix = prefix;
-  o.formats = CS_PLOT_SVG | CS_PLOT_PNG;
   o.templates_dir = tdir;
   assert_int_equal(cs_plot_write(p, &o, &err), CS_ERR_EXTERNAL);
   assert_non_null(strstr(err.msg, "gnuplot failed"));

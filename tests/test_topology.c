@@ -55,6 +55,24 @@ static char *dump_string(const struct cs_topology *t) {
   return buf;
 }
 
+/* Loads t's resolved dump back into u (as a file called name), failing the test when it does not
+ * load; returns the dump, which the caller frees. */
+static char *reload(const struct cs_topology *t, const char *name, struct cs_topology *u) {
+  char *d = dump_string(t);
+  struct cs_error err = {0};
+  if (cs_topo_load_string(d, name, u, &err) != CS_OK)
+    fail_msg("%s: the dump does not load: %s\n%s", name, err.msg, d);
+  return d;
+}
+
+/* Imports nvidia-smi topo -m text as topology name into t, failing the test on an error. */
+static void import(const char *text, const char *name, double link_bw, double nic_bw,
+                   struct cs_topology *t) {
+  struct cs_error err = {0};
+  if (cs_topo_import_smi(text, name, link_bw, nic_bw, t, &err) != CS_OK)
+    fail_msg("%s: %s", name, err.msg);
+}
+
 /* Maps the group of dimension `dim` of a plan given as text, holding rank 0, all siblings busy. */
 static struct cs_topo_group map(const struct cs_topology *t, const char *sizes, const char *dim) {
   char names[CS_TOPO_MAX_DIMS][16];
@@ -76,10 +94,7 @@ static void bundled_files_load(void **state) {
     struct cs_topology t, u;
     load(bundled[i], &t);
     assert_string_equal(t.name, bundled[i]);
-    char *d1 = dump_string(&t);
-    struct cs_error err = {0};
-    if (cs_topo_load_string(d1, "dump.yaml", &u, &err) != CS_OK)
-      fail_msg("%s: dump does not load: %s\n%s", bundled[i], err.msg, d1);
+    char *d1 = reload(&t, bundled[i], &u);
     char *d2 = dump_string(&u);
     assert_string_equal(d1, d2);
     free(d1);
@@ -317,8 +332,7 @@ static void import_h200(void **state) {
   (void)state;
   char *text = read_all(CS_TEST_DATA "/h200x2/machine.txt");
   struct cs_topology t;
-  struct cs_error err = {0};
-  if (cs_topo_import_smi(text, "h200x2-imported", 0, 0, &t, &err) != CS_OK) fail_msg("%s", err.msg);
+  import(text, "h200x2-imported", 0, 0, &t);
   free(text);
   assert_int_equal(t.node.gpus, 2);
   assert_int_equal(t.node.fabric, CS_TOPO_NVLINK_MESH);
@@ -331,12 +345,11 @@ static void import_h200(void **state) {
   assert_int_equal(g.tier, CS_TIER_NVLINK);
   assert_close(g.bw_intra, 18 * 26.562e9, 1e-12);
   /* the emitted file loads */
-  char *d = dump_string(&t);
   struct cs_topology u;
-  if (cs_topo_load_string(d, "imported.yaml", &u, &err) != CS_OK) fail_msg("%s\n%s", err.msg, d);
-  free(d);
+  free(reload(&t, "imported.yaml", &u));
   assert_int_equal(u.node.links[0][1], 18);
   /* and a group beyond the host is refused: no network */
+  struct cs_error err = {0};
   char names[CS_TOPO_MAX_DIMS][16];
   int sz[CS_TOPO_MAX_DIMS], nd, dd;
   assert_int_equal(cs_topo_parse_plan(NULL, "dp=4", "dp", names, sz, &nd, &dd, &err), CS_OK);
@@ -355,9 +368,8 @@ static void import_shapes(void **state) {
       "NIC0\tPIX\tPXB\tSYS\tSYS\t X \tSYS\n"
       "NIC1\tSYS\tSYS\tPIX\tPXB\tSYS\t X \n"
       "\nLegend:\n";
-  struct cs_topology t;
-  struct cs_error err = {0};
-  if (cs_topo_import_smi(nvswitch, "sw", 25e9, 50e9, &t, &err) != CS_OK) fail_msg("%s", err.msg);
+  struct cs_topology t, u;
+  import(nvswitch, "sw", 25e9, 50e9, &t);
   assert_int_equal(t.node.fabric, CS_TOPO_NVSWITCH);
   assert_close(t.node.nvlink_bw, 18 * 25e9, 1e-12);
   assert_int_equal(t.net.nics, 2);
@@ -365,23 +377,18 @@ static void import_shapes(void **state) {
   assert_int_equal(t.node.nic_of_gpu[1], 0);
   assert_int_equal(t.node.nic_of_gpu[2], 1);
   assert_int_equal(t.node.nic_of_gpu[3], 1);
-  char *d = dump_string(&t);
-  struct cs_topology u;
-  if (cs_topo_load_string(d, "sw.yaml", &u, &err) != CS_OK) fail_msg("%s\n%s", err.msg, d);
-  free(d);
+  free(reload(&t, "sw.yaml", &u));
 
   static const char pcie[] = "        GPU0    GPU1    GPU2    GPU3    CPU Affinity\n"
                              "GPU0     X      PIX     SYS     SYS     0-15\n"
                              "GPU1    PIX      X      SYS     SYS     0-15\n"
                              "GPU2    SYS     SYS      X      PXB     16-31\n"
                              "GPU3    SYS     SYS     PXB      X      16-31\n";
-  if (cs_topo_import_smi(pcie, "p", 0, 0, &t, &err) != CS_OK) fail_msg("%s", err.msg);
+  import(pcie, "p", 0, 0, &t);
   assert_int_equal(t.node.fabric, CS_TOPO_PCIE);
   assert_int_equal(t.node.gpus_per_switch, 2);
   assert_int_equal(t.node.gpus_per_socket, 2);
-  d = dump_string(&t);
-  if (cs_topo_load_string(d, "p.yaml", &u, &err) != CS_OK) fail_msg("%s\n%s", err.msg, d);
-  free(d);
+  free(reload(&t, "p.yaml", &u));
 
   static const struct {
     const char *text;
@@ -396,7 +403,7 @@ static void import_shapes(void **state) {
       {"\tGPU0\tGPU1\nGPU0\tNV2\tNV2\nGPU1\tNV2\t X \n", "X on the diagonal"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    err = (struct cs_error){0};
+    struct cs_error err = {0};
     assert_int_not_equal(cs_topo_import_smi(bad[i].text, "b", 0, 0, &t, &err), CS_OK);
     if (!strstr(err.msg, bad[i].what))
       fail_msg("case %zu: \"%s\" lacks \"%s\"", i, err.msg, bad[i].what);

@@ -436,57 +436,11 @@ enum cs_status cs_topo_find(const char *name, char *buf, size_t len, struct cs_e
 
 /* ---- the resolved dump -------------------------------------------------------------------- */
 
-/* The length of the UTF-8 character at s and its code point in *cp; 0 when s does not start a
- * valid one. */
-static int utf8_char(const unsigned char *s, unsigned long *cp) {
-  int n;
-  unsigned long c;
-  if (s[0] < 0x80)
-    n = 1, c = s[0];
-  else if ((s[0] & 0xE0) == 0xC0)
-    n = 2, c = s[0] & 0x1Fu;
-  else if ((s[0] & 0xF0) == 0xE0)
-    n = 3, c = s[0] & 0x0Fu;
-  else if ((s[0] & 0xF8) == 0xF0)
-    n = 4, c = s[0] & 0x07u;
-  else
-    return 0;
-  for (int i = 1; i < n; i++) {
-    if ((s[i] & 0xC0) != 0x80) return 0;
-    c = (c << 6) | (s[i] & 0x3Fu);
-  }
-  static const unsigned long least[5] = {0, 0, 0x80, 0x800, 0x10000};
-  if (c < least[n] || c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return 0;
-  *cp = c;
-  return n;
-}
-
-/* Writes a YAML double-quoted scalar that reads back byte for byte: printable ASCII as is, every
- * other character escaped (control characters inside the string would make the dump unreadable);
- * bytes that are not UTF-8 cannot be represented and become '?'. */
+/* key: "s", indented. */
 static void put_string(FILE *out, const char *key, const char *s, int indent) {
-  fprintf(out, "%*s%s: \"", indent, "", key);
-  for (const unsigned char *p = (const unsigned char *)s; *p;) {
-    unsigned long cp;
-    int n = utf8_char(p, &cp);
-    if (n == 0) {
-      fputc('?', out);
-      p++;
-      continue;
-    }
-    p += n;
-    if (cp == '"' || cp == '\\')
-      fprintf(out, "\\%c", (int)cp);
-    else if (cp >= 0x20 && cp < 0x7F)
-      fputc((int)cp, out);
-    else if (cp < 0x100)
-      fprintf(out, "\\x%02lX", cp);
-    else if (cp < 0x10000)
-      fprintf(out, "\\u%04lX", cp);
-    else
-      fprintf(out, "\\U%08lX", cp);
-  }
-  fputs("\"\n", out);
+  fprintf(out, "%*s%s: ", indent, "", key);
+  cs_yaml_write_string(out, s);
+  fputc('\n', out);
 }
 
 static void put_qty(FILE *out, const char *key, double v, enum cs_unit_kind k, int indent) {

@@ -1,6 +1,7 @@
 /* fuzz_plan.c — `--plan` strings and plan YAML: the same input is tried as both. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "fuzzinput.h"
 #include "plan.h"
@@ -20,7 +21,23 @@ static void use(const struct cs_plan *p) {
   cs_plan_format(p, buf, sizeof buf);
 }
 
+/* cs_plan_init's defaults (converted once, without the YAML parser) must equal the schema's. */
+static void check_defaults(void) {
+  struct cs_plan a, b;
+  size_t n;
+  const struct cs_cfg_field *f = cs_plan_fields(&n);
+  memset(&b, 0, sizeof b);
+  if (cs_cfg_defaults(f, n, &b, NULL) != CS_OK) return; /* out of memory: nothing to compare */
+  cs_plan_init(&a);
+  if (memcmp(&a, &b, sizeof a) != 0) abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  static int checked;
+  if (!checked) {
+    checked = 1;
+    check_defaults();
+  }
   char *text = cs_fuzz_string(data, size);
   struct cs_error err = {0};
   struct cs_plan p;

@@ -16,7 +16,9 @@
  * its fixed order. The bubble is not a formula: it is the idle time the dependencies leave. For
  * uniform stages without transfers the idle fraction comes out as (pp - 1) / (m + pp - 1).
  *
- * Cost: O(pp * v * m) time, no allocation after cs_sim_pipe_alloc.
+ * Cost: cs_sim_pipe_alloc compiles the schedule into a flat list of operations in dependency
+ * order (O(pp * v * m) time and about 64 bytes per operation); a run is one pass over that list,
+ * O(pp * v * m) with no allocation, for up to CS_SIM_PIPE_LANES sets of durations at once.
  */
 #ifndef CS_SIM_PIPELINE_H
 #define CS_SIM_PIPELINE_H
@@ -24,6 +26,9 @@
 #include "status.h"
 
 struct cs_sim_pipe; /* workspace for one (pp, vpp, m) shape */
+
+/* Independent runs one call can make over the same schedule. */
+#define CS_SIM_PIPE_LANES 4
 
 /* Per stage, what one run of the schedule gives (seconds from the step's start). */
 struct cs_sim_pipe_stage {
@@ -47,5 +52,31 @@ void cs_sim_pipe_free(struct cs_sim_pipe *p);
  * latest end). Never fails: inputs are durations >= 0. */
 double cs_sim_pipe_run(struct cs_sim_pipe *p, const double *fwd, const double *bwd, double p2p,
                        struct cs_sim_pipe_stage *st, double *last_bwd);
+
+/* cs_sim_pipe_run_ext for lanes (1 .. CS_SIM_PIPE_LANES) independent runs at once: every array
+ * holds its entries lane by lane (fwd[(s * vpp + c) * lanes + l], p2p[l], st[s * lanes + l],
+ * last_bwd[(s * vpp + c) * lanes + l]). Each lane's results are those of cs_sim_pipe_run_ext with
+ * that lane's inputs. Returns the pipeline time of lane 0. */
+double cs_sim_pipe_run_lanes(struct cs_sim_pipe *p, int lanes, const double *fwd,
+                             const double *bwd, const double *p2p, const double *bwd_extra,
+                             const double *send_extra, struct cs_sim_pipe_stage *st,
+                             double *last_bwd);
+
+/* cs_sim_pipe_run_lanes again after a cs_sim_pipe_run_lanes call with the same lanes, fwd, bwd
+ * and p2p, with other bwd_extra and send_extra: the same results, but only the operations from
+ * the first one an extra can touch (the last micro-batch's backwards, near the end of the
+ * schedule) are replayed. With other lanes it is cs_sim_pipe_run_lanes. */
+double cs_sim_pipe_rerun_lanes(struct cs_sim_pipe *p, int lanes, const double *fwd,
+                               const double *bwd, const double *p2p, const double *bwd_extra,
+                               const double *send_extra, struct cs_sim_pipe_stage *st,
+                               double *last_bwd);
+
+/* cs_sim_pipe_run with the last micro-batch's backward of each chunk lengthened: bwd_extra[s *
+ * vpp + c] is added to the duration of that backward on stage s, chunk c, and send_extra[s * vpp +
+ * c] to the transfer of its result to the previous virtual stage (the step simulator's NIC sharing
+ * with the data-parallel stream). Either may be NULL (no extra). */
+double cs_sim_pipe_run_ext(struct cs_sim_pipe *p, const double *fwd, const double *bwd,
+                           double p2p, const double *bwd_extra, const double *send_extra,
+                           struct cs_sim_pipe_stage *st, double *last_bwd);
 
 #endif

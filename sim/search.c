@@ -218,10 +218,16 @@ static enum cs_status push(struct walk *w, const struct cs_search_entry *e) {
   return CS_OK;
 }
 
-/* Memory of p, or -1 when it cannot be estimated (invalid). */
+/* Memory of p, or -1 when it cannot be estimated (invalid), or -2 when memory ran out (then
+ * *w->err says so: running out is no verdict on the plan). */
 static double memory_of(const struct walk *w, const struct cs_plan *p, struct cs_memory *m) {
   if (cs_plan_check(p, w->in->workload, NULL) != CS_OK) return -1;
-  if (cs_memory_estimate(w->in->workload, p, w->in->gpu, m, NULL) != CS_OK) return -1;
+  struct cs_error e2 = {0};
+  if (cs_memory_estimate(w->in->workload, p, w->in->gpu, m, &e2) != CS_OK) {
+    if (e2.status != CS_ERR_NOMEM) return -1;
+    *w->err = e2;
+    return -2;
+  }
   return m->total;
 }
 
@@ -247,6 +253,7 @@ static enum cs_status walk_mbs(struct walk *w, struct cs_plan *p, long per_repli
     }
     struct cs_memory m;
     double tot = memory_of(w, p, &m);
+    if (tot == -2) return CS_ERR_NOMEM;
     if (tot < 0) {
       w->r->stats.invalid++;
       continue;
@@ -297,6 +304,7 @@ static enum cs_status walk_inner(struct walk *w, struct cs_plan *p, int nblocks)
   lo.sp = p->tp > 1 && sp->sp != 0 && (w->in->workload->seq / p->cp) % p->tp == 0;
   struct cs_memory m;
   double tot = memory_of(w, &lo, &m);
+  if (tot == -2) return CS_ERR_NOMEM;
   int hopeless = tot >= 0 && !fits(w, tot);
   for (int vpp = 1; vpp <= nblocks / p->pp; vpp++) {
     if ((nblocks / p->pp) % vpp || (vpp > 1 && p->pp == 1)) continue;

@@ -23,6 +23,8 @@
 #include "pipeline.h"
 
 #define NLEV 3 /* 0: predicted, 1: low bound, 2: high bound */
+#define LANES CS_SIM_PIPE_LANES /* cs_sim_run's four schedule runs: levels 0, 1, 2 and level 0
+                                   with free transfers (the bubble) */
 #define MAX_CACHE 96
 
 /* One distinct collective (kind, group, size) and its cost. */
@@ -128,6 +130,7 @@ struct slayer {
 struct schunk {
   double F[NLEV], B[NLEV];
   double comp, tp[NLEV], cp[NLEV], ep[NLEV], z3[NLEV], interf[NLEV];
+  double cpb[NLEV], epb[NLEV]; /* of which in one backward: what may share the NIC */
   double tail[2][NLEV]; /* last partial gradient bucket, DP and EDP */
   size_t first, last;   /* layer index range [first, last] of the chunk, in model order */
   int has_layers;
@@ -146,7 +149,6 @@ struct cs_sim {
   size_t nl;
   struct slayer *L;
   struct schunk *C;             /* [pp * v] */
-  double *Fbuf, *Bbuf;          /* [pp * v] scratch for one level */
   double p2p[NLEV];
   double bucket_cost[2][NLEV];  /* one full bucket, DP and EDP */
   int grad_coll;                /* all_reduce (ZeRO-0) or reduce_scatter */
@@ -156,8 +158,26 @@ struct cs_sim {
   double *first_fwd;            /* [pp] compute of the first forward (hides the weight gather) */
   double *comm_bytes;           /* [pp] */
   struct cs_sim_pipe *pipe;
-  struct cs_sim_pipe_stage *st; /* [pp] */
-  double *last_bwd;             /* [pp * v] */
+  int share;                    /* NIC sharing between the DP stream and other network traffic */
+  int net_dp, net_edp, net_pp, net_ep, net_cp; /* the group's collectives leave the node */
+  /* constants of a run (prepare_run), one block of memory (run_mem) */
+  double model_flops, hw_flops;
+  double *fwd0, *bwd0;          /* [nc] chunk forward and backward at the predicted level */
+  double *fwdl, *bwdl;          /* [nc * LANES] the same per lane (levels 0, 1, 2, 0) */
+  double *qS, *qR;              /* [(nc * 2 + g) * NLEV + l] gradient queue of chunk k, group g:
+                                   its total service and its finish when it starts at 0 */
+  double *qwin;                 /* [nc * NLEV] network-crossing bucket time during the last
+                                   backward (NIC sharing) */
+  double *dpbusy, *window;      /* [pp * NLEV] gradient stream busy time; last backwards' time */
+  /* scratch of a run */
+  struct cs_sim_pipe_stage *st; /* [pp * LANES] */
+  double *lb;                   /* [nc * LANES] start of each chunk's last backward */
+  double *osend, *oblk, *oep;   /* [nc * LANES] NIC-sharing lengthening of the last backward's
+                                   send, of the last backward itself, and the EP part of that */
+  double *add;                  /* [nc * LANES] oblk + osend */
+  double *fch;                  /* [nc] when the network-crossing gradient streams are free after
+                                   each chunk */
+  double *run_mem;
 };
 
 /* ---- groups ------------------------------------------------------------------------------- */
@@ -290,8 +310,6 @@ void cs_sim_free(struct cs_sim *s) {
   if (!s) return;
   free(s->L);
   free(s->C);
-  free(s->Fbuf);
-  free(s->Bbuf);
   free(s->opt);
   for (int l = 0; l < NLEV; l++) {
     free(s->param[l]);
@@ -301,7 +319,7 @@ void cs_sim_free(struct cs_sim *s) {
   free(s->comm_bytes);
   cs_sim_pipe_free(s->pipe);
   free(s->st);
-  free(s->last_bwd);
+  free(s->run_mem);
   free(s);
 }
 
@@ -349,6 +367,72 @@ static double zero3_chunk(int n, const double *dur, const double *cmp, const dou
   }
   return t > free_at ? t : free_at;
 }
+
+/* Ring attention of one layer: cp - 1 point-to-point steps per pass, each moving one block of
+ * ring[0] (forward) or ring[1] (backward) bytes to the next rank of the CP group while the
+ * attention of the block in hand runs (attention / cp). The block of a rank's own keys and values
+ * hides the first transfer; a step whose transfer outlasts its block of attention exposes the
+ * difference, so the exposed time of a pass is (cp - 1) max(0, transfer - attention / cp): the
+ * finish time of cp blocks computed as their transfers arrive back to back. cpf and cpb receive
+ * the exposed forward and backward time at each level. */
+static enum cs_status cp_ring(struct cs_sim *s, int stage, const double ring[2], double attn_f,
+                              double attn_b, double *cpf, double *cpb, struct cs_error *err) {
+  const int cp = s->plan.cp;
+  for (int b = 0; b < 2; b++) {
+    double x[NLEV], blk = (b ? attn_b : attn_f) / cp, *out = b ? cpb : cpf;
+    long calls = (long)(cp - 1) * s->m;
+    if (ring[b] <= 0) continue;
+    enum cs_status st = cost(s, CS_COLL_SEND_RECV, CS_GROUP_CP, b ? CS_PHASE_BWD : CS_PHASE_FWD,
+                             ring[b], calls, x, err);
+    if (st != CS_OK) return st;
+    s->comm_bytes[stage] += (double)calls * ring[b];
+    for (int l = 0; l < NLEV; l++) out[l] = (cp - 1) * (x[l] > blk ? x[l] - blk : 0);
+  }
+  return CS_OK;
+}
+
+/* Bytes of one sample's input as the host hands it over: int64 token ids for a transformer, an
+ * fp32 image (or feature rows) for a layer list. */
+static double input_bytes(const struct cs_workload *w) {
+  if (cs_workload_is_transformer(w)) return 8.0 * w->seq;
+  if (w->nlayer == 0) return 0;
+  const struct cs_layer *L = &w->layer[0];
+  if (L->type == CS_LAYER_CONV) return 4.0 * L->cin * L->in_size * L->in_size;
+  if (L->type == CS_LAYER_LINEAR) return 4.0 * L->cin * (L->tokens > 0 ? L->tokens : 1);
+  return 0;
+}
+
+/* Single-process DataParallel (one stage, one chunk, one node): before each micro-batch's
+ * forward GPU 0 broadcasts the weights (params x weight bytes) and sends each other GPU its mbs
+ * samples (dp - 1 point-to-point copies in turn); after its backward the gradients (grad bytes,
+ * as DDP would all-reduce them) are reduced onto GPU 0. Nothing overlaps: all of it is exposed
+ * data-parallel time of every micro-batch. */
+static enum cs_status dataparallel(struct cs_sim *s, double params, double grad_bytes,
+                                   struct cs_error *err) {
+  const struct cs_plan *p = &s->plan;
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  double bc[NLEV], rd[NLEV], sc[NLEV] = {0, 0, 0};
+  double in = p->mbs * input_bytes(s->in.workload);
+  enum cs_status st =
+      cost(s, CS_COLL_BROADCAST, CS_GROUP_DP, CS_PHASE_FWD, params * wb, s->m, bc, err);
+  if (st == CS_OK)
+    st = cost(s, CS_COLL_REDUCE, CS_GROUP_DP, CS_PHASE_BWD, grad_bytes, s->m, rd, err);
+  if (st == CS_OK && in > 0)
+    st = cost(s, CS_COLL_SEND_RECV, CS_GROUP_DP, CS_PHASE_FWD, in, s->m * (p->dp - 1), sc, err);
+  if (st != CS_OK) return st;
+  struct schunk *C = &s->C[0];
+  for (int l = 0; l < NLEV; l++) {
+    double f = bc[l] + (p->dp - 1) * sc[l];
+    C->F[l] += f;
+    C->B[l] += rd[l];
+    C->z3[l] += f + rd[l];
+  }
+  s->comm_bytes[0] += s->m * (params * wb + grad_bytes + (p->dp - 1) * in);
+  return CS_OK;
+}
+
+static enum cs_status prepare_run(struct cs_sim *s, struct cs_error *err);
 
 static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
   const struct cs_workload *w = s->in.workload;
@@ -407,16 +491,25 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
     double tpf[NLEV] = {0}, tpb[NLEV] = {0}, cpf[NLEV] = {0}, cpb[NLEV] = {0}, epf[NLEV] = {0},
            epb[NLEV] = {0};
     double *ag_f = agf + i * NLEV, *ag_b = agb + i * NLEV, *r_s = rs + i * NLEV;
+    double ring[2] = {0, 0}; /* bytes one rank sends per ring step, forward and backward */
     dense[stage * 2] += lc.params - lc.params_expert;
     dense[stage * 2 + 1] += lc.params_expert;
     for (size_t k = 0; k < lc.ncomm && st == CS_OK; k++) {
       const struct cs_comm *cm = &lc.comm[k];
       double t[NLEV];
       if (cm->phase == CS_PHASE_GRAD && (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP)) {
-        /* reduced in buckets (dp_stream), not layer by layer */
+        /* reduced in buckets (dp_stream), not layer by layer; DataParallel reduces them to
+         * GPU 0 every micro-batch (dataparallel()) */
         L->grad[cm->group == CS_GROUP_EDP] += cm->count * cm->bytes;
-        s->comm_bytes[stage] += cm->count * cm->bytes *
-                                cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group));
+        if (p->dp_mode != CS_DP_DATAPARALLEL)
+          s->comm_bytes[stage] += cm->count * cm->bytes *
+                                  cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group));
+        continue;
+      }
+      if (cm->group == CS_GROUP_CP && cm->phase <= CS_PHASE_BWD) {
+        /* ring attention: the gathered keys and values (and their gradients) travel one block
+         * per step (cp_ring below) */
+        ring[cm->phase == CS_PHASE_BWD] += cm->count * cm->bytes / p->cp;
         continue;
       }
       long calls = cm->count * (cm->phase <= CS_PHASE_BWD ? s->m : 1);
@@ -441,14 +534,14 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
       }
     }
     if (st != CS_OK) break;
+    if (p->cp > 1 && (ring[0] > 0 || ring[1] > 0)) {
+      st = cp_ring(s, stage, ring, attn_f, attn_b, cpf, cpb, err);
+      if (st != CS_OK) break;
+    }
     for (int l = 0; l < NLEV; l++) {
       if (p->overlap_tp) { /* hidden behind the layer's GEMMs as far as they last */
         tpf[l] = tpf[l] > lt.fwd ? tpf[l] - lt.fwd : 0;
         tpb[l] = tpb[l] > lt.bwd ? tpb[l] - lt.bwd : 0;
-      }
-      if (p->cp > 1) { /* ring attention: exchanges overlap the attention kernels */
-        cpf[l] = cpf[l] > attn_f ? cpf[l] - attn_f : 0;
-        cpb[l] = cpb[l] > attn_b ? cpb[l] - attn_b : 0;
       }
       fdur[i * NLEV + l] = lt.fwd + tpf[l] + cpf[l] + epf[l];
       bdur[i * NLEV + l] = lt.bwd + lt.recompute + tpb[l] + cpb[l] + epb[l];
@@ -458,10 +551,19 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
       C->tp[l] += tpf[l] + tpb[l];
       C->cp[l] += cpf[l] + cpb[l];
       C->ep[l] += epf[l] + epb[l];
+      C->cpb[l] += cpb[l];
+      C->epb[l] += epb[l];
     }
     C->comp += lt.fwd + lt.bwd + lt.recompute;
     if (chunk == 0) s->first_fwd[stage] += lt.fwd;
   }
+  /* DataParallel: no buckets, the gradients are reduced to GPU 0 each micro-batch */
+  double dp_grad = 0;
+  if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL)
+    for (size_t i = 0; i < nl; i++) {
+      dp_grad += s->L[i].grad[0] + s->L[i].grad[1];
+      s->L[i].grad[0] = s->L[i].grad[1] = 0;
+    }
   /* chunk durations (ZeRO-3 streams per chunk), tails of the gradient buckets */
   for (int k = 0; k < nc && st == CS_OK; k++) {
     struct schunk *C = &s->C[k];
@@ -511,6 +613,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
     (void)stage;
     for (int g = 0; g < 2; g++) s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
   }
+  if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL && p->dp > 1)
+    st = dataparallel(s, (dense[0] + dense[1]), dp_grad, err);
   for (int sg = 0; sg < pp && st == CS_OK; sg++)
     s->opt[sg] = optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]);
   /* the point-to-point transfer between stages: one chunk's output */
@@ -546,6 +650,13 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
   enum cs_status st = cs_plan_check(in->plan, in->workload, err);
   if (st != CS_OK) return st;
   if (in->plan->bucket <= 0) return cs_error_set(err, CS_ERR_USAGE, "bucket must be > 0");
+  const struct cs_plan *ip = in->plan;
+  if (ip->dp_mode == CS_DP_DATAPARALLEL && (ip->zero > 0 || ip->tp > 1 || ip->pp > 1 ||
+                                            ip->cp > 1 || ip->ep > 1))
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: dp_mode=dataparallel replicates the whole model from one process: "
+                        "it needs zero=0 and tp=pp=cp=ep=1 (got zero=%d, tp=%d, pp=%d, cp=%d, "
+                        "ep=%d)", ip->zero, ip->tp, ip->pp, ip->cp, ip->ep);
   struct cs_sim *s = calloc(1, sizeof *s);
   if (!s) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   s->in = *in;
@@ -564,15 +675,31 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
   size_t nc = (size_t)s->pp * (size_t)s->v, pp = (size_t)s->pp;
   s->L = calloc(s->nl + 1, sizeof *s->L);
   s->C = calloc(nc, sizeof *s->C);
-  s->Fbuf = calloc(nc, sizeof *s->Fbuf);
-  s->Bbuf = calloc(nc, sizeof *s->Bbuf);
-  s->last_bwd = calloc(nc, sizeof *s->last_bwd);
   s->opt = calloc(pp, sizeof *s->opt);
   s->first_fwd = calloc(pp, sizeof *s->first_fwd);
   s->comm_bytes = calloc(pp, sizeof *s->comm_bytes);
-  s->st = calloc(pp, sizeof *s->st);
-  int ok = s->L && s->C && s->Fbuf && s->Bbuf && s->last_bwd && s->opt && s->first_fwd &&
-           s->comm_bytes && s->st;
+  s->st = calloc(pp * LANES, sizeof *s->st);
+  size_t nrun = nc * (2 + 2 * LANES + 4 * NLEV + NLEV + 5 * LANES + 1) + pp * 2 * NLEV;
+  s->run_mem = calloc(nrun, sizeof *s->run_mem);
+  int ok = s->L && s->C && s->opt && s->first_fwd && s->comm_bytes && s->st && s->run_mem;
+  if (ok) {
+    double *x = s->run_mem;
+    s->fwd0 = x, x += nc;
+    s->bwd0 = x, x += nc;
+    s->fwdl = x, x += nc * LANES;
+    s->bwdl = x, x += nc * LANES;
+    s->qS = x, x += nc * 2 * NLEV;
+    s->qR = x, x += nc * 2 * NLEV;
+    s->qwin = x, x += nc * NLEV;
+    s->lb = x, x += nc * LANES;
+    s->osend = x, x += nc * LANES;
+    s->oblk = x, x += nc * LANES;
+    s->oep = x, x += nc * LANES;
+    s->add = x, x += nc * LANES;
+    s->fch = x, x += nc;
+    s->dpbusy = x, x += pp * NLEV;
+    s->window = x, x += pp * NLEV;
+  }
   for (int l = 0; l < NLEV; l++) {
     s->param[l] = calloc(pp, sizeof *s->param[l]);
     s->embed[l] = calloc(pp, sizeof *s->embed[l]);
@@ -581,7 +708,21 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
   if (!ok) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   if (st == CS_OK) st = cs_sim_pipe_alloc(s->pp, s->v, s->m, &s->pipe, err);
   if (st == CS_OK) st = map_groups(s, err);
+  if (st == CS_OK && s->plan.dp_mode == CS_DP_DATAPARALLEL && s->grp[CS_GROUP_DP].exists &&
+      s->grp[CS_GROUP_DP].q.nodes > 1)
+    st = cs_error_set(err, CS_ERR_USAGE,
+                      "plan: dp_mode=dataparallel runs in one process on one node, but dp=%d "
+                      "spans %d nodes of the topology", s->plan.dp, s->grp[CS_GROUP_DP].q.nodes);
+  if (st == CS_OK) {
+    s->share = 1;
+    s->net_dp = s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.nodes > 1;
+    s->net_edp = s->grp[CS_GROUP_EDP].exists && s->grp[CS_GROUP_EDP].q.nodes > 1;
+    s->net_pp = s->grp[CS_GROUP_PP].exists && s->grp[CS_GROUP_PP].q.nodes > 1;
+    s->net_ep = s->grp[CS_GROUP_EP].exists && s->grp[CS_GROUP_EP].q.nodes > 1;
+    s->net_cp = s->grp[CS_GROUP_CP].exists && s->grp[CS_GROUP_CP].q.nodes > 1;
+  }
   if (st == CS_OK) st = prepare(s, err);
+  if (st == CS_OK) st = prepare_run(s, err);
   if (st != CS_OK) {
     cs_sim_free(s);
     return st;
@@ -592,68 +733,173 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
 
 /* ---- one run ------------------------------------------------------------------------------ */
 
-/* The data-parallel stream of stage sg at level l: buckets during each chunk's last backward.
- * Returns when the stream is done; *busy receives its busy time. */
-static double dp_stream(const struct cs_sim *s, int sg, int l, double *busy) {
+/* The gradient queue of chunk k at level l, started at time 0 with an empty stream: S[g] receives
+ * its total service time and R[g] when it finishes (-inf when it has nothing) for the DP (g = 0)
+ * and EDP (g = 1) groups; *busy accumulates its service, *win the network-crossing bucket time
+ * issued during the last backward. A FIFO stream that is free at f and receives this chunk's
+ * buckets from time tau on is then free at max(f + S, tau + R): the queue is a max-plus linear
+ * map, so a run needs two numbers per chunk instead of the walk over its layers.
+ *
+ * The buckets complete inside one layer arrive evenly spaced (gradients appear at a uniform rate
+ * during its backward), and a FIFO stream serving each in c finishes the last of k at
+ * max(free + k c, a_1 + k c, a_k + c). */
+static void queue_chunk(const struct cs_sim *s, int k, int l, double S[2], double R[2],
+                        double *busy, double *win) {
   const struct cs_plan *p = &s->plan;
-  double free_at[2] = {0, 0};
-  *busy = 0;
-  for (int c = s->v - 1; c >= 0; c--) {
-    const struct schunk *C = &s->C[sg * s->v + c];
-    if (!C->has_layers) continue;
-    double tau = p->overlap_grad ? s->last_bwd[sg * s->v + c] : s->st[sg].end;
-    double acc[2] = {0, 0};
-    for (size_t i = C->last + 1; i-- > C->first;) {
-      const struct slayer *L = &s->L[i];
-      double d = p->overlap_grad ? L->bdur[l] : 0;
-      for (int g = 0; g < 2; g++) {
-        double G = L->grad[g];
-        if (G <= 0) continue;
-        double B = p->bucket, cst = s->bucket_cost[g][l];
-        double before = floor(acc[g] / B), after = floor((acc[g] + G) / B);
-        double k = after - before;
-        if (k > 0) {
-          double a1 = tau + ((before + 1) * B - acc[g]) / G * d;
-          double ak = tau + ((before + k) * B - acc[g]) / G * d;
-          double f = free_at[g] + k * cst;
-          if (a1 + k * cst > f) f = a1 + k * cst;
-          if (ak + cst > f) f = ak + cst;
-          free_at[g] = f;
-          *busy += k * cst;
-        }
-        acc[g] += G;
+  const int net[2] = {s->net_dp, s->net_edp};
+  const struct schunk *C = &s->C[k];
+  double free_at[2] = {-INFINITY, -INFINITY}, tau = 0, acc[2] = {0, 0};
+  S[0] = S[1] = 0;
+  for (size_t i = C->last + 1; i-- > C->first;) {
+    const struct slayer *L = &s->L[i];
+    double d = p->overlap_grad ? L->bdur[l] : 0;
+    for (int g = 0; g < 2; g++) {
+      double G = L->grad[g];
+      if (G <= 0) continue;
+      double B = p->bucket, cst = s->bucket_cost[g][l];
+      double before = floor(acc[g] / B), after = floor((acc[g] + G) / B);
+      double n = after - before;
+      if (n > 0) {
+        double a1 = tau + ((before + 1) * B - acc[g]) / G * d;
+        double an = tau + ((before + n) * B - acc[g]) / G * d;
+        double f = free_at[g] + n * cst;
+        if (a1 + n * cst > f) f = a1 + n * cst;
+        if (an + cst > f) f = an + cst;
+        free_at[g] = f;
+        *busy += n * cst;
+        S[g] += n * cst;
+        if (net[g] && p->overlap_grad) *win += n * cst;
       }
-      tau += d;
+      acc[g] += G;
     }
-    for (int g = 0; g < 2; g++)
-      if (C->tail[g][l] > 0) {
-        double issue = free_at[g] > tau ? free_at[g] : tau;
-        free_at[g] = issue + C->tail[g][l];
-        *busy += C->tail[g][l];
-      }
+    tau += d;
   }
-  return free_at[0] > free_at[1] ? free_at[0] : free_at[1];
+  for (int g = 0; g < 2; g++)
+    if (C->tail[g][l] > 0) {
+      double issue = free_at[g] > tau ? free_at[g] : tau;
+      free_at[g] = issue + C->tail[g][l];
+      *busy += C->tail[g][l];
+      S[g] += C->tail[g][l];
+    }
+  R[0] = free_at[0], R[1] = free_at[1];
 }
 
-/* One run at level l; returns the step time and, when parts is not NULL, its breakdown. */
-static double run_level(struct cs_sim *s, int l, double p2p, struct cs_sim_breakdown *parts,
-                        int *crit) {
+/* What a run needs that does not change between runs. */
+static enum cs_status prepare_run(struct cs_sim *s, struct cs_error *err) {
+  const int pp = s->pp, v = s->v, nc = pp * v;
+  static const int level[LANES] = {0, 1, 2, 0};
+  for (int k = 0; k < nc; k++) {
+    s->fwd0[k] = s->C[k].F[0];
+    s->bwd0[k] = s->C[k].B[0];
+    for (int ln = 0; ln < LANES; ln++) {
+      s->fwdl[k * LANES + ln] = s->C[k].F[level[ln]];
+      s->bwdl[k * LANES + ln] = s->C[k].B[level[ln]];
+    }
+  }
+  for (int sg = 0; sg < pp; sg++)
+    for (int l = 0; l < NLEV; l++) {
+      double busy = 0, window = 0;
+      for (int c = v - 1; c >= 0; c--) { /* the order the stream serves them */
+        const int k = sg * v + c;
+        double *S = &s->qS[(k * 2) * NLEV], *R = &s->qR[(k * 2) * NLEV], SS[2], RR[2], win = 0;
+        if (s->C[k].has_layers) queue_chunk(s, k, l, SS, RR, &busy, &win);
+        else SS[0] = SS[1] = 0, RR[0] = RR[1] = -INFINITY;
+        S[l] = SS[0], S[NLEV + l] = SS[1];
+        R[l] = RR[0], R[NLEV + l] = RR[1];
+        s->qwin[k * NLEV + l] = win;
+      }
+      for (int c = 0; c < v; c++) window += s->C[sg * v + c].B[l];
+      s->dpbusy[sg * NLEV + l] = busy;
+      s->window[sg * NLEV + l] = window;
+    }
+  return cs_workload_step_flops(s->in.workload, &s->plan, &s->model_flops, &s->hw_flops, err);
+}
+
+/* When the gradient streams of stage sg are done at level l, for the schedule of lane ln (of
+ * lanes) in s->st and s->lb; add (NULL = none) lengthens the network-crossing streams after
+ * each chunk (NIC sharing); fch (NULL = not wanted) receives when they are free after each chunk,
+ * before that lengthening. */
+static double dp_stream(const struct cs_sim *s, int sg, int l, int ln, int lanes,
+                        const double *add, double *fch) {
+  const int v = s->v, og = s->plan.overlap_grad;
+  const int net[2] = {s->net_dp, s->net_edp};
+  double f[2] = {0, 0};
+  for (int c = v - 1; c >= 0; c--) {
+    const int k = sg * v + c;
+    if (!s->C[k].has_layers) continue;
+    double tau = og ? s->lb[k * lanes + ln] : s->st[sg * lanes + ln].end;
+    for (int g = 0; g < 2; g++) {
+      double a = f[g] + s->qS[(k * 2 + g) * NLEV + l], b = tau + s->qR[(k * 2 + g) * NLEV + l];
+      f[g] = a > b ? a : b;
+    }
+    if (fch) {
+      double x = -INFINITY;
+      for (int g = 0; g < 2; g++)
+        if (net[g] && f[g] > x) x = f[g];
+      fch[k] = x;
+    }
+    if (add)
+      for (int g = 0; g < 2; g++)
+        if (net[g]) f[g] += add[k * lanes + ln];
+  }
+  return f[0] > f[1] ? f[0] : f[1];
+}
+
+/* NIC sharing (step.h) at level l for the schedule of lane ln: how much the last backward of each
+ * chunk, and the transfer of its result to the previous stage, are lengthened by the gradient
+ * stream that runs beside them on the same NICs, measured on the schedule just run. Fills lane ln
+ * of s->osend, s->oblk, s->oep, s->add; returns whether anything was lengthened. */
+static int nic_sharing(struct cs_sim *s, int l, int ln, int lanes, double p2p) {
+  const int pp = s->pp, v = s->v;
+  int any = 0;
+  for (int sg = 0; sg < pp; sg++) {
+    dp_stream(s, sg, l, ln, lanes, NULL, s->fch);
+    for (int c = 0; c < v; c++) {
+      const int k = sg * v + c, x = k * lanes + ln;
+      const struct schunk *C = &s->C[k];
+      s->osend[x] = s->oblk[x] = s->oep[x] = 0;
+      if (C->has_layers) {
+        /* EP/CP transfers of the last backward against the buckets issued during it */
+        double e_ep = s->net_ep ? C->epb[l] : 0, e_cp = s->net_cp ? C->cpb[l] : 0;
+        double w = s->qwin[k * NLEV + l];
+        double oep = e_ep < w ? e_ep : w;
+        double ocp = e_cp < w - oep ? e_cp : w - oep;
+        s->oep[x] = oep;
+        s->oblk[x] = oep + ocp;
+        /* the send after the last backward against the stream still busy then */
+        if (s->net_pp && p2p > 0 && (sg > 0 || c > 0)) {
+          double t = s->lb[x] + C->B[l];
+          double from = s->plan.overlap_grad ? t : s->st[sg * lanes + ln].end;
+          double a = t > from ? t : from, b = t + p2p < s->fch[k] ? t + p2p : s->fch[k];
+          s->osend[x] = b > a ? b - a : 0;
+        }
+      }
+      s->add[x] = s->oblk[x] + s->osend[x];
+      any = any || s->add[x] > 0;
+    }
+  }
+  return any;
+}
+
+/* Whether NIC sharing can lengthen anything in s. */
+static int sharing(const struct cs_sim *s) {
+  return s->share && (s->net_dp || s->net_edp) && (s->net_pp || s->net_ep || s->net_cp);
+}
+
+/* The step at level l from the schedule of lane ln in s->st and s->lb (add: the NIC-sharing
+ * lengthening of lane ln, NULL = none); the breakdown when parts is not NULL. */
+static double evaluate(struct cs_sim *s, int l, int ln, int lanes, const double *add,
+                       struct cs_sim_breakdown *parts, int *crit) {
   const int pp = s->pp, v = s->v;
   const struct cs_plan *p = &s->plan;
-  for (int k = 0; k < pp * v; k++) {
-    s->Fbuf[k] = s->C[k].F[l];
-    s->Bbuf[k] = s->C[k].B[l];
-  }
-  cs_sim_pipe_run(s->pipe, s->Fbuf, s->Bbuf, p2p, s->st, s->last_bwd);
   double step = 0;
   int best = 0;
   double best_dil = 0, best_dp = 0;
   for (int sg = 0; sg < pp; sg++) {
-    double busy = 0, end = s->st[sg].end;
-    double dp_end = dp_stream(s, sg, l, &busy);
+    double end = s->st[sg * lanes + ln].end;
+    double dp_end = dp_stream(s, sg, l, ln, lanes, add, NULL);
     /* compute slowed while the gradient stream runs beside the last backward */
-    double window = 0;
-    for (int c = 0; c < v; c++) window += s->C[sg * v + c].B[l];
+    double busy = s->dpbusy[sg * NLEV + l], window = s->window[sg * NLEV + l];
     double dil = (s->interference - 1) * (busy < window ? busy : window);
     double t = end + dil;
     if (dp_end > t) t = dp_end;
@@ -671,42 +917,25 @@ static double run_level(struct cs_sim *s, int l, double p2p, struct cs_sim_break
   if (parts) {
     memset(parts, 0, sizeof *parts);
     for (int c = 0; c < v; c++) {
-      const struct schunk *C = &s->C[best * v + c];
+      const int k = best * v + c;
+      const struct schunk *C = &s->C[k];
       parts->compute += s->m * (C->comp + C->interf[l]);
       parts->tp += s->m * C->tp[l];
       parts->cp += s->m * C->cp[l];
       parts->ep += s->m * C->ep[l];
       parts->dp += s->m * C->z3[l];
+      if (add) { /* the last backward lengthened by NIC sharing */
+        parts->ep += s->oep[k * lanes + ln];
+        parts->cp += s->oblk[k * lanes + ln] - s->oep[k * lanes + ln];
+      }
     }
     parts->compute += best_dil;
     parts->dp += fabs(best_dp) < 1e-12 * step ? 0 : best_dp; /* rounding of t - end - opt */
     parts->optimizer = s->opt[best];
-    parts->pp = s->st[best].idle; /* split into bubble and transfers by the caller */
+    parts->pp = s->st[best * lanes + ln].idle; /* split into bubble and transfers by the caller */
   }
   if (crit) *crit = best;
   return step;
-}
-
-static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit);
-
-void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
-  memset(r, 0, sizeof *r);
-  int crit = 0;
-  r->step = run_level(s, 0, s->p2p[0], &r->part, &crit);
-  r->stage = crit;
-  if (s->pp > 1) {
-    /* the bubble: the critical stage's idle time when transfers are free */
-    double idle = r->part.pp;
-    run_level(s, 0, 0, NULL, NULL);
-    double idle0 = s->st[crit].idle;
-    r->part.bubble = idle0 < idle ? idle0 : idle;
-    r->part.pp = idle - r->part.bubble;
-  }
-  r->step_lo = run_level(s, 1, s->p2p[1], NULL, NULL);
-  r->step_hi = run_level(s, 2, s->p2p[2], NULL, NULL);
-  if (r->step_lo > r->step) r->step_lo = r->step;
-  if (r->step_hi < r->step) r->step_hi = r->step;
-  finish(s, r, crit);
 }
 
 /* The figures that follow from the step time. */
@@ -717,7 +946,8 @@ static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit) {
   r->microbatches = s->m;
   r->samples = p->gbs ? p->gbs : (double)p->mbs * p->dp;
   r->tokens = cs_workload_is_transformer(w) ? r->samples * w->seq : 0;
-  cs_workload_step_flops(w, p, &r->model_flops, &r->hw_flops, NULL);
+  r->model_flops = s->model_flops;
+  r->hw_flops = s->hw_flops;
   r->samples_per_s = r->samples / r->step;
   r->tokens_per_s = r->tokens / r->step;
   r->tflops_per_gpu = r->model_flops / r->step / (double)r->gpus / 1e12;
@@ -726,10 +956,55 @@ static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit) {
   r->comm_bytes = s->comm_bytes[crit];
 }
 
+/* Four schedules in one pass over the pipeline (predicted, low and high levels, and the
+ * predicted level with free transfers for the bubble); with NIC sharing, one correction pass:
+ * the lengthening measured on the schedules without it, the schedules run again with it. */
+void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
+  memset(r, 0, sizeof *r);
+  const double p2p[LANES] = {s->p2p[0], s->p2p[1], s->p2p[2], 0};
+  cs_sim_pipe_run_lanes(s->pipe, LANES, s->fwdl, s->bwdl, p2p, NULL, NULL, s->st, s->lb);
+  const double *add = NULL;
+  if (sharing(s)) {
+    int any = 0;
+    for (int ln = 0; ln < NLEV; ln++) any |= nic_sharing(s, ln, ln, LANES, p2p[ln]);
+    if (any) {
+      const int nc = s->pp * s->v;
+      for (int k = 0; k < nc; k++) /* the bubble's lane: free transfers share nothing */
+        s->oblk[k * LANES + 3] = s->osend[k * LANES + 3] = s->oep[k * LANES + 3] =
+            s->add[k * LANES + 3] = 0;
+      cs_sim_pipe_rerun_lanes(s->pipe, LANES, s->fwdl, s->bwdl, p2p, s->oblk, s->osend, s->st,
+                              s->lb);
+      add = s->add;
+    }
+  }
+  int crit = 0;
+  r->step = evaluate(s, 0, 0, LANES, add, &r->part, &crit);
+  r->stage = crit;
+  if (s->pp > 1) {
+    /* the bubble: the critical stage's idle time when transfers are free */
+    double idle = r->part.pp;
+    double idle0 = s->st[crit * LANES + 3].idle;
+    r->part.bubble = idle0 < idle ? idle0 : idle;
+    r->part.pp = idle - r->part.bubble;
+  }
+  r->step_lo = evaluate(s, 1, 1, LANES, add, NULL, NULL);
+  r->step_hi = evaluate(s, 2, 2, LANES, add, NULL, NULL);
+  if (r->step_lo > r->step) r->step_lo = r->step;
+  if (r->step_hi < r->step) r->step_hi = r->step;
+  finish(s, r, crit);
+}
+
 void cs_sim_run_step(struct cs_sim *s, struct cs_sim_result *r) {
   memset(r, 0, sizeof *r);
+  cs_sim_pipe_run_lanes(s->pipe, 1, s->fwd0, s->bwd0, &s->p2p[0], NULL, NULL, s->st, s->lb);
+  const double *add = NULL;
+  if (sharing(s) && nic_sharing(s, 0, 0, 1, s->p2p[0])) {
+    cs_sim_pipe_rerun_lanes(s->pipe, 1, s->fwd0, s->bwd0, &s->p2p[0], s->oblk, s->osend, s->st,
+                            s->lb);
+    add = s->add;
+  }
   int crit = 0;
-  r->step = run_level(s, 0, s->p2p[0], &r->part, &crit);
+  r->step = evaluate(s, 0, 0, 1, add, &r->part, &crit);
   r->stage = crit;
   r->step_lo = r->step_hi = r->step;
   finish(s, r, crit);
@@ -762,6 +1037,8 @@ enum cs_status cs_sim_single_gpu(const struct cs_workload *w, const struct cs_pl
   *samples_per_s = (double)one.gbs / t;
   return CS_OK;
 }
+
+void cs_sim_set_nic_sharing(struct cs_sim *s, int on) { s->share = on != 0; }
 
 int cs_sim_collectives(const struct cs_sim *s, struct cs_sim_coll_info *info, int max) {
   int n = 0;

@@ -7,7 +7,10 @@
  *  - TP collectives (all-reduce, or all-gather/reduce-scatter under sequence parallelism), EP
  *    all-to-alls and the vocabulary-parallel loss reductions sit on the critical path: they block
  *    the compute stream (overlap_tp hides them behind the neighbouring GEMMs instead);
- *  - CP ring-attention exchanges overlap the layer's attention kernels; what is left is exposed;
+ *  - CP: ring attention as cp - 1 point-to-point steps per pass, each moving one key/value block
+ *    (1/cp of the gathered keys and values; in backward with their gradients) to the next rank
+ *    while one block of attention (attention / cp) runs; the rank's own block hides the first
+ *    transfer, so a pass exposes (cp - 1) max(0, transfer - attention / cp);
  *  - ZeRO-3: each layer's weights are all-gathered in forward and again in backward on the
  *    data-parallel stream, issued when the previous layer starts (prefetch one ahead, when
  *    overlap_param); gradients are reduce-scattered after each layer's backward;
@@ -21,7 +24,25 @@
  *  - PP: the 1F1B or interleaved schedule of pipeline.h with one point-to-point transfer of the
  *    chunk's output between neighbouring stages; tied embeddings are all-reduced between the first
  *    and last stage after the flush;
- *  - optimizer: Adam over the parameters this GPU owns after ZeRO sharding, memory-bound.
+ *  - optimizer: Adam over the parameters this GPU owns after ZeRO sharding, memory-bound;
+ *  - plan.dp_mode = dataparallel (single-process DataParallel; one node, zero=0, tp=pp=cp=ep=1):
+ *    instead of the bucket queue, GPU 0 broadcasts the weights and sends each other GPU its mbs
+ *    samples before every micro-batch's forward and the gradients are reduced onto it after its
+ *    backward, all serialized with compute (exposed dp time of every micro-batch); then the
+ *    optimizer runs on GPU 0 alone (the same time as DDP's replicated optimizer).
+ *
+ * NIC sharing: when the data-parallel gradient stream leaves the node (DP or EDP group on more
+ * than one node) it shares each GPU's NIC with the other network-crossing traffic of the last
+ * micro-batch's backward: the point-to-point send of each chunk's result to the previous stage
+ * (PP across nodes) and the EP all-to-alls and CP exchanges of that backward (across nodes).
+ * Rule: two transfers that overlap each run at half rate while they overlap, so each is
+ * lengthened by the time it overlapped the other at full rate (o = the overlap of the send
+ * [t, t + p2p] with the stream's busy time until it is free; for EP/CP, the lesser of their
+ * exposed time and the buckets issued during that backward). The overlaps are measured on the
+ * schedule without sharing; the schedule is run once more with the sends and backwards
+ * lengthened, and the gradient stream lengthened by the same amounts (one correction pass, not
+ * a fixed point). ZeRO-3's per-layer gathers and the ZeRO-1/2 weight gathers are not counted.
+ * cs_sim_set_nic_sharing turns the rule off for comparisons.
  *
  * Compute that runs while a data-parallel collective is in flight is slowed by `interference`
  * (1 = none) in proportion to the overlap.
@@ -34,9 +55,11 @@
  * cs_cal_predict gives the time and its ~95% band. The whole schedule is run three times: with
  * every collective at its predicted time, at its low and at its high bound.
  *
- * Cost: cs_sim_alloc does the per-plan work (layer costs, one prediction per distinct collective);
- * cs_sim_run replays the schedule in O(pp * vpp * m + layers) with no allocation: microseconds,
- * independent of the number of data-parallel replicas and so of the node count.
+ * Cost: cs_sim_alloc does the per-plan work (layer costs, one prediction per distinct collective,
+ * the pipeline schedule compiled into a flat list, the gradient queue reduced to two numbers per
+ * chunk); cs_sim_run replays the schedule once for all four of its runs (pipeline.h's lanes) in
+ * O(pp * vpp * m) with no allocation: microseconds, independent of the number of data-parallel
+ * replicas and so of the node count.
  */
 #ifndef CS_SIM_STEP_H
 #define CS_SIM_STEP_H
@@ -106,7 +129,8 @@ struct cs_sim;
 
 /* Prepares the step of in: checks the plan against the workload (cs_plan_check), maps every
  * group on the topology, costs every distinct collective and every layer. in is copied; what it
- * points to is borrowed. Errors: CS_ERR_USAGE (plan, interference < 1), CS_ERR_RANGE (the plan
+ * points to is borrowed. Errors: CS_ERR_USAGE (plan, interference < 1, dp_mode=dataparallel with
+ * zero > 0, tp/pp/cp/ep > 1 or a dp group on more than one node), CS_ERR_RANGE (the plan
  * needs more nodes than the topology has), CS_ERR_UNSUPPORTED (a group leaves a node that has no
  * network), CS_ERR_NOMEM. On failure *out is NULL. Free with cs_sim_free (NULL is harmless). */
 enum cs_status cs_sim_alloc(const struct cs_sim_inputs *in, struct cs_sim **out,
@@ -123,7 +147,8 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r);
 
 /* Runs the prepared step once, at the predicted collective times only: fills r as cs_sim_run
  * does, with step_lo = step_hi = step, and bubble and pp transfer waits not told apart (both in
- * part.pp). A quarter of cs_sim_run's work, for searches that rank plans. Never fails. */
+ * part.pp). One lane instead of four (about half the time of cs_sim_run), for searches that
+ * rank plans. Never fails. */
 void cs_sim_run_step(struct cs_sim *s, struct cs_sim_result *r);
 
 /* cs_sim_alloc + cs_sim_run + cs_sim_free. */
@@ -137,6 +162,9 @@ enum cs_status cs_sim_predict(const struct cs_sim_inputs *in, struct cs_sim_resu
 enum cs_status cs_sim_single_gpu(const struct cs_workload *w, const struct cs_plan *p,
                                  const struct cs_compute *c, double *samples_per_s,
                                  struct cs_error *err);
+
+/* Turns NIC sharing (above) on (the default) or off for the following runs of s. */
+void cs_sim_set_nic_sharing(struct cs_sim *s, int on);
 
 /* One line per collective kind for --explain: fills at most max entries, returns how many. */
 struct cs_sim_coll_info {

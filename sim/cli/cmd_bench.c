@@ -1,5 +1,6 @@
-/* cmd_bench.c — `commscale bench`: how fast the model predicts and the fitter fits, with the
- * conditions printed beside each figure (CPU, sizes, shapes, repetitions). */
+/* cmd_bench.c — `commscale bench`: how fast the model predicts, the step simulator simulates
+ * and the fitter fits, with the conditions printed beside each figure (CPU, sizes, shapes, plan,
+ * node count, repetitions). */
 #include <math.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -13,17 +14,20 @@
 #include "opts.h"
 #include "datadir.h"
 #include "search.h"
+#include "step.h"
 #include <unistd.h>
 
 static const struct cli_opt opts[] = {
     {"fit", 0, NULL, "also time the fit of the measurement files given as arguments"},
     {"repeat", 'n', "N", "repetitions of each timed run (default 5; the median is reported)"},
     {"search", 0, NULL, "time the full plan search: GPT-3 175B on 400 x DGX H100, gbs 1600"},
+    {"sim-only", 0, NULL, "time the step simulator only (no collective predictions or fits)"},
 };
 
 static const struct cli_verb verb = {
-    "bench", "[--fit MEASUREMENTS...] [-n N]",
-    "Time the cost model's predictions and, with --fit, the fit of the given measurements.",
+    "bench", "[--fit MEASUREMENTS...] [--search] [--sim-only] [-n N]",
+    "Time the cost model's predictions, the step simulator (GPT-3 175B, tp=8,pp=16,dp=25 on 400 "
+    "x DGX H100) and, with --fit, the fit of the given measurements.",
     NULL, opts, (int)(sizeof opts / sizeof opts[0])};
 
 static double now(void) {
@@ -61,25 +65,100 @@ static void cpu_name(char *buf, size_t len) {
   fclose(f);
 }
 
-/* The acceptance case of the plan search: every plan of GPT-3 175B on 400 nodes of 8 H100 with
- * gbs 1600 on one core, timed reps times; prints the median and the space's figures. */
-static enum cs_status bench_search(int reps, double *t, struct cs_error *err) {
+/* Loads GPT-3 175B, the H100 and the DGX H100 topology as the bundled data has them. */
+static enum cs_status load_gpt3(struct cs_workload **w, struct cs_gpu *g, struct cs_topology *topo,
+                                struct cs_compute *c, struct cs_error *err) {
   char exe[4096], path[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? (size_t)n : 0] = '\0';
+  *w = NULL;
+  enum cs_status st = cs_datadir_find("workloads", "model/workloads", "gpt3-175b", exe, path, sizeof path, err);
+  if (st == CS_OK) st = cs_workload_load(path, w, err);
+  if (st == CS_OK) st = cs_datadir_find("gpus", "model/gpus", "h100-sxm", exe, path, sizeof path, err);
+  if (st == CS_OK) st = cs_gpu_load(path, g, err);
+  if (st == CS_OK) st = cs_topo_find("dgx-h100", path, sizeof path, err);
+  if (st == CS_OK) st = cs_topo_load(path, topo, err);
+  if (st == CS_OK) st = cs_compute_init(c, g, CS_PREC_BF16, err);
+  return st;
+}
+
+/* Calls per second of what(s), timed over at least 0.2 s per repetition, median of reps. */
+enum sim_what { SIM_STEP, SIM_BAND, SIM_FULL };
+static double sim_rate(struct cs_sim *s, const struct cs_sim_inputs *in, enum sim_what what,
+                       int reps, double *t, double *sink) {
+  for (int r = 0; r < reps; r++) {
+    long calls = 0;
+    double t0 = now(), t1;
+    struct cs_sim_result res;
+    do {
+      for (int j = 0; j < 50; j++) {
+        if (what == SIM_STEP) cs_sim_run_step(s, &res);
+        else if (what == SIM_BAND) cs_sim_run(s, &res);
+        else {
+          struct cs_sim *s2 = NULL;
+          res.step = 0;
+          if (cs_sim_alloc(in, &s2, NULL) == CS_OK) cs_sim_run(s2, &res);
+          cs_sim_free(s2);
+        }
+        *sink += res.step;
+      }
+      calls += 50;
+    } while ((t1 = now()) - t0 < 0.2);
+    t[r] = calls / (t1 - t0);
+  }
+  return median(t, reps);
+}
+
+/* Issue 5's acceptance case: simulated steps per second of GPT-3 175B, tp=8, pp=16, dp=25 on 400
+ * DGX H100 nodes (gbs 1600: 64 micro-batches per pipeline), default collective model, one core. */
+static enum cs_status bench_sim(int reps, double *t, double *sink, struct cs_error *err) {
+  struct cs_workload *w = NULL;
+  struct cs_gpu g;
+  struct cs_topology topo;
+  struct cs_compute c;
+  struct cs_cal cal;
+  struct cs_plan plan;
+  cs_cal_init(&cal);
+  enum cs_status st = load_gpt3(&w, &g, &topo, &c, err);
+  if (st == CS_OK) st = cs_plan_parse("tp=8,pp=16,dp=25,mbs=1,gbs=1600", &plan, err);
+  struct cs_sim_inputs in = {w, &plan, &c, &topo, &cal, CS_SIM_DEFAULT_INTERFERENCE};
+  struct cs_sim *s = NULL;
+  if (st == CS_OK) st = cs_sim_alloc(&in, &s, err);
+  if (st == CS_OK) {
+    struct cs_sim_result r;
+    cs_sim_run(s, &r);
+    char desc[256];
+    cs_plan_format(&plan, desc, sizeof desc);
+    long nodes = (cs_plan_gpus(&plan) + topo.node.gpus - 1) / topo.node.gpus;
+    printf("simulate GPT-3 175B, plan %s (%ld micro-batches), %ld nodes x %d GPUs (%s), default "
+           "collective model, step %.4g s [%.4g, %.4g]:\n",
+           desc, r.microbatches, nodes, topo.node.gpus, topo.name, r.step, r.step_lo, r.step_hi);
+    double step = sim_rate(s, &in, SIM_STEP, reps, t, sink);
+    double band = sim_rate(s, &in, SIM_BAND, reps, t, sink);
+    double full = sim_rate(s, &in, SIM_FULL, reps, t, sink);
+    printf("  replayed steps per second, predicted step only (cs_sim_run_step): %.0f; target >= "
+           "100000: %s\n", step, step >= 1e5 ? "met" : "MISSED");
+    printf("  replayed steps per second with band (cs_sim_run: predicted, low, high and the bubble "
+           "split): %.0f\n", band);
+    printf("  full predictions per second including preparation (cs_sim_alloc + cs_sim_run + "
+           "cs_sim_free): %.0f\n", full);
+  }
+  cs_sim_free(s);
+  cs_workload_free(w);
+  cs_cal_fini(&cal);
+  return st;
+}
+
+/* The acceptance case of the plan search: every plan of GPT-3 175B on 400 nodes of 8 H100 with
+ * gbs 1600 on one core, timed reps times; prints the median and the space's figures. */
+static enum cs_status bench_search(int reps, double *t, struct cs_error *err) {
   struct cs_workload *w = NULL;
   struct cs_gpu g;
   struct cs_topology topo;
   struct cs_compute c;
   struct cs_cal cal;
   cs_cal_init(&cal);
-  enum cs_status st = cs_datadir_find("workloads", "model/workloads", "gpt3-175b", exe, path, sizeof path, err);
-  if (st == CS_OK) st = cs_workload_load(path, &w, err);
-  if (st == CS_OK) st = cs_datadir_find("gpus", "model/gpus", "h100-sxm", exe, path, sizeof path, err);
-  if (st == CS_OK) st = cs_gpu_load(path, &g, err);
-  if (st == CS_OK) st = cs_topo_find("dgx-h100", path, sizeof path, err);
-  if (st == CS_OK) st = cs_topo_load(path, &topo, err);
-  if (st == CS_OK) st = cs_compute_init(&c, &g, CS_PREC_BF16, err);
+  enum cs_status st = load_gpt3(&w, &g, &topo, &c, err);
   struct cs_search_inputs in = {w, &c, &g, &topo, &cal, 1.05};
   struct cs_search_space sp;
   cs_search_space_init(&sp, 3200, 1600);
@@ -125,13 +204,18 @@ int cs_cmd_bench(int argc, char **argv) {
   char cpu[128];
   cpu_name(cpu, sizeof cpu);
   printf("# commscale %s bench on %s, 1 thread, median of %d runs\n", CS_VERSION, cpu, reps);
+  double sink = 0;
+  double t[1000];
+  if (bench_sim(reps, t, &sink, &err) != CS_OK) return cli_fail("bench", &err);
+  if (cli_get(&verb, &a, "sim-only")) {
+    if (sink < 0) printf("%g\n", sink);
+    return 0;
+  }
 
   /* predictions: auto all-reduce over 31 sizes x 10 node counts of 8 GPUs */
   struct cs_cal cal;
   cs_cal_init(&cal);
-  double t[1000];
   const int sizes = 31, nodes = 10;
-  double sink = 0;
   for (int r = 0; r < reps; r++) {
     double t0 = now();
     for (int k = 0; k < 20; k++)

@@ -13,6 +13,7 @@
 #include "cmds.h"
 #include "map.h"
 #include "opts.h"
+#include "output.h"
 #include "units.h"
 
 static const struct cli_opt opts[] = {
@@ -74,25 +75,11 @@ static void write_csv(FILE *f, const struct rec *r, size_t n, const char *coll) 
             r[i].t, r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat);
 }
 
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 static void write_json(FILE *f, const struct rec *r, size_t n, const char *coll, int argc,
                        char **argv, const char *calpath) {
-  fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
-  for (int i = 0; i < argc; i++) {
-    if (i) fputs(", ", f);
-    json_string(f, argv[i]);
-  }
-  fputs("], \"calibration\": ", f);
-  if (calpath) json_string(f, calpath);
+  cli_json_head(f, argc, argv);
+  fputs(", \"calibration\": ", f);
+  if (calpath) cli_json_string(f, calpath);
   else fputs("null", f);
   fprintf(f, ", \"collective\": \"%s\", \"predictions\": [\n", coll);
   for (size_t i = 0; i < n; i++)

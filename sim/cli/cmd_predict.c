@@ -11,20 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
-#include "calfile.h"
 #include "cmds.h"
-#include "compute.h"
-#include "datadir.h"
-#include "gpu.h"
 #include "memory.h"
 #include "opts.h"
-#include "plan.h"
+#include "output.h"
+#include "setup.h"
 #include "step.h"
-#include "topology.h"
 #include "units.h"
-#include "workload.h"
 
 static const struct cli_opt opts[] = {
     {"workload", 'w', "NAME|FILE", "a bundled workload (commscale workload --list) or a YAML file"},
@@ -41,6 +35,8 @@ static const struct cli_opt opts[] = {
     {"measured", 0, "TIME", "measured single-GPU time of one micro-batch (fwd+bwd), e.g. 322ms: "
                             "layer times are scaled to it"},
     {"interference", 0, "X", "compute slowdown under overlapped collectives (default 1.05)"},
+    {"probes", 0, "FILE", "compute probes of this GPU (commscale-run --probes): measured GEMM "
+                          "efficiencies and, unless --interference, the median interference"},
     {"net-gbps", 0, "LIST", "re-cost the network at these speeds per NIC, e.g. 100,200,400"},
     {"ignore-memory", 0, NULL, "do not reject plans that exceed the GPU's memory"},
     {"explain", 0, NULL, "also print the collectives of the first feasible row"},
@@ -72,25 +68,10 @@ struct rec {
   double speedup, efficiency, mem_gib;
 };
 
-static void exe_path(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-  buf[n > 0 ? (size_t)n : 0] = '\0';
-}
-
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
-  }
-  fputc('"', f);
 }
 
 static void write_table(FILE *f, const struct rec *r, size_t n, const char *head) {
@@ -147,37 +128,24 @@ static void write_csv(FILE *f, const struct rec *r, size_t n) {
 static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **argv,
                        const struct cs_plan *plan, const char *calpath, const char *wl,
                        const char *gpu, const char *topo) {
-  fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
-  for (int i = 0; i < argc; i++) {
-    if (i) fputs(", ", f);
-    json_string(f, argv[i]);
-  }
-  fputs("],\n \"workload\": ", f);
-  json_string(f, wl);
+  cli_json_head(f, argc, argv);
+  fputs(",\n \"workload\": ", f);
+  cli_json_string(f, wl);
   fputs(", \"gpu\": ", f);
-  json_string(f, gpu);
+  cli_json_string(f, gpu);
   fputs(", \"topology\": ", f);
-  json_string(f, topo);
+  cli_json_string(f, topo);
   fputs(", \"calibration\": ", f);
-  if (calpath) json_string(f, calpath);
+  if (calpath) cli_json_string(f, calpath);
   else fputs("null", f);
-  fputs(", \"plan\": {", f);
-  size_t nf;
-  const struct cs_cfg_field *pf = cs_plan_fields(&nf);
-  for (size_t i = 0; i < nf; i++) {
-    const void *ptr = (const char *)plan + pf[i].offset;
-    fprintf(f, "%s\"%s\": ", i ? ", " : "", pf[i].key);
-    if (pf[i].type == CS_CFG_ENUM) json_string(f, pf[i].names[*(const int *)ptr]);
-    else if (pf[i].type == CS_CFG_BOOL) fputs(*(const int *)ptr ? "true" : "false", f);
-    else if (pf[i].type == CS_CFG_INT) fprintf(f, "%d", *(const int *)ptr);
-    else fprintf(f, "%.10g", *(const double *)ptr);
-  }
-  fputs("},\n \"predictions\": [\n", f);
+  fputs(", \"plan\": ", f);
+  cli_json_plan(f, plan);
+  fputs(",\n \"predictions\": [\n", f);
   for (size_t i = 0; i < n; i++) {
     const struct rec *x = &r[i];
     const struct cs_sim_breakdown *b = &x->r.part;
     fprintf(f, "  {\"nodes\": %ld, \"gpus\": %ld, \"plan\": ", x->nodes, x->gpus);
-    json_string(f, x->plan);
+    cli_json_string(f, x->plan);
     fprintf(f, ", \"net_Gbps\": %g, \"ok\": %s", x->net_gbps, x->ok ? "true" : "false");
     if (x->ok)
       fprintf(f, ", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
@@ -192,7 +160,7 @@ static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **
               x->r.microbatches, x->mem_gib);
     else {
       fputs(", \"reason\": ", f);
-      json_string(f, x->reason);
+      cli_json_string(f, x->reason);
     }
     fprintf(f, "}%s\n", i + 1 < n ? "," : "");
   }
@@ -217,21 +185,6 @@ static void explain(FILE *f, const struct cs_sim *s) {
   }
 }
 
-/* Loads the plan: a YAML file when text names one, else "key=value,..." text. */
-static enum cs_status load_plan(const char *text, struct cs_plan *p, struct cs_error *err) {
-  size_t n = strlen(text);
-  int file = (n > 5 && strcmp(text + n - 5, ".yaml") == 0) || (n > 4 && strcmp(text + n - 4, ".yml") == 0);
-  if (!file) return cs_plan_parse(text, p, err);
-  struct cs_yaml *d = NULL;
-  enum cs_status st = cs_yaml_load(text, &d, err);
-  if (st == CS_OK) {
-    int root = cs_yaml_root(d), sec = cs_yaml_get(d, root, "plan");
-    st = cs_plan_read(d, sec ? sec : root, p, err);
-  }
-  cs_yaml_free(d);
-  return st;
-}
-
 /* Whether the plan text names key (so that it is not filled in). */
 static int names_key(const char *text, const char *key) {
   size_t k = strlen(key);
@@ -246,7 +199,7 @@ static int names_key(const char *text, const char *key) {
 
 static int usage_fail(struct cs_error *err, const char *opt) {
   cs_error_prefix(err, opt);
-  err->status = CS_ERR_USAGE;
+  if (err->status != CS_ERR_NOMEM) err->status = CS_ERR_USAGE; /* out of memory is no usage error */
   return cli_fail("predict", err);
 }
 
@@ -278,18 +231,9 @@ int cs_cmd_predict(int argc, char **argv) {
   }
   if (!ptext) ptext = "";
   struct cs_plan base;
-  if (load_plan(ptext, &base, &err) != CS_OK) return usage_fail(&err, "--plan");
+  if (cli_setup_plan(ptext, &base, &err) != CS_OK) return usage_fail(&err, "--plan");
   int fixed_dp = names_key(ptext, "dp");
-  double interference = CS_SIM_DEFAULT_INTERFERENCE;
   const char *s;
-  if ((s = cli_get(&verb, &a, "interference"))) {
-    char *end;
-    interference = strtod(s, &end);
-    if (*end || !(interference >= 1 && interference <= 10)) {
-      cs_error_set(&err, CS_ERR_USAGE, "--interference expects a number from 1 to 10, got \"%s\"", s);
-      return cli_fail("predict", &err);
-    }
-  }
   long accum = 1;
   if ((s = cli_get(&verb, &a, "accum"))) {
     char *end;
@@ -311,36 +255,22 @@ int cs_cmd_predict(int argc, char **argv) {
     return usage_fail(&err, "--net-gbps");
   }
 
-  char exe[4096], path[4096];
-  exe_path(exe, sizeof exe);
-  struct cs_workload *w = NULL;
-  struct cs_gpu gpu;
-  struct cs_topology topo;
-  struct cs_cal cal;
-  struct cs_compute comp;
+  struct cli_setup su;
   struct rec *recs = NULL;
   size_t nrec = 0;
   int rc = 0;
-  cs_cal_init(&cal);
-  enum cs_status st = cs_datadir_find("workloads", "model/workloads", wname, exe, path, sizeof path, &err);
-  if (st == CS_OK) st = cs_workload_load(path, &w, &err);
-  if (st == CS_OK) st = cs_datadir_find("gpus", "model/gpus", gname, exe, path, sizeof path, &err);
-  if (st == CS_OK) st = cs_gpu_load(path, &gpu, &err);
-  if (st == CS_OK) st = cs_topo_find(tname, path, sizeof path, &err);
-  if (st == CS_OK) st = cs_topo_load(path, &topo, &err);
-  if (st == CS_OK && calpath) st = cs_calfile_read(calpath, &cal, &err);
-  else if (st == CS_OK)
-    fprintf(stderr, "commscale predict: no --cal given: collectives costed with the default "
-                    "(NCCL-anchored) model and the topology's link rates\n");
-  if (st == CS_OK && (s = cli_get(&verb, &a, "set"))) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", s);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t && st == CS_OK; t = strtok_r(NULL, ",", &save))
-      st = cs_workload_set(w, t, &err);
+  enum cs_status st = cli_setup_load_parts(&su, &verb, &a, &base,
+                                           CLI_SETUP_TOPOLOGY | CLI_SETUP_CAL_NOTE, &err);
+  if (st != CS_OK) {
+    free(counts);
+    free(nets);
+    return cli_fail("predict", &err);
   }
-  if (st == CS_OK) st = cs_compute_init(&comp, &gpu, base.precision, &err);
-  if (st == CS_OK && (s = cli_get(&verb, &a, "measured"))) {
+  struct cs_workload *w = su.workload;
+  const struct cs_gpu *gpu = &su.gpu;
+  struct cs_topology *topo = &su.topo;
+  struct cs_compute *comp = &su.compute;
+  if ((s = cli_get(&verb, &a, "measured"))) {
     double m;
     struct cs_plan one = base;
     one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
@@ -348,12 +278,12 @@ int cs_cmd_predict(int argc, char **argv) {
     if (cs_units_parse_quantity(s, CS_UNIT_TIME, &m, &err) != CS_OK) {
       cs_error_prefix(&err, "--measured");
       st = err.status = CS_ERR_USAGE;
-    } else st = cs_compute_calibrate(&comp, w, &one, m, &err);
+    } else st = cs_compute_calibrate(comp, w, &one, m, &err);
   }
   size_t nn = nnet ? nnet : 1;
   if (st == CS_OK && !(recs = calloc(ncount * nn, sizeof *recs)))
     st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-  const double nic0 = topo.net.nic_bw;
+  const double nic0 = topo->net.nic_bw;
   int explained = 0;
   struct cs_sim *keep = NULL;
   const struct rec *keep_rec = NULL;
@@ -362,11 +292,11 @@ int cs_cmd_predict(int argc, char **argv) {
   for (size_t i = 0; st == CS_OK && i < ncount; i++)
     for (size_t k = 0; k < nn; k++) {
       struct rec *x = &recs[nrec++];
-      long gpn = topo.node.gpus;
+      long gpn = topo->node.gpus;
       x->gpus = by_gpus ? counts[i] : counts[i] * gpn;
       x->nodes = by_gpus ? (counts[i] + gpn - 1) / gpn : counts[i];
-      x->net_gbps = nnet ? (double)nets[k] : topo.net.nic_bw * 8 / 1e9;
-      topo.net.nic_bw = nnet ? (double)nets[k] * 1e9 / 8 : nic0;
+      x->net_gbps = nnet ? (double)nets[k] : topo->net.nic_bw * 8 / 1e9;
+      topo->net.nic_bw = nnet ? (double)nets[k] * 1e9 / 8 : nic0;
       struct cs_plan plan = base;
       long mp = (long)plan.tp * plan.pp * plan.cp;
       struct cs_error e2 = {0};
@@ -386,13 +316,18 @@ int cs_cmd_predict(int argc, char **argv) {
       cs_plan_format(&plan, x->plan, sizeof x->plan);
       struct cs_memory mem;
       if (cs_plan_check(&plan, w, &e2) != CS_OK ||
-          cs_memory_estimate(w, &plan, &gpu, &mem, &e2) != CS_OK ||
-          (!cli_get(&verb, &a, "ignore-memory") && cs_memory_check(&mem, gpu.name, &e2) != CS_OK)) {
+          cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
+          (!cli_get(&verb, &a, "ignore-memory") && cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
+        if (e2.status == CS_ERR_NOMEM) { /* no reason to reject the plan: the run fails */
+          st = e2.status;
+          err = e2;
+          break;
+        }
         snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
         continue;
       }
       x->mem_gib = mem.total / 1073741824.0;
-      struct cs_sim_inputs in = {w, &plan, &comp, &topo, &cal, interference};
+      struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference};
       struct cs_sim *sim = NULL;
       if (cs_sim_alloc(&in, &sim, &e2) != CS_OK) {
         if (e2.status == CS_ERR_NOMEM) {
@@ -405,7 +340,7 @@ int cs_cmd_predict(int argc, char **argv) {
       }
       cs_sim_run(sim, &x->r);
       double one;
-      if (cs_sim_single_gpu(w, &plan, &comp, &one, &e2) == CS_OK) {
+      if (cs_sim_single_gpu(w, &plan, comp, &one, &e2) == CS_OK) {
         x->speedup = x->r.samples_per_s / one;
         x->efficiency = x->speedup / (double)x->gpus;
       }
@@ -444,10 +379,10 @@ int cs_cmd_predict(int argc, char **argv) {
   if (st == CS_OK) {
     char head[1024];
     snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-             w->description, gpu.description, topo.description, calpath ? calpath : "(default model)");
+             w->description, gpu->description, topo->description, calpath ? calpath : "(default model)");
     if (fmt == CLI_CSV) write_csv(f, recs, nrec);
     else if (fmt == CLI_JSON)
-      write_json(f, recs, nrec, argc, argv, &base, calpath, w->name, gpu.name, topo.name);
+      write_json(f, recs, nrec, argc, argv, &base, calpath, w->name, gpu->name, topo->name);
     else write_table(f, recs, nrec, head);
     if (keep) {
       fprintf(f, "#\n# explain: %ld GPUs, %s\n", keep_rec->gpus, keep_rec->plan);
@@ -466,7 +401,6 @@ int cs_cmd_predict(int argc, char **argv) {
   free(recs);
   free(counts);
   free(nets);
-  cs_cal_fini(&cal);
-  cs_workload_free(w);
+  cli_setup_fini(&su);
   return rc;
 }

@@ -16,6 +16,8 @@
 #include "calfile.h"
 #include "cmds.h"
 #include "opts.h"
+#include "plan.h"
+#include "units.h"
 #include "yamlcfg.h"
 
 static const struct cli_opt opts[] = {
@@ -35,6 +37,42 @@ static const struct cli_verb verb = {
 static const char *const keys[NKEYS] = {"version", "title", "workload", "gpu", "topology", "cal",
                                         "nodes", "gbs", "target", "plan", "sweep_nodes",
                                         "sweep_net_gbps"};
+
+/* Checks the scenario's values that the verbs would otherwise reject one by one (each naming its
+ * own option, not the file): version, nodes, gbs, plan and the sweep lists. A bad value is
+ * CS_ERR_PARSE at its file:line:col. node[i] is the value node of keys[i] (-1 when absent). */
+static enum cs_status check_values(const struct cs_yaml *y, const int *node, char val[][512],
+                                   struct cs_error *err) {
+  if (node[0] < 0 || strcmp(val[0], "1") != 0)
+    return cs_yaml_error(y, node[0] < 0 ? cs_yaml_root(y) : node[0], err, CS_ERR_PARSE,
+                         "version: expected 1, got \"%s\"", val[0]);
+  static const struct {
+    int key;
+    long lo, hi;
+  } ints[] = {{6, 1, 1 << 20}, {7, 1, 1 << 30}, {10, 1, 1 << 20}, {11, 1, 1000000}};
+  for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) {
+    int k = ints[i].key;
+    if (node[k] < 0) continue;
+    long *v = NULL;
+    size_t n = 0;
+    struct cs_error e2 = {0};
+    enum cs_status st = cs_units_parse_ints(val[k], ints[i].lo, ints[i].hi, &v, &n, &e2);
+    free(v);
+    if (st == CS_ERR_NOMEM) return cs_error_set(err, st, "%s", e2.msg);
+    if (st == CS_OK && k < 10 && n != 1)
+      st = cs_error_set(&e2, CS_ERR_PARSE, "expected one integer, got \"%s\"", val[k]);
+    if (st != CS_OK)
+      return cs_yaml_error(y, node[k], err, CS_ERR_PARSE, "%s: %s", keys[k], e2.msg);
+  }
+  if (node[9] >= 0) {
+    struct cs_plan p;
+    struct cs_error e2 = {0};
+    enum cs_status st = cs_plan_parse(val[9], &p, &e2);
+    if (st == CS_ERR_NOMEM) return cs_error_set(err, st, "%s", e2.msg);
+    if (st != CS_OK) return cs_yaml_error(y, node[9], err, CS_ERR_PARSE, "plan: %s", e2.msg);
+  }
+  return CS_OK;
+}
 
 /* Runs verb fn with the NULL-terminated argv, stdout redirected to path. */
 static int run_to(int (*fn)(int, char **), char **argv, const char *path) {
@@ -85,8 +123,12 @@ int cs_cmd_report(int argc, char **argv) {
   if (cs_yaml_load(a.pos[0], &y, &err) != CS_OK) return cli_fail("report", &err);
   char val[NKEYS][512], prices[1024] = "";
   memset(val, 0, sizeof val);
-  int root = cs_yaml_root(y);
+  int root = cs_yaml_root(y), node[NKEYS];
+  for (int i = 0; i < NKEYS; i++) node[i] = -1;
   enum cs_status st = CS_OK;
+  if (cs_yaml_kind(y, root) != CS_YAML_MAP)
+    st = cs_yaml_error(y, root, &err, CS_ERR_PARSE, "expected a mapping of scenario keys "
+                       "(version, workload, gpu, topology, nodes, gbs, target, plan, ...)");
   for (size_t k = 0; st == CS_OK && k < cs_yaml_len(y, root); k++) {
     const char *key = cs_yaml_scalar(y, cs_yaml_key(y, root, k));
     const char *v = cs_yaml_scalar(y, cs_yaml_value(y, root, k));
@@ -98,7 +140,8 @@ int cs_cmd_report(int argc, char **argv) {
       found = 1;
     }
     for (int i = 0; i < NKEYS && key && v && !found; i++)
-      if (strcmp(key, keys[i]) == 0) snprintf(val[i], sizeof val[i], "%s", v), found = 1;
+      if (strcmp(key, keys[i]) == 0)
+        snprintf(val[i], sizeof val[i], "%s", v), node[i] = cs_yaml_value(y, root, k), found = 1;
     if (!found)
       st = cs_yaml_error(y, cs_yaml_key(y, root, k), &err, CS_ERR_PARSE,
                          "unknown key or non-scalar value \"%s\"", key ? key : "");
@@ -106,6 +149,7 @@ int cs_cmd_report(int argc, char **argv) {
   for (int i = 2; st == CS_OK && i < 9; i++)
     if (i != 5 && !val[i][0])
       st = cs_yaml_error(y, root, &err, CS_ERR_PARSE, "the scenario needs \"%s\"", keys[i]);
+  if (st == CS_OK) st = check_values(y, node, val, &err);
   cs_yaml_free(y);
   if (st != CS_OK) return cli_fail("report", &err);
   if (mkdir(dir, 0777) != 0 && errno != EEXIST) {

@@ -203,8 +203,8 @@ int cs_cmd_search(int argc, char **argv) {
   if ((s = cli_get(&verb, &a, "net-gbps"))) {
     char *end;
     double g = strtod(s, &end);
-    if (*end || !(g > 0)) {
-      cs_error_set(&err, CS_ERR_USAGE, "--net-gbps expects Gb/s per GPU > 0, got \"%s\"", s);
+    if (*end || !(g > 0) || g > 1e6) { /* above 1 Pb/s per GPU: beyond any real network */
+      cs_error_set(&err, CS_ERR_USAGE, "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"%s\"", s);
       cli_setup_fini(&su);
       return cli_fail("search", &err);
     }

@@ -57,6 +57,17 @@ static double metric_of(const struct rec *r, int m) {
   return m == 1 ? 100 * r->mfu : m == 2 ? r->samples_per_s : r->tokens_per_s / 1e6;
 }
 
+/* Parses option opt's integer list (1,2,4 or 50:400); a bad list is a usage error naming opt. */
+static enum cs_status int_list(const char *opt, const char *text, long lo, long hi, long **out,
+                               size_t *n, struct cs_error *err) {
+  enum cs_status st = cs_units_parse_ints(text, lo, hi, out, n, err);
+  if (st != CS_OK) {
+    cs_error_prefix(err, opt);
+    if (st != CS_ERR_NOMEM) st = err->status = CS_ERR_USAGE;
+  }
+  return st;
+}
+
 int cs_cmd_sweep(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
@@ -73,10 +84,12 @@ int cs_cmd_sweep(int argc, char **argv) {
   enum cs_status st = fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
   if (st == CS_OK && (!cli_get(&verb, &a, "nodes") || !cli_get(&verb, &a, "gbs")))
     st = cs_error_set(&err, CS_ERR_USAGE, "--nodes and --gbs are required");
-  if (st == CS_OK) st = cs_units_parse_ints(cli_get(&verb, &a, "nodes"), 1, 1 << 20, &nodes, &nn, &err);
-  if (st == CS_OK) st = cs_units_parse_ints(cli_get(&verb, &a, "gbs"), 1, 1 << 30, &gbs, &ng, &err);
+  if (st == CS_OK) st = int_list("--nodes", cli_get(&verb, &a, "nodes"), 1, 1 << 20, &nodes, &nn, &err);
+  if (st == CS_OK) st = int_list("--gbs", cli_get(&verb, &a, "gbs"), 1, 1 << 30, &gbs, &ng, &err);
   s = cli_get(&verb, &a, "net-gbps");
-  if (st == CS_OK) st = cs_units_parse_ints(s ? s : "50,100,200,400,800", 1, 100000000, &nets, &nnet, &err);
+  /* 1 Pb/s per GPU (or node) is beyond any real network: the cap keeps the model's sums finite */
+  if (st == CS_OK)
+    st = int_list("--net-gbps", s ? s : "50,100,200,400,800", 1, 1000000, &nets, &nnet, &err);
   int metric = 0;
   if (st == CS_OK && (s = cli_get(&verb, &a, "metric"))) {
     if (strcmp(s, "mfu") == 0) metric = 1;
@@ -103,7 +116,7 @@ int cs_cmd_sweep(int argc, char **argv) {
       if (explicit_plans) {
         if ((st = cs_plan_parse(t, &plans[ncurve], &err)) != CS_OK) {
           cs_error_prefix(&err, "--plans");
-          err.status = st = CS_ERR_USAGE;
+          if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE; /* out of memory is no misuse */
         }
         snprintf(names[ncurve], sizeof names[0], "%.63s", t);
         fam[ncurve++] = -1;
@@ -116,6 +129,10 @@ int cs_cmd_sweep(int argc, char **argv) {
         }
       }
     }
+    if (st == CS_OK && ncurve == 0)
+      st = cs_error_set(&err, CS_ERR_USAGE, "%s: expected at least one %s",
+                        explicit_plans ? "--plans" : "--families",
+                        explicit_plans ? "plan (\"P1;P2\")" : "family");
   }
   struct cli_setup su;
   int loaded = 0;
@@ -146,6 +163,7 @@ int cs_cmd_sweep(int argc, char **argv) {
           struct cs_error e2 = {0};
           if (!explicit_plans) {
             if (!d || cs_decide_best(d, fam[c], r->gbps_gpu, &e, &e2) != CS_OK) {
+              if (e2.status == CS_ERR_NOMEM) st = e2.status, err = e2;
               snprintf(r->reason, sizeof r->reason, "%.200s", d ? e2.msg : "no feasible plan");
               continue;
             }

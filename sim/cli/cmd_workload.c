@@ -9,18 +9,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cmds.h"
-#include "compute.h"
 #include "datadir.h"
-#include "gpu.h"
 #include "memory.h"
 #include "opts.h"
-#include "plan.h"
+#include "output.h"
 #include "probe.h"
+#include "setup.h"
 #include "units.h"
-#include "workload.h"
 
 static const struct cli_opt opts[] = {
     {"workload", 'w', "NAME|FILE", "a bundled workload (see --list) or a workload YAML file"},
@@ -65,21 +62,6 @@ struct out {
 
 static void put(struct out *o, const char *key, double value, const char *unit) {
   if (o->n < (int)(sizeof o->r / sizeof o->r[0])) o->r[o->n++] = (struct rec){key, value, unit};
-}
-
-static void exe_path(char *buf, size_t len) {
-  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-  buf[n > 0 ? (size_t)n : 0] = '\0';
-}
-
-static void json_string(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
-  }
-  fputc('"', f);
 }
 
 static int list_all(const char *exe) {
@@ -149,21 +131,6 @@ static void write_layers(FILE *f, int fmt, const struct cs_workload *w, const st
   }
 }
 
-/* Loads the plan: a YAML file when text names one, else "key=value,..." text. */
-static enum cs_status load_plan(const char *text, struct cs_plan *p, struct cs_error *err) {
-  size_t n = strlen(text);
-  int file = (n > 5 && strcmp(text + n - 5, ".yaml") == 0) || (n > 4 && strcmp(text + n - 4, ".yml") == 0);
-  if (!file) return cs_plan_parse(text, p, err);
-  struct cs_yaml *d = NULL;
-  enum cs_status st = cs_yaml_load(text, &d, err);
-  if (st == CS_OK) {
-    int root = cs_yaml_root(d), sec = cs_yaml_get(d, root, "plan");
-    st = cs_plan_read(d, sec ? sec : root, p, err);
-  }
-  cs_yaml_free(d);
-  return st;
-}
-
 int cs_cmd_workload(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
@@ -174,7 +141,7 @@ int cs_cmd_workload(int argc, char **argv) {
     return 0;
   }
   char exe[4096];
-  exe_path(exe, sizeof exe);
+  cli_exe_path(exe, sizeof exe);
   if (cli_get(&verb, &a, "list")) return list_all(exe);
   if (cli_get(&verb, &a, "help-config")) {
     size_t n;
@@ -207,31 +174,20 @@ int cs_cmd_workload(int argc, char **argv) {
   }
 
   struct cs_plan plan;
-  if (load_plan(ptext ? ptext : "", &plan, &err) != CS_OK) {
+  if (cli_setup_plan(ptext ? ptext : "", &plan, &err) != CS_OK) {
     cs_error_prefix(&err, "--plan");
     return cli_fail("workload", &err);
   }
-  char path[4096];
-  struct cs_gpu gpu;
-  if (cs_datadir_find("gpus", "model/gpus", gname, exe, path, sizeof path, &err) != CS_OK ||
-      cs_gpu_load(path, &gpu, &err) != CS_OK)
+  /* the workload with --set, the GPU and the compute model of the plan's precision */
+  struct cli_setup su;
+  if (cli_setup_load_parts(&su, &verb, &a, &plan, 0, &err) != CS_OK)
     return cli_fail("workload", &err);
-  struct cs_workload *w = NULL;
-  if (cs_datadir_find("workloads", "model/workloads", wname, exe, path, sizeof path, &err) != CS_OK ||
-      cs_workload_load(path, &w, &err) != CS_OK)
-    return cli_fail("workload", &err);
+  struct cs_workload *w = su.workload;
+  const struct cs_gpu *gpu = &su.gpu;
+  struct cs_compute *comp = &su.compute;
   struct cs_gemm_point *gemm_pts = NULL; /* the measured GEMM table, borrowed by comp */
   size_t ngemm = 0;
   int rc = 0;
-  const char *set = cli_get(&verb, &a, "set");
-  if (set) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", set);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t && rc == 0; t = strtok_r(NULL, ",", &save))
-      if (cs_workload_set(w, t, &err) != CS_OK) rc = cli_fail("workload", &err);
-    if (rc) goto done;
-  }
   if (cs_plan_check(&plan, w, &err) != CS_OK) {
     rc = cli_fail("workload", &err);
     goto done;
@@ -239,11 +195,9 @@ int cs_cmd_workload(int argc, char **argv) {
 
   double model_flops, hw_flops;
   struct cs_memory mem;
-  struct cs_compute comp;
   struct cs_layer_time mb;
   if (cs_workload_step_flops(w, &plan, &model_flops, &hw_flops, &err) != CS_OK ||
-      cs_memory_estimate(w, &plan, &gpu, &mem, &err) != CS_OK ||
-      cs_compute_init(&comp, &gpu, plan.precision, &err) != CS_OK) {
+      cs_memory_estimate(w, &plan, gpu, &mem, &err) != CS_OK) {
     rc = cli_fail("workload", &err);
     goto done;
   }
@@ -253,7 +207,7 @@ int cs_cmd_workload(int argc, char **argv) {
     cs_probe_set_init(&ps);
     enum cs_status gs = cs_probe_read_file(gemm, &ps, &err);
     if (gs == CS_OK &&
-        (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp.peak, &gemm_pts,
+        (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp->peak, &gemm_pts,
                                   &ngemm, &err)) != CS_OK)
       cs_error_prefix(&err, gemm);
     cs_probe_set_fini(&ps);
@@ -261,7 +215,7 @@ int cs_cmd_workload(int argc, char **argv) {
       rc = cli_fail("workload", &err);
       goto done;
     }
-    cs_compute_set_gemm_table(&comp, gemm_pts, ngemm);
+    cs_compute_set_gemm_table(comp, gemm_pts, ngemm);
   }
   const char *measured = cli_get(&verb, &a, "measured");
   if (measured) {
@@ -277,12 +231,12 @@ int cs_cmd_workload(int argc, char **argv) {
       rc = cli_fail("workload", &err);
       goto done;
     }
-    if (cs_compute_calibrate(&comp, w, &one, m, &err) != CS_OK) {
+    if (cs_compute_calibrate(comp, w, &one, m, &err) != CS_OK) {
       rc = cli_fail("workload", &err);
       goto done;
     }
   }
-  if (cs_compute_microbatch(&comp, w, &plan, mem.stage, NULL, &mb, &err) != CS_OK) {
+  if (cs_compute_microbatch(comp, w, &plan, mem.stage, NULL, &mb, &err) != CS_OK) {
     rc = cli_fail("workload", &err);
     goto done;
   }
@@ -301,7 +255,7 @@ int cs_cmd_workload(int argc, char **argv) {
   put(&o, "model_flops", model_flops, "FLOP per step");
   put(&o, "hw_flops", hw_flops, "FLOP per step");
   put(&o, "model_flops_per_gpu", model_flops / gpus, "FLOP per step");
-  put(&o, "peak", comp.peak / 1e12, "TFLOP/s");
+  put(&o, "peak", comp->peak / 1e12, "TFLOP/s");
   put(&o, "stage", mem.stage, "fullest pipeline stage");
   put(&o, "weights", mem.weights / GIB, "GiB");
   put(&o, "grads", mem.grads / GIB, "GiB");
@@ -319,7 +273,7 @@ int cs_cmd_workload(int argc, char **argv) {
   put(&o, "recompute_time", mb.recompute * 1e3, "ms per micro-batch");
   put(&o, "microbatch_time", mbt * 1e3, "ms");
   put(&o, "compute_per_step", mbt * micro, "s (no comm, no bubble)");
-  put(&o, "compute_scale", comp.scale, "measured/modelled");
+  put(&o, "compute_scale", comp->scale, "measured/modelled");
 
   FILE *f = cli_open_out(outpath, &err);
   if (f == NULL) {
@@ -330,7 +284,7 @@ int cs_cmd_workload(int argc, char **argv) {
   cs_plan_format(&plan, ptxt, sizeof ptxt);
   if (fmt == CLI_TABLE) {
     fprintf(f, "# commscale %s workload\n# workload  %s: %s\n# gpu       %s: %s\n# plan      %s\n",
-            CS_VERSION, w->name, w->description, gpu.name, gpu.description, ptxt);
+            CS_VERSION, w->name, w->description, gpu->name, gpu->description, ptxt);
     if (gemm)
       fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, ngemm,
               cs_precision_name(plan.precision));
@@ -347,44 +301,31 @@ int cs_cmd_workload(int argc, char **argv) {
       else if (strcmp(u, "TFLOP/s") == 0) fprintf(f, ",%s_TFLOPS", o.r[i].key);
       else fprintf(f, ",%s", o.r[i].key);
     }
-    fprintf(f, "\n%s,%s,\"%s\"", w->name, gpu.name, ptxt);
+    fprintf(f, "\n%s,%s,\"%s\"", w->name, gpu->name, ptxt);
     for (int i = 0; i < o.n; i++) fprintf(f, ",%.8g", o.r[i].value);
     fputc('\n', f);
   } else {
-    fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
-    for (int i = 0; i < argc; i++) {
-      if (i) fputs(", ", f);
-      json_string(f, argv[i]);
-    }
-    fputs("],\n \"workload\": ", f);
-    json_string(f, w->name);
+    cli_json_head(f, argc, argv);
+    fputs(",\n \"workload\": ", f);
+    cli_json_string(f, w->name);
     fputs(", \"gpu\": ", f);
-    json_string(f, gpu.name);
-    fputs(", \"plan\": {", f);
-    size_t nf;
-    const struct cs_cfg_field *pf = cs_plan_fields(&nf);
-    for (size_t i = 0; i < nf; i++) {
-      const void *ptr = (const char *)&plan + pf[i].offset;
-      fprintf(f, "%s\"%s\": ", i ? ", " : "", pf[i].key);
-      if (pf[i].type == CS_CFG_ENUM) json_string(f, pf[i].names[*(const int *)ptr]);
-      else if (pf[i].type == CS_CFG_BOOL) fputs(*(const int *)ptr ? "true" : "false", f);
-      else if (pf[i].type == CS_CFG_INT) fprintf(f, "%d", *(const int *)ptr);
-      else fprintf(f, "%.10g", *(const double *)ptr);
-    }
-    fputs("},\n \"results\": {", f);
+    cli_json_string(f, gpu->name);
+    fputs(", \"plan\": ", f);
+    cli_json_plan(f, &plan);
+    fputs(",\n \"results\": {", f);
     for (int i = 0; i < o.n; i++) {
       fprintf(f, "%s\"%s\": {\"value\": %.8g, \"unit\": ", i ? ", " : "", o.r[i].key, o.r[i].value);
-      json_string(f, o.r[i].unit);
+      cli_json_string(f, o.r[i].unit);
       fputc('}', f);
     }
     fputs("}}\n", f);
   }
-  if (cli_get(&verb, &a, "layers") && fmt != CLI_JSON) write_layers(f, fmt, w, &plan, &comp);
+  if (cli_get(&verb, &a, "layers") && fmt != CLI_JSON) write_layers(f, fmt, w, &plan, comp);
   cli_close_out(f);
-  if (cs_memory_check(&mem, gpu.name, &err) != CS_OK) rc = cli_fail("workload", &err);
+  if (cs_memory_check(&mem, gpu->name, &err) != CS_OK) rc = cli_fail("workload", &err);
 
 done:
   free(gemm_pts);
-  cs_workload_free(w);
+  cli_setup_fini(&su);
   return rc;
 }

@@ -16,5 +16,6 @@ int cs_cmd_sweep(int argc, char **argv);
 int cs_cmd_search(int argc, char **argv);
 int cs_cmd_size_network(int argc, char **argv);
 int cs_cmd_report(int argc, char **argv);
+int cs_cmd_validate(int argc, char **argv);
 
 #endif

@@ -29,6 +29,7 @@ static const struct verb verbs[] = {
     {"report", "calibration + prediction + sweep + sizing of a scenario as Markdown with SVG plots", cs_cmd_report},
     {"bench", "time predictions and fits; prints each figure with its conditions", cs_cmd_bench},
     {"workload", "per-GPU parameters, FLOPs, memory and compute time of a model under a plan", cs_cmd_workload},
+    {"validate", "every validation case predicted vs published, with the error; exit 1 on a miss", cs_cmd_validate},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 

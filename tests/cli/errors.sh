@@ -112,5 +112,98 @@ expect 2 "--link-bw: .*too large" -- topology import-smi "$data/h200x2/machine.t
 expect 2 "tp needs a positive integer" -- topology map dgx-h100 --sizes tp=0
 expect 2 "more than 1073741824 ranks" -- topology map dgx-h100 --sizes tp=8,dp=999999999 --group dp
 
+# ---- the decision verbs: predict, search, sweep, size-network, report (and validate) ------------
+W="-w gpt2-124m --gpu h100-sxm -t dgx-h100"
+# shellcheck disable=SC2086 # $W splits into its options on purpose
+{
+expect 2 "--plan: plan item 1 \"bogus=1\": unknown key \"bogus\"" -- predict $W --plan bogus=1
+expect 2 "--plan: plan item 1 \"dp=0\": dp: expected an integer from 1" -- predict $W --plan dp=0
+expect 2 "--plan: plan item 2 is empty" -- predict $W --plan "tp=8,,pp=2"
+expect 2 "no feasible plan: 8 GPUs are not a multiple of tp\*pp\*cp = 3" -- predict $W --plan tp=3 --gpus 8
+expect 2 "no feasible plan: the plan occupies 8 GPUs, not 7" -- predict $W --plan dp=8 --gpus 7
+expect 2 "--nodes: expected an integer from 1 to" -- predict $W --plan dp=8 --nodes 0
+expect 2 "--nodes: expected an integer from 1 to .* got -2" -- predict $W --plan dp=8 --nodes -2
+expect 2 "--net-gbps: expected an integer, got \"1e30\"" -- predict $W --plan dp=8 --net-gbps 1e30
+expect 2 "--net-gbps: expected an integer from 1 to 1000000, got 0" -- predict $W --plan dp=8 --net-gbps 0
+expect 2 "--interference expects a number from 1 to 10, got \"nan\"" -- predict $W --plan dp=8 --interference nan
+expect 2 "--measured: expected a time" -- predict $W --plan dp=8 --measured -1s
+expect 1 "nope.yaml: cannot open" -- predict $W --plan dp=8 --cal "$tmp/nope.yaml"
+expect 1 "nope-w.yaml: cannot open" -- predict -w "$tmp/nope-w.yaml" --gpu h100-sxm -t dgx-h100 --plan dp=8
+expect 1 "syntax.yaml:4:10: YAML syntax" -- predict -w "$data/calfile/syntax.yaml" --gpu h100-sxm -t dgx-h100 --plan dp=8
+expect 2 "--gbs is required" -- search $W --gpus 8
+expect 2 "--gpus expects an integer from 1 to 16777216, got \"0\"" -- search $W --gpus 0 --gbs 8
+expect 2 "--gpus expects an integer from 1 to 16777216, got \"999999999\"" -- search $W --gpus 999999999 --gbs 8
+expect 2 "--nodes expects an integer from 1 to 1048576, got \"-1\"" -- search $W --nodes -1 --gbs 8
+expect 2 "--gbs expects an integer from 1 to 1073741824, got \"0\"" -- search $W --gpus 8 --gbs 0
+expect 2 "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"1e30\"" -- search $W --gpus 8 --gbs 8 --net-gbps 1e30
+expect 2 "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"nan\"" -- search $W --gpus 8 --gbs 8 --net-gbps nan
+expect 2 "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"-5\"" -- search $W --gpus 8 --gbs 8 --net-gbps -5
+expect 2 "--plan: plan item 1 \"bogus=1\": unknown key" -- search $W --gpus 8 --gbs 8 -p bogus=1
+expect 2 "--family: unknown family \"bogus\"" -- search $W --gpus 8 --gbs 8 --family bogus
+expect 2 "--max-tp expects an integer from 1" -- search $W --gpus 8 --gbs 8 --max-tp 0
+expect 2 "--top expects an integer from 0" -- search $W --gpus 8 --gbs 8 -n -1
+expect 2 "--rails expects an integer from 1 to 32" -- search $W --gpus 8 --gbs 8 --rails 0
+expect 2 "--net-latency: .*beyond any real system" -- search $W --gpus 8 --gbs 8 --net-latency 1e30s
+expect 2 "expected a ratio >= 1" -- search $W --gpus 8 --gbs 8 --oversub leaf=0
+expect 1 "no feasible plan: 0 points" -- search $W --gpus 7 --gbs 8
+expect 1 "nope-t.yaml: cannot open" -- search -w gpt2-124m --gpu h100-sxm -t "$tmp/nope-t.yaml" --gpus 8 --gbs 8
+expect 2 "--nodes and --gbs are required" -- sweep $W --nodes 1
+expect 2 "--nodes: expected an integer from 1 to 1048576, got 0" -- sweep $W --nodes 0,2 --gbs 16
+expect 2 "--nodes: expected an integer from 1 to 1048576, got -2" -- sweep $W --nodes 1,-2 --gbs 16
+expect 2 "--nodes: expected an integer from 1 to 1048576, got 100000000" -- sweep $W --nodes 1:100000000 --gbs 16
+expect 2 "--gbs: expected an integer from 1 to 1073741824, got 0" -- sweep $W --nodes 1 --gbs 0
+expect 2 "--net-gbps: expected an integer, got \"1e30\"" -- sweep $W --nodes 1,2 --gbs 16 --net-gbps 1e30
+expect 2 "--net-gbps: expected an integer from 1 to 1000000, got 1000001" -- sweep $W --nodes 1 --gbs 16 --net-gbps 1000001
+expect 2 "--plans: plan item 1 \"tp=x\": tp: expected an integer" -- sweep $W --nodes 1 --gbs 16 --plans tp=x
+expect 2 "--plans: expected at least one plan" -- sweep $W --nodes 1 --gbs 16 --plans ";"
+expect 2 "--families: expected at least one family" -- sweep $W --nodes 1 --gbs 16 --families ,
+expect 2 "--families: unknown family \"bogus\"" -- sweep $W --nodes 1 --gbs 16 --families bogus
+expect 2 "--metric expects tokens, mfu or samples" -- sweep $W --nodes 1 --gbs 16 --metric bogus
+expect 1 "no-such-dir/x-net.dat: cannot create" -- sweep $W --nodes 1 --gbs 16 --families dp+tp --net-gbps 100 --plot "$tmp/no-such-dir/x"
+expect 2 "--nodes expects an integer from 1 to 1048576, got \"0\"" -- size-network $W --nodes 0 --gbs 16
+expect 2 "--gbs expects an integer from 1 to 1073741824, got \"-16\"" -- size-network $W --nodes 1 --gbs -16
+expect 2 "--range expects LO:HI Gb/s per GPU with HI > 2 LO" -- size-network $W --nodes 1 --gbs 16 --range 5:1
+expect 2 "--range expects LO:HI" -- size-network $W --nodes 1 --gbs 16 --range nan:10
+expect 2 "target \"eff=2\": expected a value in \(0, 1\]" -- size-network $W --nodes 1 --gbs 16 --target eff=2
+expect 2 "target \"eff=nan\": expected a value in" -- size-network $W --nodes 1 --gbs 16 --target eff=nan
+expect 2 "target \"mfu=-1\": expected a value in" -- size-network $W --nodes 1 --gbs 16 --target mfu=-1
+expect 2 "target \"bogus=1\": unknown kind" -- size-network $W --nodes 1 --gbs 16 --target bogus=1
+expect 2 "--family: unknown family \"bogus\"" -- size-network $W --nodes 1 --gbs 16 --family bogus
+expect 2 "--plan: plan item 1 \"tp=x\"" -- size-network $W --nodes 1 --gbs 16 -p tp=x
+expect 1 "nope-prices.yaml: cannot open" -- size-network $W --nodes 1 --gbs 16 --prices "$tmp/nope-prices.yaml"
+}
+# report scenarios: each bad value is named at its file:line:col before any verb runs
+scen='version: 1\nworkload: gpt2-124m\ngpu: h100-sxm\ntopology: dgx-h100\nnodes: 1\ngbs: 16\ntarget: eff=0.8\nsweep_net_gbps: "100"\n'
+# shellcheck disable=SC2059 # the scenario text carries the escapes
+{
+printf "$scen"'bogus: 1\n' >"$tmp/sc-unknown.yaml"
+printf 'version: 1\nworkload: [gpt2\n' >"$tmp/sc-syntax.yaml"
+printf 'version: 1\nworkload: gpt2-124m\n' >"$tmp/sc-missing.yaml"
+printf "$scen"'plan: "tp=x"\n' >"$tmp/sc-plan.yaml"
+printf "$scen" | sed 's/nodes: 1/nodes: 0/' >"$tmp/sc-zero-nodes.yaml"
+printf "$scen" | sed 's/nodes: 1/nodes: -3/' >"$tmp/sc-neg-nodes.yaml"
+printf "$scen" | sed 's/gbs: 16/gbs: 1,2/' >"$tmp/sc-two-gbs.yaml"
+printf "$scen" | sed 's/"100"/"1e30"/' >"$tmp/sc-absurd-net.yaml"
+printf "$scen" | sed 's/version: 1/version: 7/' >"$tmp/sc-version.yaml"
+printf -- '- a\n- b\n' >"$tmp/sc-seq.yaml"
+: >"$tmp/sc-empty.yaml"
+}
+expect 1 "sc-unknown.yaml:9:1: unknown key or non-scalar value \"bogus\"" -- report "$tmp/sc-unknown.yaml" -o "$tmp/rep"
+expect 1 "sc-syntax.yaml:3:1: YAML syntax" -- report "$tmp/sc-syntax.yaml" -o "$tmp/rep"
+expect 1 "sc-missing.yaml:1:1: the scenario needs \"gpu\"" -- report "$tmp/sc-missing.yaml" -o "$tmp/rep"
+expect 1 "sc-plan.yaml:9:7: plan: plan item 1 \"tp=x\": tp: expected an integer" -- report "$tmp/sc-plan.yaml" -o "$tmp/rep"
+expect 1 "sc-zero-nodes.yaml:5:8: nodes: expected an integer from 1 to 1048576, got 0" -- report "$tmp/sc-zero-nodes.yaml" -o "$tmp/rep"
+expect 1 "sc-neg-nodes.yaml:5:8: nodes: expected an integer from 1 to 1048576, got -3" -- report "$tmp/sc-neg-nodes.yaml" -o "$tmp/rep"
+expect 1 "sc-two-gbs.yaml:6:6: gbs: expected one integer" -- report "$tmp/sc-two-gbs.yaml" -o "$tmp/rep"
+expect 1 "sc-absurd-net.yaml:8:17: sweep_net_gbps: expected an integer, got \"1e30\"" -- report "$tmp/sc-absurd-net.yaml" -o "$tmp/rep"
+expect 1 "sc-version.yaml:1:10: version: expected 1, got \"7\"" -- report "$tmp/sc-version.yaml" -o "$tmp/rep"
+expect 1 "sc-seq.yaml:1:1: expected a mapping of scenario keys" -- report "$tmp/sc-seq.yaml" -o "$tmp/rep"
+expect 1 "sc-empty.yaml:1:1: expected a YAML mapping" -- report "$tmp/sc-empty.yaml" -o "$tmp/rep"
+expect 1 "nope-sc.yaml: cannot open" -- report "$tmp/nope-sc.yaml" -o "$tmp/rep"
+expect 2 "expected one scenario file" -- report
+expect 2 "unknown option" -- validate --bogus
+expect 2 "--format expects table, csv or json" -- validate --format xml
+expect 1 "sc-syntax.yaml:3:1: YAML syntax" -- validate --cases "$tmp/sc-syntax.yaml"
+
 echo "cli errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -44,5 +44,18 @@ grep -q '"predictions": \[' "$tmp/c.json" && grep -q '"time_lo_us"' "$tmp/c.json
   >"$tmp/report.out" 2>/dev/null && ok || bad "fit --report"
 grep -qE '^all_reduce +auto +auto +2 +1 +2 +31 ' "$tmp/report.out" && ok || bad "report lacks the all_reduce sweep summary"
 
+# predict --probes: the 8 interference rows of the 2 x H200 probe file (1.141 ... 1.331; median
+# (1.1564 + 1.1804) / 2 = 1.1684 by hand) replace the default 1.05, so the DDP step equals the one
+# with --interference at that median and is slower than the default's; --interference wins
+pp=(predict --workload "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 --topology h200x2 --measured 298.7ms
+    --plan dp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8 --gpus 2 --format csv)
+pr=$data/h200x2-commscale/probes.csv
+step() { "$cs" "${pp[@]}" "$@" 2>/dev/null | sed 's/"[^"]*"/plan/' | awk -F, 'NR == 2 { print $6 }'; }
+s_def=$(step) s_med=$(step --interference 1.1684) s_pr=$(step --probes "$pr")
+s_both=$(step --probes "$pr" --interference 1.05)
+awk -v a="$s_pr" -v b="$s_med" -v c="$s_def" -v d="$s_both" 'BEGIN {
+  exit !(a > c && d < a && (a - b) / b < 1e-4 && (b - a) / b < 1e-4) }' && ok ||
+  bad "predict --probes: step $s_pr, with --interference 1.1684 $s_med, default $s_def, both $s_both"
+
 echo "cli pipeline: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

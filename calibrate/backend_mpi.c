@@ -111,15 +111,24 @@ static enum cs_status mpi_group_open(void *state, const int *members, struct cs_
 
 static MPI_Datatype mpi_dtype(enum cs_dtype d) {
   switch (d) {
-  case CS_DTYPE_INT8: return MPI_INT8_T;
-  case CS_DTYPE_UINT8: return MPI_UINT8_T;
-  case CS_DTYPE_INT32: return MPI_INT32_T;
-  case CS_DTYPE_UINT32: return MPI_UINT32_T;
-  case CS_DTYPE_INT64: return MPI_INT64_T;
-  case CS_DTYPE_UINT64: return MPI_UINT64_T;
-  case CS_DTYPE_DOUBLE: return MPI_DOUBLE;
-  case CS_DTYPE_FLOAT: return MPI_FLOAT;
-  default: return MPI_DATATYPE_NULL;
+  case CS_DTYPE_INT8:
+    return MPI_INT8_T;
+  case CS_DTYPE_UINT8:
+    return MPI_UINT8_T;
+  case CS_DTYPE_INT32:
+    return MPI_INT32_T;
+  case CS_DTYPE_UINT32:
+    return MPI_UINT32_T;
+  case CS_DTYPE_INT64:
+    return MPI_INT64_T;
+  case CS_DTYPE_UINT64:
+    return MPI_UINT64_T;
+  case CS_DTYPE_DOUBLE:
+    return MPI_DOUBLE;
+  case CS_DTYPE_FLOAT:
+    return MPI_FLOAT;
+  default:
+    return MPI_DATATYPE_NULL;
   }
 }
 
@@ -136,16 +145,20 @@ static int one_op(struct mpi_group *g, enum cs_coll c, MPI_Datatype dt, int coun
   case CS_COLL_REDUCE_SCATTER:
     if (in_place) return MPI_Reduce_scatter_block(MPI_IN_PLACE, sb, per, dt, MPI_SUM, g->comm);
     return MPI_Reduce_scatter_block(sb, rb, per, dt, MPI_SUM, g->comm);
-  case CS_COLL_BROADCAST: return MPI_Bcast(rb, count, dt, 0, g->comm);
+  case CS_COLL_BROADCAST:
+    return MPI_Bcast(rb, count, dt, 0, g->comm);
   case CS_COLL_REDUCE:
-    if (in_place && g->rank == 0) return MPI_Reduce(MPI_IN_PLACE, rb, count, dt, MPI_SUM, 0, g->comm);
+    if (in_place && g->rank == 0)
+      return MPI_Reduce(MPI_IN_PLACE, rb, count, dt, MPI_SUM, 0, g->comm);
     return MPI_Reduce(sb, rb, count, dt, MPI_SUM, 0, g->comm);
-  case CS_COLL_ALL_TO_ALL: return MPI_Alltoall(sb, per, dt, rb, per, dt, g->comm);
+  case CS_COLL_ALL_TO_ALL:
+    return MPI_Alltoall(sb, per, dt, rb, per, dt, g->comm);
   case CS_COLL_SEND_RECV:
     (void)es;
     return MPI_Sendrecv(sb, count, dt, (g->rank + 1) % n, 7, rb, count, dt, (g->rank + n - 1) % n,
                         7, g->comm, MPI_STATUS_IGNORE);
-  case CS_COLL_COUNT: break;
+  case CS_COLL_COUNT:
+    break;
   }
   return MPI_ERR_OTHER;
 }
@@ -205,7 +218,8 @@ static enum cs_status mpi_group_max(void *grp, double *t, struct cs_error *err) 
 static enum cs_status mpi_check(void *grp, struct cs_error *err) {
   struct mpi_group *g = grp;
   int64_t v[256], sum[256];
-  for (int i = 0; i < 256; i++) v[i] = (int64_t)(g->rank + 1) * (i + 1);
+  for (int i = 0; i < 256; i++)
+    v[i] = (int64_t)(g->rank + 1) * (i + 1);
   int rc = MPI_Allreduce(v, sum, 256, MPI_INT64_T, MPI_SUM, g->comm);
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Allreduce", g->rank);
   int64_t want = (int64_t)g->size * (g->size + 1) / 2;
@@ -226,7 +240,9 @@ static void mpi_group_close(void *grp) {
   free(g);
 }
 
-static void mpi_fini(void *state) { free(state); }
+static void mpi_fini(void *state) {
+  free(state);
+}
 
 const struct cs_backend cs_backend_mpi = {
     .name = "mpi",

@@ -42,14 +42,14 @@ extern char **environ;
 
 struct nccl_state {
   int by_mpi;
-  int ndev;          /* devices this process drives */
+  int ndev; /* devices this process drives */
   int dev[MAXDEV];
   int proc, nprocs;
   char host[64];
   double timeout_s;
-  int init_rank;     /* CS_NCCL_INIT=rank: fresh communicators instead of splits */
-  int host_timer;    /* --timer host */
-  ncclComm_t world;  /* MPI mode: the parent of every split */
+  int init_rank;    /* CS_NCCL_INIT=rank: fresh communicators instead of splits */
+  int host_timer;   /* --timer host */
+  ncclComm_t world; /* MPI mode: the parent of every split */
 #ifdef CS_HAVE_MPI
   MPI_Comm mworld;
 #endif
@@ -57,8 +57,8 @@ struct nccl_state {
 
 struct nccl_group {
   struct nccl_state *s;
-  int n;             /* communicators (devices) of this process in the group */
-  int size;          /* ranks in the group */
+  int n;    /* communicators (devices) of this process in the group */
+  int size; /* ranks in the group */
   ncclComm_t comm[MAXDEV];
   int dev[MAXDEV], rank[MAXDEV];
   cudaStream_t stream[MAXDEV];
@@ -73,14 +73,14 @@ struct nccl_group {
   ncclDataType_t dt;
   size_t count, es;
   int in_place;
-  char what[96];  /* "all_reduce of 1048576 bytes", for messages */
-  int clock_on;   /* between clock_start and clock_stop */
-  double h0;      /* --timer host: the host clock at clock_start */
+  char what[96]; /* "all_reduce of 1048576 bytes", for messages */
+  int clock_on;  /* between clock_start and clock_stop */
+  double h0;     /* --timer host: the host clock at clock_start */
 };
 
 static const struct cs_run_variant nccl_all[] = {
-    {CS_ALGO_AUTO, CS_PROTO_AUTO},   {CS_ALGO_RING, CS_PROTO_LL},   {CS_ALGO_RING, CS_PROTO_LL128},
-    {CS_ALGO_RING, CS_PROTO_SIMPLE}, {CS_ALGO_TREE, CS_PROTO_LL},   {CS_ALGO_TREE, CS_PROTO_LL128},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO},   {CS_ALGO_RING, CS_PROTO_LL},    {CS_ALGO_RING, CS_PROTO_LL128},
+    {CS_ALGO_RING, CS_PROTO_SIMPLE}, {CS_ALGO_TREE, CS_PROTO_LL},    {CS_ALGO_TREE, CS_PROTO_LL128},
     {CS_ALGO_TREE, CS_PROTO_SIMPLE}, {CS_ALGO_PAT, CS_PROTO_SIMPLE},
 };
 
@@ -107,10 +107,10 @@ static enum cs_status nccl_fail(struct cs_error *err, const struct nccl_state *s
                       ncclGetErrorString(r), last && *last ? ": " : "", last ? last : "");
 }
 
-#define CUDA_TRY(call, what)                                                                      \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) return cuda_fail(err, s, e_, what);                                    \
+#define CUDA_TRY(call, what)                                                                       \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) return cuda_fail(err, s, e_, what);                                     \
   } while (0)
 
 static enum cs_status nccl_init(const struct cs_run_opts *o, int by_mpi, void **state, int *nlocal,
@@ -124,8 +124,7 @@ static enum cs_status nccl_init(const struct cs_run_opts *o, int by_mpi, void **
     return cs_error_set(err, CS_ERR_EXTERNAL, "%s: no CUDA device visible (%s)", host,
                         e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
 #ifndef CS_HAVE_MPI
-  if (by_mpi)
-    return cs_error_set(err, CS_ERR_UNSUPPORTED, "this runner was built without MPI");
+  if (by_mpi) return cs_error_set(err, CS_ERR_UNSUPPORTED, "this runner was built without MPI");
 #endif
   struct nccl_state *s = calloc(1, sizeof *s);
   if (s == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -144,7 +143,8 @@ static enum cs_status nccl_init(const struct cs_run_opts *o, int by_mpi, void **
       return cs_error_set(err, CS_ERR_USAGE, "%s: %d GPUs asked for, %d visible", host, o->ngpus,
                           count);
     }
-    for (int i = 0; i < s->ndev; i++) s->dev[i] = i;
+    for (int i = 0; i < s->ndev; i++)
+      s->dev[i] = i;
   }
   *state = s;
   *nlocal = s->ndev;
@@ -183,8 +183,10 @@ static void group_free(struct nccl_group *g, int abort_comms) {
   for (int i = 0; i < g->n; i++) {
     cudaSetDevice(g->dev[i]);
     if (g->comm[i]) {
-      if (abort_comms) ncclCommAbort(g->comm[i]);
-      else ncclCommDestroy(g->comm[i]);
+      if (abort_comms)
+        ncclCommAbort(g->comm[i]);
+      else
+        ncclCommDestroy(g->comm[i]);
     }
     if (g->sb[i]) cudaFree(g->sb[i]);
     if (g->rb[i]) cudaFree(g->rb[i]);
@@ -282,16 +284,26 @@ static enum cs_status nccl_group_open(void *state, const int *members, struct cs
 
 static ncclDataType_t nccl_dtype(enum cs_dtype d) {
   switch (d) {
-  case CS_DTYPE_INT8: return ncclInt8;
-  case CS_DTYPE_UINT8: return ncclUint8;
-  case CS_DTYPE_INT32: return ncclInt32;
-  case CS_DTYPE_UINT32: return ncclUint32;
-  case CS_DTYPE_INT64: return ncclInt64;
-  case CS_DTYPE_UINT64: return ncclUint64;
-  case CS_DTYPE_HALF: return ncclFloat16;
-  case CS_DTYPE_DOUBLE: return ncclFloat64;
-  case CS_DTYPE_BFLOAT16: return ncclBfloat16;
-  default: return ncclFloat32;
+  case CS_DTYPE_INT8:
+    return ncclInt8;
+  case CS_DTYPE_UINT8:
+    return ncclUint8;
+  case CS_DTYPE_INT32:
+    return ncclInt32;
+  case CS_DTYPE_UINT32:
+    return ncclUint32;
+  case CS_DTYPE_INT64:
+    return ncclInt64;
+  case CS_DTYPE_UINT64:
+    return ncclUint64;
+  case CS_DTYPE_HALF:
+    return ncclFloat16;
+  case CS_DTYPE_DOUBLE:
+    return ncclFloat64;
+  case CS_DTYPE_BFLOAT16:
+    return ncclBfloat16;
+  default:
+    return ncclFloat32;
   }
 }
 
@@ -310,10 +322,12 @@ static ncclResult_t one_op(struct nccl_group *g, int i, enum cs_coll c, ncclData
   case CS_COLL_ALL_GATHER:
     return ncclAllGather(in_place ? rb + (size_t)me * per * es : sb, rb, per, dt, comm, st);
   case CS_COLL_REDUCE_SCATTER:
-    return ncclReduceScatter(sb, in_place ? sb + (size_t)me * per * es : rb, per, dt, ncclSum,
-                             comm, st);
-  case CS_COLL_BROADCAST: return ncclBroadcast(sb, in_place ? sb : rb, count, dt, 0, comm, st);
-  case CS_COLL_REDUCE: return ncclReduce(sb, in_place ? sb : rb, count, dt, ncclSum, 0, comm, st);
+    return ncclReduceScatter(sb, in_place ? sb + (size_t)me * per * es : rb, per, dt, ncclSum, comm,
+                             st);
+  case CS_COLL_BROADCAST:
+    return ncclBroadcast(sb, in_place ? sb : rb, count, dt, 0, comm, st);
+  case CS_COLL_REDUCE:
+    return ncclReduce(sb, in_place ? sb : rb, count, dt, ncclSum, 0, comm, st);
   case CS_COLL_ALL_TO_ALL:
     if ((r = ncclGroupStart()) != ncclSuccess) return r;
     for (int p = 0; p < n && r == ncclSuccess; p++) {
@@ -332,7 +346,8 @@ static ncclResult_t one_op(struct nccl_group *g, int i, enum cs_coll c, ncclData
       ncclResult_t r2 = ncclGroupEnd();
       return r != ncclSuccess ? r : r2;
     }
-  case CS_COLL_COUNT: break;
+  case CS_COLL_COUNT:
+    break;
   }
   return ncclInvalidArgument;
 }
@@ -364,12 +379,15 @@ static enum cs_status wait_done(struct nccl_group *g, const char *what, struct c
     for (int i = 0; i < g->n; i++) {
       cudaSetDevice(g->dev[i]);
       cudaError_t e = cudaEventQuery(g->e1[i]);
-      if (e == cudaErrorNotReady) pending = 1;
-      else if (e != cudaSuccess) return cuda_fail(err, s, e, what);
+      if (e == cudaErrorNotReady)
+        pending = 1;
+      else if (e != cudaSuccess)
+        return cuda_fail(err, s, e, what);
       ncclResult_t ar = ncclSuccess;
       ncclCommGetAsyncError(g->comm[i], &ar);
       if (ar != ncclSuccess && ar != ncclInProgress) {
-        for (int k = 0; k < g->n; k++) ncclCommAbort(g->comm[k]), g->comm[k] = NULL;
+        for (int k = 0; k < g->n; k++)
+          ncclCommAbort(g->comm[k]), g->comm[k] = NULL;
         return cs_error_set(err, CS_ERR_EXTERNAL,
                             "rank %d on %s: %s: NCCL reported %s (a peer failed); communicator "
                             "aborted",
@@ -378,7 +396,8 @@ static enum cs_status wait_done(struct nccl_group *g, const char *what, struct c
     }
     if (!pending) return CS_OK;
     if (mono_s() - t0 > limit) {
-      for (int k = 0; k < g->n; k++) ncclCommAbort(g->comm[k]), g->comm[k] = NULL;
+      for (int k = 0; k < g->n; k++)
+        ncclCommAbort(g->comm[k]), g->comm[k] = NULL;
       return cs_error_set(err, CS_ERR_EXTERNAL,
                           "rank %d on %s: %s did not complete within %.0f s: a peer rank is dead "
                           "or hung; communicator aborted",
@@ -488,7 +507,8 @@ static enum cs_status nccl_check(void *grp, struct cs_error *err) {
   enum { N = 1024 };
   static float host[N];
   for (int i = 0; i < g->n; i++) {
-    for (int k = 0; k < N; k++) host[k] = (float)(g->rank[i] + 1) * (float)(k % 13 + 1);
+    for (int k = 0; k < N; k++)
+      host[k] = (float)(g->rank[i] + 1) * (float)(k % 13 + 1);
     cudaSetDevice(g->dev[i]);
     CUDA_TRY(cudaMemcpy(g->sb[i], host, sizeof host, cudaMemcpyHostToDevice), "cudaMemcpy");
   }
@@ -509,8 +529,7 @@ static enum cs_status nccl_check(void *grp, struct cs_error *err) {
         return cs_error_set(err, CS_ERR_EXTERNAL,
                             "rank %d on %s (GPU %d): all_reduce gave %g at element %d, expected "
                             "%g",
-                            g->rank[i], s->host, g->dev[i], host[k], k,
-                            want * (float)(k % 13 + 1));
+                            g->rank[i], s->host, g->dev[i], host[k], k, want * (float)(k % 13 + 1));
   }
   return CS_OK;
 }

@@ -31,7 +31,7 @@ enum cs_status cs_csv_meta_set(struct cs_csv_meta **meta, size_t *n, size_t *cap
                                const char *value, struct cs_error *err) {
   for (size_t i = 0; i < *n; i++)
     if (strcmp((*meta)[i].key, key) == 0) {
-      copy_str((*meta)[i].value, sizeof (*meta)[i].value, value);
+      copy_str((*meta)[i].value, sizeof(*meta)[i].value, value);
       return CS_OK;
     }
   void *p = *meta;
@@ -144,7 +144,8 @@ enum cs_status cs_csv_reject(const struct cs_csv_row *row, int c, const char *ex
 
 static void chomp(char *s) {
   size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r')) s[--n] = '\0';
+  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
+    s[--n] = '\0';
 }
 
 /* Finds fmt's columns among the header's fields into idx[] (-1 when absent); the first required
@@ -178,7 +179,8 @@ enum cs_status cs_csv_read(const char *path, const struct cs_csv_format *fmt,
   struct cs_csv_row r;
   r.path = path;
   r.format = fmt;
-  for (int i = 0; i < CS_CSV_MAX_FIELDS; i++) idx[i] = -1;
+  for (int i = 0; i < CS_CSV_MAX_FIELDS; i++)
+    idx[i] = -1;
   while (getline(&line, &cap, f) > 0) {
     lineno++;
     chomp(line);
@@ -194,8 +196,10 @@ enum cs_status cs_csv_read(const char *path, const struct cs_csv_format *fmt,
       if (colon && lineno > 1) {
         *colon = '\0';
         char *k = line + 1, *v = colon + 1;
-        while (*k == ' ') k++;
-        while (*v == ' ') v++;
+        while (*k == ' ')
+          k++;
+        while (*v == ' ')
+          v++;
         if ((st = meta(ctx, k, v, err)) != CS_OK) break;
       }
       continue;
@@ -215,7 +219,8 @@ enum cs_status cs_csv_read(const char *path, const struct cs_csv_format *fmt,
       continue;
     }
     if (nf != nhead) {
-      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1, "expected %d fields, found %d", nhead, nf);
+      st = cs_error_at(err, CS_ERR_PARSE, path, lineno, 1, "expected %d fields, found %d", nhead,
+                       nf);
       break;
     }
     r.line = lineno;

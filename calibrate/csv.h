@@ -25,7 +25,10 @@
 #define CS_CSV_MAX_FIELDS 64
 
 /* One provenance key/value from a "# key: value" line. */
-struct cs_csv_meta { char key[64]; char value[256]; };
+struct cs_csv_meta {
+  char key[64];
+  char value[256];
+};
 
 /* Makes room for one more element in *items, an array of *cap elements of `size` bytes of which n
  * are in use: the capacity doubles (to `first` when it is 0). 0 on success (*items and *cap
@@ -63,13 +66,13 @@ int cs_csv_split(char *line, char **fields, long *cols, int max);
 
 /* What a reader expects of a file. */
 struct cs_csv_format {
-  const char *magic;        /* the first line, e.g. "# commscale measurements v1" */
-  const char *first_column; /* a file may start with its header: "collective," */
-  const char *noun;         /* "not a commscale <noun> file" */
-  const char *no_header;    /* the message when no header line came */
+  const char *magic;          /* the first line, e.g. "# commscale measurements v1" */
+  const char *first_column;   /* a file may start with its header: "collective," */
+  const char *noun;           /* "not a commscale <noun> file" */
+  const char *no_header;      /* the message when no header line came */
   const char *const *columns; /* the known column names, in the caller's order */
   const int *required;        /* [ncolumns] 1 for the columns a header must name */
-  int ncolumns;             /* at most CS_CSV_MAX_FIELDS */
+  int ncolumns;               /* at most CS_CSV_MAX_FIELDS */
 };
 
 /* One data row as the reader hands it over. */

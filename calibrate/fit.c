@@ -37,12 +37,12 @@ struct point {
 struct problem {
   struct point *pts;
   size_t n;
-  int np;                     /* fitted parameters */
-  int idx[CS_MODEL_NPARAMS];  /* their model indices */
+  int np;                      /* fitted parameters */
+  int idx[CS_MODEL_NPARAMS];   /* their model indices */
   double x0[CS_MODEL_NPARAMS]; /* prior centres (ln) */
   double sd[CS_MODEL_NPARAMS]; /* prior widths (ln) */
-  double noise;               /* relative noise scale dividing data residuals */
-  struct cs_model model;      /* working model; fitted entries overwritten from x */
+  double noise;                /* relative noise scale dividing data residuals */
+  struct cs_model model;       /* working model; fitted entries overwritten from x */
 };
 
 void cs_fit_opts_default(struct cs_fit_opts *opts) {
@@ -72,7 +72,8 @@ static void note(struct cs_fit_result *res, const char *fmt, ...) {
 }
 
 static void set_params(struct problem *pb, const gsl_vector *x) {
-  for (int k = 0; k < pb->np; k++) *cs_model_param(&pb->model, pb->idx[k]) = exp(gsl_vector_get(x, k));
+  for (int k = 0; k < pb->np; k++)
+    *cs_model_param(&pb->model, pb->idx[k]) = exp(gsl_vector_get(x, k));
 }
 
 /* ln(model) - ln(measured) for one point, or a large value when the model cannot price it. */
@@ -112,7 +113,8 @@ static int solve(struct problem *pb, double *cov, int *iters) {
     if (x) gsl_vector_free(x);
     return GSL_ENOMEM;
   }
-  for (int k = 0; k < pb->np; k++) gsl_vector_set(x, k, log(*cs_model_param(&pb->model, pb->idx[k])));
+  for (int k = 0; k < pb->np; k++)
+    gsl_vector_set(x, k, log(*cs_model_param(&pb->model, pb->idx[k])));
   gsl_multifit_nlinear_fdf fdf = {0};
   fdf.f = resid_f;
   fdf.n = nres;
@@ -120,7 +122,8 @@ static int solve(struct problem *pb, double *cov, int *iters) {
   fdf.params = pb;
   int info = 0;
   int st = gsl_multifit_nlinear_init(x, &fdf, w);
-  if (st == GSL_SUCCESS) st = gsl_multifit_nlinear_driver(300, 1e-9, 1e-9, 1e-12, NULL, NULL, &info, w);
+  if (st == GSL_SUCCESS)
+    st = gsl_multifit_nlinear_driver(300, 1e-9, 1e-9, 1e-12, NULL, NULL, &info, w);
   /* running out of iterations with a finite answer is still an answer; the caller checks it */
   if (st == GSL_EMAXITER || st == GSL_ENOPROG) st = GSL_SUCCESS;
   if (st == GSL_SUCCESS) {
@@ -128,11 +131,13 @@ static int solve(struct problem *pb, double *cov, int *iters) {
     if (iters) *iters += (int)gsl_multifit_nlinear_niter(w);
     if (cov) {
       gsl_matrix *c = gsl_matrix_alloc((size_t)pb->np, (size_t)pb->np);
-      if (c == NULL) st = GSL_ENOMEM;
+      if (c == NULL)
+        st = GSL_ENOMEM;
       else {
         st = gsl_multifit_nlinear_covar(gsl_multifit_nlinear_jac(w), 0.0, c);
         for (int i = 0; i < pb->np; i++)
-          for (int j = 0; j < pb->np; j++) cov[i * pb->np + j] = gsl_matrix_get(c, i, j);
+          for (int j = 0; j < pb->np; j++)
+            cov[i * pb->np + j] = gsl_matrix_get(c, i, j);
         gsl_matrix_free(c);
       }
     }
@@ -150,7 +155,8 @@ static int cmp_double(const void *a, const void *b) {
 /* Median of |v| over n values (v is reordered). */
 static double median_abs(double *v, size_t n) {
   if (n == 0) return 0.0;
-  for (size_t i = 0; i < n; i++) v[i] = fabs(v[i]);
+  for (size_t i = 0; i < n; i++)
+    v[i] = fabs(v[i]);
   qsort(v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
@@ -163,7 +169,8 @@ static int irls(struct problem *pb, const struct cs_fit_opts *o, double *cov, in
   int st = GSL_SUCCESS;
   pb->noise = INITIAL_NOISE;
   double scale = INITIAL_NOISE;
-  for (size_t i = 0; i < pb->n; i++) pb->pts[i].w = 1.0;
+  for (size_t i = 0; i < pb->n; i++)
+    pb->pts[i].w = 1.0;
   for (int pass = 0; pass < o->max_irls; pass++) {
     int last = pass == o->max_irls - 1;
     st = solve(pb, NULL, iters);
@@ -218,7 +225,10 @@ static void find_parameters(struct problem *pb) {
   }
 }
 
-struct selection { const char *config; int launch; };
+struct selection {
+  const char *config;
+  int launch;
+};
 
 static int row_selected(const struct cs_meas_row *r, const struct cs_fit_opts *o, int launch) {
   const char *cfg = o->config ? o->config : "";
@@ -252,7 +262,8 @@ static void list_configs(const struct cs_meas_set *meas, char *buf, size_t len) 
   for (size_t i = 0; i < meas->n && k < len; i++) {
     const char *c = meas->rows[i].config;
     int seen = 0;
-    for (size_t j = 0; j < i && !seen; j++) seen = strcmp(meas->rows[j].config, c) == 0;
+    for (size_t j = 0; j < i && !seen; j++)
+      seen = strcmp(meas->rows[j].config, c) == 0;
     if (seen) continue;
     int w = snprintf(buf + k, len - k, "%s\"%s\"", k ? ", " : "", c);
     if (w < 0) break;
@@ -333,11 +344,13 @@ static enum cs_status cross_validate(struct problem *pb, const struct cs_fit_opt
     cs_model_defaults(&defaults);
     for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
       int kept = 0;
-      for (int k = 0; k < cv.np; k++) kept |= cv.idx[k] == i;
+      for (int k = 0; k < cv.np; k++)
+        kept |= cv.idx[k] == i;
       if (!kept && cs_model_param_prior_sd(i) > 0)
         *cs_model_param(&cv.model, i) = cs_model_param_get(&defaults, i);
     }
-    for (int k = 0; k < cv.np; k++) cv.x0[k] = log(cs_model_param_get(&defaults, cv.idx[k]));
+    for (int k = 0; k < cv.np; k++)
+      cv.x0[k] = log(cs_model_param_get(&defaults, cv.idx[k]));
     double scale;
     int iters = 0;
     int st = cv.np > 0 ? irls(&cv, &co, NULL, &iters, &scale) : GSL_SUCCESS;
@@ -358,7 +371,8 @@ static enum cs_status cross_validate(struct problem *pb, const struct cs_fit_opt
     c->max_rel_err = e[m - 1];
     (void)held;
   }
-  for (size_t i = 0; i < pb->n; i++) pb->pts[i].held_out = 0;
+  for (size_t i = 0; i < pb->n; i++)
+    pb->pts[i].held_out = 0;
   free(e);
   return CS_OK;
 }
@@ -366,8 +380,10 @@ static enum cs_status cross_validate(struct problem *pb, const struct cs_fit_opt
 enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                           struct cs_cal *cal, struct cs_fit_result *res, struct cs_error *err) {
   struct cs_fit_opts o;
-  if (opts) o = *opts;
-  else cs_fit_opts_default(&o);
+  if (opts)
+    o = *opts;
+  else
+    cs_fit_opts_default(&o);
   if (o.max_irls < 1) o.max_irls = 1;
   if (!(o.huber_k > 0)) o.huber_k = 1.345;
   if (res) memset(res, 0, sizeof *res);
@@ -388,15 +404,31 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   memset(&pb, 0, sizeof pb);
   pb.pts = calloc(meas->n ? meas->n : 1, sizeof *pb.pts);
   if (pb.pts == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  struct { enum cs_algo a; enum cs_proto p; int n, N, g; } groups[MAX_GROUPS];
+  struct {
+    enum cs_algo a;
+    enum cs_proto p;
+    int n, N, g;
+  } groups[MAX_GROUPS];
   int ngroups = 0;
   cs_model_defaults(&pb.model);
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *r = &meas->rows[i];
-    if (strcmp(r->config, o.config ? o.config : "") != 0) { n_cfg++; continue; }
-    if ((int)r->launch != launch) { n_launch++; continue; }
-    if (r->in_place && !o.with_in_place) { n_inplace++; continue; }
-    if (!row_selected(r, &o, launch)) { n_single++; continue; }
+    if (strcmp(r->config, o.config ? o.config : "") != 0) {
+      n_cfg++;
+      continue;
+    }
+    if ((int)r->launch != launch) {
+      n_launch++;
+      continue;
+    }
+    if (r->in_place && !o.with_in_place) {
+      n_inplace++;
+      continue;
+    }
+    if (!row_selected(r, &o, launch)) {
+      n_single++;
+      continue;
+    }
     struct point *pt = &pb.pts[pb.n++];
     pt->q.coll = r->coll;
     pt->q.algo = r->algo;
@@ -465,7 +497,8 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     fits[form].model = start;
     fits[form].model.net_form = (enum cs_net_form)form;
     find_parameters(&fits[form]);
-    cov_store[form] = calloc((size_t)(fits[form].np ? fits[form].np * fits[form].np : 1), sizeof(double));
+    cov_store[form] =
+        calloc((size_t)(fits[form].np ? fits[form].np * fits[form].np : 1), sizeof(double));
     if (cov_store[form] == NULL) {
       status = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
       break;
@@ -486,11 +519,13 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     best = fits[pick];
     best_cov_scale = scales[pick];
     for (int k = 0; k < best.np; k++)
-      if (!isfinite(cs_model_param_get(&best.model, best.idx[k]))) status = gsl_failure(GSL_EDOM, err);
+      if (!isfinite(cs_model_param_get(&best.model, best.idx[k])))
+        status = gsl_failure(GSL_EDOM, err);
   }
   if (status == CS_OK) {
     cal->model = best.model;
-    for (int i = 0; i < CS_MODEL_NPARAMS; i++) cal->source[i] = CS_SRC_DEFAULT;
+    for (int i = 0; i < CS_MODEL_NPARAMS; i++)
+      cal->source[i] = CS_SRC_DEFAULT;
     status = cs_cal_alloc_cov(cal, best.np, err);
   }
   if (status == CS_OK) {
@@ -516,7 +551,8 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     if (!net_determined)
       note(res, "network latency form not determined: the data spans one node count (%d)",
            max_nodes);
-    if (status == CS_OK && o.cross_validate) status = cross_validate(&best, &o, &best.model, ngroups, q, err);
+    if (status == CS_OK && o.cross_validate)
+      status = cross_validate(&best, &o, &best.model, ngroups, q, err);
   }
   if (status == CS_OK && res) {
     res->n = best.n;

@@ -30,12 +30,12 @@
 #include "status.h"
 
 struct cs_fit_opts {
-  const char *config;   /* configuration tag to fit; NULL or "" = rows without a tag */
-  int launch;           /* enum cs_launch to fit, or -1 = the launch with most matching rows */
-  int with_in_place;    /* 1: fit in-place rows too (default 0: out-of-place only) */
-  int cross_validate;   /* 1: leave-one-shape-out cross-validation (default 1) */
-  double huber_k;       /* default 1.345 */
-  int max_irls;         /* outer reweighting passes, default 8 */
+  const char *config; /* configuration tag to fit; NULL or "" = rows without a tag */
+  int launch;         /* enum cs_launch to fit, or -1 = the launch with most matching rows */
+  int with_in_place;  /* 1: fit in-place rows too (default 0: out-of-place only) */
+  int cross_validate; /* 1: leave-one-shape-out cross-validation (default 1) */
+  double huber_k;     /* default 1.345 */
+  int max_irls;       /* outer reweighting passes, default 8 */
 };
 
 /* Fills opts with the defaults above. */
@@ -46,10 +46,10 @@ void cs_fit_opts_default(struct cs_fit_opts *opts);
 /* What the fit used and how well each used row is predicted, for reports. Arrays are owned and
  * released by cs_fit_result_fini(). */
 struct cs_fit_result {
-  size_t n;            /* rows used */
-  size_t *row;         /* index into the measurement set of each used row */
-  double *pred_us;     /* fitted time of each used row */
-  double *weight;      /* final robust weight in [0, 1] */
+  size_t n;                          /* rows used */
+  size_t *row;                       /* index into the measurement set of each used row */
+  double *pred_us;                   /* fitted time of each used row */
+  double *weight;                    /* final robust weight in [0, 1] */
   char notes[CS_FIT_MAX_NOTES][256]; /* skipped rows and why, choices made, warnings */
   int n_notes;
 };

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-void cs_meas_set_init(struct cs_meas_set *set) { memset(set, 0, sizeof *set); }
+void cs_meas_set_init(struct cs_meas_set *set) {
+  memset(set, 0, sizeof *set);
+}
 
 void cs_meas_set_fini(struct cs_meas_set *set) {
   if (set == NULL) return;
@@ -56,9 +58,12 @@ void cs_meas_row_derive(struct cs_meas_row *row) {
 
 int cs_meas_launch_parse(const char *name, enum cs_launch *out) {
   if (name == NULL) return -1;
-  if (strcmp(name, "process") == 0) *out = CS_LAUNCH_PROCESS;
-  else if (strcmp(name, "thread") == 0) *out = CS_LAUNCH_THREAD;
-  else return -1;
+  if (strcmp(name, "process") == 0)
+    *out = CS_LAUNCH_PROCESS;
+  else if (strcmp(name, "thread") == 0)
+    *out = CS_LAUNCH_THREAD;
+  else
+    return -1;
   return 0;
 }
 
@@ -73,7 +78,8 @@ static void put_opt(FILE *f, double v) {
 enum cs_status cs_meas_write_header(FILE *f, const struct cs_meas_set *meta_from,
                                     struct cs_error *err) {
   return cs_csv_write_header(f, CS_MEAS_MAGIC, meta_from ? meta_from->meta : NULL,
-                             meta_from ? meta_from->n_meta : 0, CS_MEAS_HEADER, "measurements", err);
+                             meta_from ? meta_from->n_meta : 0, CS_MEAS_HEADER, "measurements",
+                             err);
 }
 
 enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *r, struct cs_error *err) {
@@ -112,10 +118,12 @@ enum cs_status cs_meas_write_file(const char *path, const struct cs_meas_set *se
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
       return cs_error_set(err, CS_ERR_USAGE, "%s: path too long", path);
     f = fopen(tmp, "w");
-    if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
+    if (f == NULL)
+      return cs_error_set(err, CS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
   }
   enum cs_status st = cs_meas_write_header(f, set, err);
-  for (size_t i = 0; st == CS_OK && i < set->n; i++) st = cs_meas_write_row(f, &set->rows[i], err);
+  for (size_t i = 0; st == CS_OK && i < set->n; i++)
+    st = cs_meas_write_row(f, &set->rows[i], err);
   if (to_stdout) return st;
   if (fclose(f) != 0 && st == CS_OK)
     st = cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
@@ -130,12 +138,31 @@ enum cs_status cs_meas_write_file(const char *path, const struct cs_meas_set *se
 
 /* ---- reading ------------------------------------------------------------------------------- */
 
-enum col { C_COLL, C_ALGO, C_PROTO, C_DTYPE, C_RANKS, C_NODES, C_GPN, C_BYTES, C_TIME, C_TMIN,
-           C_TMAX, C_TRIALS, C_ALGBW, C_BUSBW, C_INPLACE, C_LAUNCH, C_CONFIG, C_SOURCE, C_COUNT };
+enum col {
+  C_COLL,
+  C_ALGO,
+  C_PROTO,
+  C_DTYPE,
+  C_RANKS,
+  C_NODES,
+  C_GPN,
+  C_BYTES,
+  C_TIME,
+  C_TMIN,
+  C_TMAX,
+  C_TRIALS,
+  C_ALGBW,
+  C_BUSBW,
+  C_INPLACE,
+  C_LAUNCH,
+  C_CONFIG,
+  C_SOURCE,
+  C_COUNT
+};
 static const char *const col_names[C_COUNT] = {
-    "collective", "algorithm", "protocol", "dtype", "ranks", "nodes", "gpus_per_node", "bytes",
-    "time_us", "time_min_us", "time_max_us", "trials", "algbw_GBps", "busbw_GBps", "in_place",
-    "launch", "config", "source"};
+    "collective",    "algorithm",  "protocol", "dtype",       "ranks",       "nodes",
+    "gpus_per_node", "bytes",      "time_us",  "time_min_us", "time_max_us", "trials",
+    "algbw_GBps",    "busbw_GBps", "in_place", "launch",      "config",      "source"};
 /* columns a file must have; the others default */
 static const int col_required[C_COUNT] = {1, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 
@@ -149,8 +176,9 @@ static int read_int(const char *s, long min, long max, int *out) {
 }
 
 static const struct cs_csv_format format = {
-    CS_MEAS_MAGIC, "collective,", "measurements",
-    "expected the CSV header line \"collective,algorithm,protocol,...\"", col_names, col_required,
+    CS_MEAS_MAGIC,  "collective,",
+    "measurements", "expected the CSV header line \"collective,algorithm,protocol,...\"",
+    col_names,      col_required,
     C_COUNT};
 
 static enum cs_status add_meta(void *set, const char *key, const char *value,
@@ -169,29 +197,48 @@ static enum cs_status add_row(void *ctx, const struct cs_csv_row *in, struct cs_
   const char *what = "";
   double bw;
 #define FIELD(c) (in->field[c])
-  if (cs_coll_parse(FIELD(C_COLL), &r.coll) != 0) bad = C_COLL, what = "a collective name such as all_reduce";
-  else if (cs_algo_parse(FIELD(C_ALGO), &r.algo) != 0) bad = C_ALGO, what = "an algorithm (ring, tree, hier, nvls, collnet, pat, p2p, auto)";
-  else if (cs_proto_parse(FIELD(C_PROTO), &r.proto) != 0) bad = C_PROTO, what = "a protocol (ll, ll128, simple, auto)";
-  else if (read_int(FIELD(C_RANKS), 1, 1 << 24, &r.ranks) != 0) bad = C_RANKS, what = "a rank count >= 1";
-  else if (read_int(FIELD(C_NODES), 1, 1 << 24, &r.nodes) != 0) bad = C_NODES, what = "a node count >= 1";
-  else if (read_int(FIELD(C_GPN), 1, 1 << 16, &r.gpus_per_node) != 0) bad = C_GPN, what = "a GPUs-per-node count >= 1";
-  else if (cs_csv_number(FIELD(C_BYTES), 0, &r.bytes) != 0 || r.bytes > 1.2e15 || r.bytes != floor(r.bytes)) bad = C_BYTES, what = "a whole number of bytes up to 2^50";
-  else if (cs_csv_number(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0) bad = C_TIME, what = "a time in microseconds > 0";
-  else if (cs_csv_number(FIELD(C_TMIN), 1, &r.time_min_us) != 0) bad = C_TMIN, what = "a time in microseconds or nothing";
-  else if (cs_csv_number(FIELD(C_TMAX), 1, &r.time_max_us) != 0) bad = C_TMAX, what = "a time in microseconds or nothing";
-  else if (*FIELD(C_TRIALS) && read_int(FIELD(C_TRIALS), 0, 1 << 30, &r.trials) != 0) bad = C_TRIALS, what = "a trial count";
+  if (cs_coll_parse(FIELD(C_COLL), &r.coll) != 0)
+    bad = C_COLL, what = "a collective name such as all_reduce";
+  else if (cs_algo_parse(FIELD(C_ALGO), &r.algo) != 0)
+    bad = C_ALGO, what = "an algorithm (ring, tree, hier, nvls, collnet, pat, p2p, auto)";
+  else if (cs_proto_parse(FIELD(C_PROTO), &r.proto) != 0)
+    bad = C_PROTO, what = "a protocol (ll, ll128, simple, auto)";
+  else if (read_int(FIELD(C_RANKS), 1, 1 << 24, &r.ranks) != 0)
+    bad = C_RANKS, what = "a rank count >= 1";
+  else if (read_int(FIELD(C_NODES), 1, 1 << 24, &r.nodes) != 0)
+    bad = C_NODES, what = "a node count >= 1";
+  else if (read_int(FIELD(C_GPN), 1, 1 << 16, &r.gpus_per_node) != 0)
+    bad = C_GPN, what = "a GPUs-per-node count >= 1";
+  else if (cs_csv_number(FIELD(C_BYTES), 0, &r.bytes) != 0 || r.bytes > 1.2e15 ||
+           r.bytes != floor(r.bytes))
+    bad = C_BYTES, what = "a whole number of bytes up to 2^50";
+  else if (cs_csv_number(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0)
+    bad = C_TIME, what = "a time in microseconds > 0";
+  else if (cs_csv_number(FIELD(C_TMIN), 1, &r.time_min_us) != 0)
+    bad = C_TMIN, what = "a time in microseconds or nothing";
+  else if (cs_csv_number(FIELD(C_TMAX), 1, &r.time_max_us) != 0)
+    bad = C_TMAX, what = "a time in microseconds or nothing";
+  else if (*FIELD(C_TRIALS) && read_int(FIELD(C_TRIALS), 0, 1 << 30, &r.trials) != 0)
+    bad = C_TRIALS, what = "a trial count";
   /* the bandwidths are derived again from bytes and time, but a file that holds impossible
    * ones is damaged */
-  else if (cs_csv_number(FIELD(C_ALGBW), 1, &bw) != 0) bad = C_ALGBW, what = "a bandwidth in GB/s >= 0 or nothing";
-  else if (cs_csv_number(FIELD(C_BUSBW), 1, &bw) != 0) bad = C_BUSBW, what = "a bandwidth in GB/s >= 0 or nothing";
-  else if (*FIELD(C_INPLACE) && read_int(FIELD(C_INPLACE), 0, 1, &r.in_place) != 0) bad = C_INPLACE, what = "0 or 1";
-  else if (*FIELD(C_LAUNCH) && cs_meas_launch_parse(FIELD(C_LAUNCH), &r.launch) != 0) bad = C_LAUNCH, what = "process or thread";
-  else if (r.ranks != r.nodes * r.gpus_per_node) bad = C_RANKS, what = "ranks = nodes x gpus_per_node";
+  else if (cs_csv_number(FIELD(C_ALGBW), 1, &bw) != 0)
+    bad = C_ALGBW, what = "a bandwidth in GB/s >= 0 or nothing";
+  else if (cs_csv_number(FIELD(C_BUSBW), 1, &bw) != 0)
+    bad = C_BUSBW, what = "a bandwidth in GB/s >= 0 or nothing";
+  else if (*FIELD(C_INPLACE) && read_int(FIELD(C_INPLACE), 0, 1, &r.in_place) != 0)
+    bad = C_INPLACE, what = "0 or 1";
+  else if (*FIELD(C_LAUNCH) && cs_meas_launch_parse(FIELD(C_LAUNCH), &r.launch) != 0)
+    bad = C_LAUNCH, what = "process or thread";
+  else if (r.ranks != r.nodes * r.gpus_per_node)
+    bad = C_RANKS, what = "ranks = nodes x gpus_per_node";
   if (bad >= 0) return cs_csv_reject(in, bad, what, err);
   if (*FIELD(C_DTYPE)) copy_str(r.dtype, sizeof r.dtype, FIELD(C_DTYPE));
   copy_str(r.config, sizeof r.config, FIELD(C_CONFIG));
-  if (*FIELD(C_SOURCE)) copy_str(r.source, sizeof r.source, FIELD(C_SOURCE));
-  else snprintf(r.source, sizeof r.source, "%s:%ld", in->path, in->line);
+  if (*FIELD(C_SOURCE))
+    copy_str(r.source, sizeof r.source, FIELD(C_SOURCE));
+  else
+    snprintf(r.source, sizeof r.source, "%s:%ld", in->path, in->line);
 #undef FIELD
   cs_meas_row_derive(&r);
   return cs_meas_set_push(set, &r, err);

@@ -24,8 +24,8 @@
 #include "status.h"
 
 #define CS_MEAS_MAGIC "# commscale measurements v1"
-#define CS_MEAS_HEADER                                                                          \
-  "collective,algorithm,protocol,dtype,ranks,nodes,gpus_per_node,bytes,time_us,time_min_us,"   \
+#define CS_MEAS_HEADER                                                                             \
+  "collective,algorithm,protocol,dtype,ranks,nodes,gpus_per_node,bytes,time_us,time_min_us,"       \
   "time_max_us,trials,algbw_GBps,busbw_GBps,in_place,launch,config,source"
 
 /* How the ranks were started: one process per GPU (mpirun, srun, torchrun) or one process driving
@@ -39,16 +39,17 @@ struct cs_meas_row {
   enum cs_proto proto; /* CS_PROTO_AUTO when NCCL chose */
   char dtype[16];      /* "float", "bfloat16", ... as nccl-tests prints it */
   int ranks, nodes, gpus_per_node;
-  double bytes;        /* nccl-tests "size" (see coll.h) */
-  double time_us;      /* the figure to fit: median of trials, or nccl-tests' average */
-  double time_min_us;  /* NAN when unknown */
-  double time_max_us;  /* NAN when unknown */
-  int trials;          /* 0 when unknown */
+  double bytes;       /* nccl-tests "size" (see coll.h) */
+  double time_us;     /* the figure to fit: median of trials, or nccl-tests' average */
+  double time_min_us; /* NAN when unknown */
+  double time_max_us; /* NAN when unknown */
+  int trials;         /* 0 when unknown */
   double algbw_GBps, busbw_GBps;
-  int in_place;        /* 1 for nccl-tests' in-place columns */
+  int in_place; /* 1 for nccl-tests' in-place columns */
   enum cs_launch launch;
-  char config[256];    /* sorted NCCL_* settings "NCCL_MAX_NCHANNELS=4;NCCL_MIN_NCHANNELS=4", "" = default */
-  char source[256];    /* "file:line" of the data, or the runner's run id */
+  char config[256]; /* sorted NCCL_* settings "NCCL_MAX_NCHANNELS=4;NCCL_MIN_NCHANNELS=4", "" =
+                       default */
+  char source[256]; /* "file:line" of the data, or the runner's run id */
 };
 
 /* A growing set of rows plus provenance. Initialise with cs_meas_set_init(), release with
@@ -56,7 +57,7 @@ struct cs_meas_row {
 struct cs_meas_set {
   struct cs_meas_row *rows;
   size_t n, cap;
-  struct cs_csv_meta *meta;    /* provenance, from the "# key: value" lines */
+  struct cs_csv_meta *meta; /* provenance, from the "# key: value" lines */
   size_t n_meta, cap_meta;
 };
 

@@ -236,7 +236,8 @@ static int settings_apply(const struct settings *st, enum cs_algo *algo, enum cs
       verbose = strcasecmp(st->s[i].value, "INFO") == 0 || strcasecmp(st->s[i].value, "TRACE") == 0;
   for (int i = 0; i < st->n; i++) {
     const struct setting *s = &st->s[i];
-    if (strncmp(s->name, "NCCL_DEBUG", 10) == 0 && (!verbose || strcmp(s->name, "NCCL_DEBUG_FILE") == 0))
+    if (strncmp(s->name, "NCCL_DEBUG", 10) == 0 &&
+        (!verbose || strcmp(s->name, "NCCL_DEBUG_FILE") == 0))
       continue;
     if (strcmp(s->name, "NCCL_ALGO") == 0 && single_algo(s->value, algo) == 0) continue;
     if (strcmp(s->name, "NCCL_PROTO") == 0 && single_proto(s->value, proto) == 0) continue;
@@ -1304,8 +1305,7 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
   double nthreads = 1, ngpus = 1;
   if (jnum(jget(config, "nthreads"), &nthreads) != 0 || nthreads < 1 || nthreads > 1024 ||
       jnum(jget(config, "ngpus"), &ngpus) != 0 || ngpus < 1 || ngpus > 1024)
-    return jat(path, config, root, err,
-               "\"nthreads\" and \"ngpus\" from 1 to 1024 in \"config\"");
+    return jat(path, config, root, err, "\"nthreads\" and \"ngpus\" from 1 to 1024 in \"config\"");
   int per_proc = (int)nthreads * (int)ngpus;
   int nodes = 0, per_host = -1;
   for (size_t i = 0; i < devices->n; i++) {

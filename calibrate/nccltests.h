@@ -28,8 +28,7 @@
  * malformed data row (truncated, non-numeric, NaN, negative), an unknown collective, a rank list
  * that contradicts itself; CS_ERR_PARSE when the file holds no nccl-tests result at all; CS_ERR_IO
  * when it cannot be opened or read. On error, rows already appended stay in set. */
-enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set,
-                                   struct cs_error *err);
+enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set, struct cs_error *err);
 
 #define CS_NCCL_TUNING_MAX_CHOICES 512
 
@@ -43,8 +42,12 @@ struct cs_nccl_tuning {
   double lat_us[CS_COLL_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT];
   double bw_GBps[CS_COLL_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT];
   int n_choices;
-  struct { enum cs_coll coll; double bytes; enum cs_algo algo; enum cs_proto proto; }
-      choice[CS_NCCL_TUNING_MAX_CHOICES];
+  struct {
+    enum cs_coll coll;
+    double bytes;
+    enum cs_algo algo;
+    enum cs_proto proto;
+  } choice[CS_NCCL_TUNING_MAX_CHOICES];
 };
 
 /* Reads the first tuning table and the choice lines of path into t. CS_ERR_PARSE naming path

@@ -14,7 +14,9 @@
 #include <string.h>
 #include <strings.h>
 
-void cs_probe_set_init(struct cs_probe_set *set) { memset(set, 0, sizeof *set); }
+void cs_probe_set_init(struct cs_probe_set *set) {
+  memset(set, 0, sizeof *set);
+}
 
 void cs_probe_set_fini(struct cs_probe_set *set) {
   if (set == NULL) return;
@@ -71,11 +73,13 @@ const char *cs_probe_dtype_name(enum cs_probe_dtype d) {
 }
 
 int cs_probe_dtype_parse(const char *name, enum cs_probe_dtype *out) {
-  static const struct { const char *s; enum cs_probe_dtype d; } alias[] = {
-      {"bf16", CS_PROBE_BF16}, {"bfloat16", CS_PROBE_BF16}, {"fp16", CS_PROBE_FP16},
-      {"half", CS_PROBE_FP16}, {"float16", CS_PROBE_FP16},  {"tf32", CS_PROBE_TF32},
-      {"fp32", CS_PROBE_FP32}, {"float", CS_PROBE_FP32},    {"float32", CS_PROBE_FP32},
-      {"fp8", CS_PROBE_FP8},   {"fp8_e4m3", CS_PROBE_FP8},  {"e4m3", CS_PROBE_FP8}};
+  static const struct {
+    const char *s;
+    enum cs_probe_dtype d;
+  } alias[] = {{"bf16", CS_PROBE_BF16}, {"bfloat16", CS_PROBE_BF16}, {"fp16", CS_PROBE_FP16},
+               {"half", CS_PROBE_FP16}, {"float16", CS_PROBE_FP16},  {"tf32", CS_PROBE_TF32},
+               {"fp32", CS_PROBE_FP32}, {"float", CS_PROBE_FP32},    {"float32", CS_PROBE_FP32},
+               {"fp8", CS_PROBE_FP8},   {"fp8_e4m3", CS_PROBE_FP8},  {"e4m3", CS_PROBE_FP8}};
   if (name == NULL) return -1;
   for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
     if (strcasecmp(name, alias[i].s) == 0) {
@@ -96,8 +100,10 @@ static enum cs_status parse_list(const char *list, const char *what, int count,
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     int v;
-    if (strcmp(t, "all") == 0) sel |= CS_PROBE_BIT(count) - 1u;
-    else if (parse(t, &v) == 0) sel |= CS_PROBE_BIT(v);
+    if (strcmp(t, "all") == 0)
+      sel |= CS_PROBE_BIT(count) - 1u;
+    else if (parse(t, &v) == 0)
+      sel |= CS_PROBE_BIT(v);
     else
       return cs_error_set(err, CS_ERR_USAGE, "%s: unknown item \"%s\" (expected %s or all)", what,
                           t, expected);
@@ -167,11 +173,28 @@ enum cs_status cs_probe_write_row(FILE *f, const struct cs_probe_row *r, struct 
 
 /* ---- reading ------------------------------------------------------------------------------- */
 
-enum col { C_KIND, C_DTYPE, C_M, C_N, C_K, C_BYTES, C_TIME, C_TMIN, C_TMAX, C_TRIALS, C_TFLOPS,
-           C_GBPS, C_FRAC, C_FACTOR, C_GPU, C_SOURCE, C_COUNT };
+enum col {
+  C_KIND,
+  C_DTYPE,
+  C_M,
+  C_N,
+  C_K,
+  C_BYTES,
+  C_TIME,
+  C_TMIN,
+  C_TMAX,
+  C_TRIALS,
+  C_TFLOPS,
+  C_GBPS,
+  C_FRAC,
+  C_FACTOR,
+  C_GPU,
+  C_SOURCE,
+  C_COUNT
+};
 static const char *const col_names[C_COUNT] = {
-    "kind", "dtype", "m", "n", "k", "bytes", "time_us", "time_min_us", "time_max_us", "trials",
-    "tflops", "GBps", "frac_peak", "factor", "gpu", "source"};
+    "kind",        "dtype",  "m",      "n",    "k",         "bytes",  "time_us", "time_min_us",
+    "time_max_us", "trials", "tflops", "GBps", "frac_peak", "factor", "gpu",     "source"};
 static const int col_required[C_COUNT] = {1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0};
 
 /* A whole GEMM dimension in [1, 2^31), or 0 when zero_ok. */
@@ -223,10 +246,12 @@ static int parse_row(const struct cs_csv_row *in, struct cs_probe_row *r, const 
     return *what = gemm ? "TFLOP/s > 0" : "TFLOP/s or nothing", C_TFLOPS;
   if (cs_csv_number(FIELD(C_GBPS), gemm, &r->GBps) != 0 || (!gemm && r->GBps <= 0))
     return *what = gemm ? "GB/s or nothing" : "GB/s > 0 (a membw row)", C_GBPS;
-  if (cs_csv_number(FIELD(C_FRAC), 1, &r->frac_peak) != 0) return *what = "a fraction or nothing", C_FRAC;
+  if (cs_csv_number(FIELD(C_FRAC), 1, &r->frac_peak) != 0)
+    return *what = "a fraction or nothing", C_FRAC;
   if (cs_csv_number(FIELD(C_FACTOR), r->kind != CS_PROBE_INTERFERENCE, &r->factor) != 0 ||
       (r->kind == CS_PROBE_INTERFERENCE && r->factor <= 0))
-    return *what = r->kind == CS_PROBE_INTERFERENCE ? "a slowdown factor > 0" : "a factor or nothing",
+    return *what =
+               r->kind == CS_PROBE_INTERFERENCE ? "a slowdown factor > 0" : "a factor or nothing",
            C_FACTOR;
   copy_str(r->gpu, sizeof r->gpu, FIELD(C_GPU));
   copy_str(r->source, sizeof r->source, FIELD(C_SOURCE));
@@ -235,8 +260,8 @@ static int parse_row(const struct cs_csv_row *in, struct cs_probe_row *r, const 
 }
 
 static const struct cs_csv_format format = {
-    CS_PROBE_MAGIC, "kind,", "probe", "expected the header \"" CS_PROBE_HEADER "\"", col_names,
-    col_required, C_COUNT};
+    CS_PROBE_MAGIC, "kind,",      "probe", "expected the header \"" CS_PROBE_HEADER "\"",
+    col_names,      col_required, C_COUNT};
 
 static enum cs_status add_meta(void *set, const char *key, const char *value,
                                struct cs_error *err) {
@@ -252,7 +277,8 @@ static enum cs_status add_row(void *set, const struct cs_csv_row *in, struct cs_
   return cs_probe_set_push(set, &r, err);
 }
 
-enum cs_status cs_probe_read_file(const char *path, struct cs_probe_set *set, struct cs_error *err) {
+enum cs_status cs_probe_read_file(const char *path, struct cs_probe_set *set,
+                                  struct cs_error *err) {
   return cs_csv_read(path, &format, add_meta, add_row, set, err);
 }
 
@@ -289,8 +315,8 @@ enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *d
       if (seen & CS_PROBE_BIT(d))
         used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
                                  cs_probe_dtype_name((enum cs_probe_dtype)d));
-    return cs_error_set(err, CS_ERR_UNSUPPORTED, "no gemm rows of dtype %s (the file has %s)",
-                        name, used ? have : "no gemm rows");
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "no gemm rows of dtype %s (the file has %s)", name,
+                        used ? have : "no gemm rows");
   }
   struct cs_gemm_point *p = malloc(count * sizeof *p);
   int *reps = calloc(count, sizeof *reps);
@@ -305,7 +331,8 @@ enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *d
     if (r->kind != CS_PROBE_GEMM || strcmp(r->dtype, name) != 0) continue;
     double eff = r->tflops * 1e12 / peak;
     size_t j = 0;
-    while (j < np && !(p[j].m == r->m && p[j].n == r->n && p[j].k == r->k)) j++;
+    while (j < np && !(p[j].m == r->m && p[j].n == r->n && p[j].k == r->k))
+      j++;
     if (j == np) {
       p[np++] = (struct cs_gemm_point){r->m, r->n, r->k, 0};
     }

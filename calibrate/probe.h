@@ -33,8 +33,8 @@
 #include "status.h"
 
 #define CS_PROBE_MAGIC "# commscale probes v1"
-#define CS_PROBE_HEADER                                                                         \
-  "kind,dtype,m,n,k,bytes,time_us,time_min_us,time_max_us,trials,tflops,GBps,frac_peak,factor,"  \
+#define CS_PROBE_HEADER                                                                            \
+  "kind,dtype,m,n,k,bytes,time_us,time_min_us,time_max_us,trials,tflops,GBps,frac_peak,factor,"    \
   "gpu,source"
 
 enum cs_probe_kind { CS_PROBE_GEMM, CS_PROBE_MEMBW, CS_PROBE_INTERFERENCE, CS_PROBE_KIND_COUNT };
@@ -42,8 +42,14 @@ enum cs_probe_kind { CS_PROBE_GEMM, CS_PROBE_MEMBW, CS_PROBE_INTERFERENCE, CS_PR
 /* The GEMM precisions probed. Names follow the plan's precision names (plan.h): "bf16", "fp16",
  * "tf32" (fp32 data, TF32 tensor cores), "fp32" (plain fp32 arithmetic) and "fp8" (e4m3 inputs,
  * bf16 output, fp32 accumulation). */
-enum cs_probe_dtype { CS_PROBE_BF16, CS_PROBE_FP16, CS_PROBE_TF32, CS_PROBE_FP32, CS_PROBE_FP8,
-                      CS_PROBE_DTYPE_COUNT };
+enum cs_probe_dtype {
+  CS_PROBE_BF16,
+  CS_PROBE_FP16,
+  CS_PROBE_TF32,
+  CS_PROBE_FP32,
+  CS_PROBE_FP8,
+  CS_PROBE_DTYPE_COUNT
+};
 
 /* A set of kinds or dtypes, one bit each (1u << kind). */
 #define CS_PROBE_BIT(x) (1u << (unsigned)(x))

@@ -58,7 +58,7 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
 
 #define MAXDEV 16
 #define WORKSPACE (32u << 20)
-#define MAX_CALL_S 0.06           /* leave out products estimated to take longer than this */
+#define MAX_CALL_S 0.06            /* leave out products estimated to take longer than this */
 #define AR_BYTES (256.0 * 1048576) /* the all-reduce of the interference probe */
 #define MIB 1048576.0
 
@@ -109,10 +109,10 @@ struct probe {
 
 /* ---- errors, mapped at the boundary --------------------------------------------------------- */
 
-static enum cs_status cuda_fail(struct cs_error *err, const struct probe *P, int dev,
-                                cudaError_t e, const char *what) {
-  return cs_error_set(err, CS_ERR_EXTERNAL, "rank 0 on %s: GPU %d: %s: CUDA error %s (%s)",
-                      P->host, dev, what, cudaGetErrorName(e), cudaGetErrorString(e));
+static enum cs_status cuda_fail(struct cs_error *err, const struct probe *P, int dev, cudaError_t e,
+                                const char *what) {
+  return cs_error_set(err, CS_ERR_EXTERNAL, "rank 0 on %s: GPU %d: %s: CUDA error %s (%s)", P->host,
+                      dev, what, cudaGetErrorName(e), cudaGetErrorString(e));
 }
 
 static enum cs_status lt_fail(struct cs_error *err, const struct probe *P, int dev,
@@ -122,15 +122,15 @@ static enum cs_status lt_fail(struct cs_error *err, const struct probe *P, int d
                       cublasLtGetStatusName(s), cublasLtGetStatusString(s));
 }
 
-#define CUDA_TRY(dv, call, what)                                                                  \
-  do {                                                                                            \
-    cudaError_t e_ = (call);                                                                      \
-    if (e_ != cudaSuccess) return cuda_fail(err, P, (dv), e_, (what));                            \
+#define CUDA_TRY(dv, call, what)                                                                   \
+  do {                                                                                             \
+    cudaError_t e_ = (call);                                                                       \
+    if (e_ != cudaSuccess) return cuda_fail(err, P, (dv), e_, (what));                             \
   } while (0)
-#define LT_TRY(dv, call, what)                                                                    \
-  do {                                                                                            \
-    cublasStatus_t s_ = (call);                                                                   \
-    if (s_ != CUBLAS_STATUS_SUCCESS) return lt_fail(err, P, (dv), s_, (what));                    \
+#define LT_TRY(dv, call, what)                                                                     \
+  do {                                                                                             \
+    cublasStatus_t s_ = (call);                                                                    \
+    if (s_ != CUBLAS_STATUS_SUCCESS) return lt_fail(err, P, (dv), s_, (what));                     \
   } while (0)
 
 static void progress(const struct cs_run_opts *o, const char *what) {
@@ -151,7 +151,7 @@ static void note(const struct probe *P, const char *fmt, const char *a, const ch
 /* Dense datasheet peaks of the GPUs we know by name; frac_peak stays empty for others. */
 static void datasheet(struct probe *P) {
   static const struct {
-    const char *name, *not;
+    const char *name, *not ;
     double bf16, tf32, fp32, fp8, bw; /* TFLOP/s, TB/s */
   } known[] = {
       {"H200", NULL, 989.4, 494.7, 66.9, 1978.9, 4.8},
@@ -163,7 +163,7 @@ static void datasheet(struct probe *P) {
   };
   for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
     if (strstr(P->gpu, known[i].name) == NULL) continue;
-    if (known[i].not && strstr(P->gpu, known[i].not)) continue;
+    if (known[i].not &&strstr(P->gpu, known[i].not )) continue;
     P->peak[CS_PROBE_BF16] = P->peak[CS_PROBE_FP16] = known[i].bf16 * 1e12;
     P->peak[CS_PROBE_TF32] = known[i].tf32 * 1e12;
     P->peak[CS_PROBE_FP32] = known[i].fp32 * 1e12;
@@ -177,7 +177,9 @@ static size_t esz_ab(int t) {
   return t == CS_PROBE_FP8 ? 1 : (t == CS_PROBE_FP32 || t == CS_PROBE_TF32) ? 4 : 2;
 }
 
-static size_t esz_d(int t) { return t == CS_PROBE_FP32 || t == CS_PROBE_TF32 ? 4 : 2; }
+static size_t esz_d(int t) {
+  return t == CS_PROBE_FP32 || t == CS_PROBE_TF32 ? 4 : 2;
+}
 
 /* A guess of each precision's rate, only to leave out products that would take too long. */
 static double guess_rate(int t) {
@@ -244,17 +246,26 @@ static void gemm_free(struct gemm *g) {
 
 /* Describes D = A^T B of dtype t and asks the heuristic for its algorithm. CS_ERR_UNSUPPORTED
  * when cuBLASLt has none. On failure g holds nothing. */
-static enum cs_status gemm_init(struct probe *P, struct dev *d, int t, double m, double n,
-                                double k, struct gemm *g, struct cs_error *err) {
+static enum cs_status gemm_init(struct probe *P, struct dev *d, int t, double m, double n, double k,
+                                struct gemm *g, struct cs_error *err) {
   memset(g, 0, sizeof *g);
   cudaDataType_t ab = CUDA_R_16BF, cd = CUDA_R_16BF;
   cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
   switch (t) {
-  case CS_PROBE_FP16: ab = cd = CUDA_R_16F; break;
-  case CS_PROBE_FP32: ab = cd = CUDA_R_32F; break;
-  case CS_PROBE_TF32: ab = cd = CUDA_R_32F, ct = CUBLAS_COMPUTE_32F_FAST_TF32; break;
-  case CS_PROBE_FP8: ab = CUDA_R_8F_E4M3, cd = CUDA_R_16BF; break;
-  default: break;
+  case CS_PROBE_FP16:
+    ab = cd = CUDA_R_16F;
+    break;
+  case CS_PROBE_FP32:
+    ab = cd = CUDA_R_32F;
+    break;
+  case CS_PROBE_TF32:
+    ab = cd = CUDA_R_32F, ct = CUBLAS_COMPUTE_32F_FAST_TF32;
+    break;
+  case CS_PROBE_FP8:
+    ab = CUDA_R_8F_E4M3, cd = CUDA_R_16BF;
+    break;
+  default:
+    break;
   }
   cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
   uint64_t ws = WORKSPACE;
@@ -276,8 +287,8 @@ static enum cs_status gemm_init(struct probe *P, struct dev *d, int t, double m,
     s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                              sizeof ws);
   if (s == CUBLAS_STATUS_SUCCESS)
-    s = cublasLtMatmulAlgoGetHeuristic(d->lt, g->op, g->la, g->lb, g->ld, g->ld, pref, 1,
-                                       &g->heur, &found);
+    s = cublasLtMatmulAlgoGetHeuristic(d->lt, g->op, g->la, g->lb, g->ld, g->ld, pref, 1, &g->heur,
+                                       &found);
   if (pref) cublasLtMatmulPreferenceDestroy(pref);
   if (s == CUBLAS_STATUS_SUCCESS && found < 1) s = CUBLAS_STATUS_NOT_SUPPORTED;
   if (s != CUBLAS_STATUS_SUCCESS) {
@@ -475,8 +486,9 @@ static enum cs_status plan(struct probe *P, int fp8_ok, int can_interfere, struc
       if (!(o->probe_dtypes & CS_PROBE_BIT(idt[t])) || (idt[t] == CS_PROBE_FP8 && !fp8_ok))
         continue;
       for (size_t i = 0; i < sizeof inter_shapes / sizeof *inter_shapes && st == CS_OK; i++)
-        st = add(P, (struct point){CS_PROBE_INTERFERENCE, idt[t], inter_shapes[i][0],
-                                   inter_shapes[i][1], inter_shapes[i][2], AR_BYTES, 0},
+        st = add(P,
+                 (struct point){CS_PROBE_INTERFERENCE, idt[t], inter_shapes[i][0],
+                                inter_shapes[i][1], inter_shapes[i][2], AR_BYTES, 0},
                  err);
     }
   }
@@ -603,8 +615,8 @@ static enum cs_status open_output(struct probe *P, struct cs_error *err) {
   int rt = 0, drv = 0;
   cudaRuntimeGetVersion(&rt);
   cudaDriverGetVersion(&drv);
-  snprintf(buf, sizeof buf, "runtime %d.%d, driver %d.%d; cuBLASLt %zu", rt / 1000,
-           rt % 1000 / 10, drv / 1000, drv % 1000 / 10, cublasLtGetVersion());
+  snprintf(buf, sizeof buf, "runtime %d.%d, driver %d.%d; cuBLASLt %zu", rt / 1000, rt % 1000 / 10,
+           drv / 1000, drv % 1000 / 10, cublasLtGetVersion());
   cs_probe_set_meta(&meta, "cuda", buf, NULL);
 #ifdef CS_HAVE_NCCL
   int nv = 0;
@@ -749,7 +761,8 @@ static enum cs_status inter_batch(struct probe *P, struct gemm *g, int iters, in
                                   struct cs_error *err) {
   enum cs_status st = CS_OK;
   if (nar > 0 && (st = ar_enqueue(P, nar, err)) != CS_OK) return st;
-  for (int i = 0; i < P->ndev && st == CS_OK; i++) st = gemm_enqueue(P, &P->dev[i], &g[i], iters, err);
+  for (int i = 0; i < P->ndev && st == CS_OK; i++)
+    st = gemm_enqueue(P, &P->dev[i], &g[i], iters, err);
   *sec = 0;
   for (int i = 0; i < P->ndev && st == CS_OK; i++) {
     double t = 0;
@@ -789,7 +802,8 @@ static enum cs_status run_interference(struct probe *P, const struct point *p, d
     n++;
     if (n >= o->min_trials && settled(alone, n, o->tol) && settled(cont, n, o->tol)) break;
   }
-  for (int i = 0; i < ng; i++) gemm_free(&g[i]);
+  for (int i = 0; i < ng; i++)
+    gemm_free(&g[i]);
   if (st != CS_OK) return st;
   struct stats sa = {0, 0, 0, 0}, sc = {0, 0, 0, 0};
   summarise(alone, n, &sa);
@@ -850,13 +864,16 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
   int fp8_ok = P->cc_major * 10 + P->cc_minor >= 89;
   if ((o->probes & CS_PROBE_BIT(CS_PROBE_GEMM)) && (o->probe_dtypes & CS_PROBE_BIT(CS_PROBE_FP8)) &&
       !fp8_ok)
-    note(P, "fp8 GEMMs skipped: %s%s has no fp8 tensor cores (compute capability < 8.9)", P->gpu, "");
+    note(P, "fp8 GEMMs skipped: %s%s has no fp8 tensor cores (compute capability < 8.9)", P->gpu,
+         "");
   int can_interfere = 0;
   if (o->probes & CS_PROBE_BIT(CS_PROBE_INTERFERENCE)) {
 #ifdef CS_HAVE_NCCL
     if (nprocs > 1)
-      note(P, "interference skipped: %s%s", "it needs one process driving every GPU of the node "
-           "(run the probes without mpirun)", "");
+      note(P, "interference skipped: %s%s",
+           "it needs one process driving every GPU of the node "
+           "(run the probes without mpirun)",
+           "");
     else if (P->ndev < 2)
       note(P, "interference skipped: %s%s", "it needs at least 2 GPUs and this process has 1", "");
     else
@@ -876,7 +893,8 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
       if (p->bytes > cd) cd = (size_t)p->bytes;
       continue;
     }
-    size_t a = esz_ab(p->dtype) * (size_t)(p->m * p->k), b = esz_ab(p->dtype) * (size_t)(p->k * p->n),
+    size_t a = esz_ab(p->dtype) * (size_t)(p->m * p->k),
+           b = esz_ab(p->dtype) * (size_t)(p->k * p->n),
            d = esz_d(p->dtype) * (size_t)(p->m * p->n);
     ca = a > ca ? a : ca, cb = b > cb ? b : cb, cd = d > cd ? d : cd;
     if (p->kind == CS_PROBE_INTERFERENCE)
@@ -884,7 +902,8 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
   }
   if ((st = open_output(P, err)) != CS_OK) goto out;
   size_t todo = 0;
-  for (size_t i = 0; i < P->npts; i++) todo += !P->pts[i].skip;
+  for (size_t i = 0; i < P->npts; i++)
+    todo += !P->pts[i].skip;
   if (o->log)
     fprintf(o->log, "commscale-run: probes on %s: %zu points to measure%s\n", P->gpu, todo,
             o->dry_run ? " (dry run)" : "");
@@ -913,7 +932,8 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
 #ifdef CS_HAVE_NCCL
   if (can_interfere) {
     int devs[MAXDEV];
-    for (int i = 0; i < P->ndev; i++) devs[i] = P->dev[i].id;
+    for (int i = 0; i < P->ndev; i++)
+      devs[i] = P->dev[i].id;
     progress(o, "creating the communicator of the interference probe");
     ncclResult_t nr = ncclCommInitAll(P->comm, P->ndev, devs);
     progress(o, NULL);
@@ -927,8 +947,10 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
     progress(o, NULL);
     if (st != CS_OK) goto out;
     if (P->table)
-      fprintf(P->table, "# interference all_reduce: %.0f MiB float in %.1f us alone (%.0f GB/s "
-              "algbw) on %d GPUs\n", AR_BYTES / MIB, 1e6 * t_ar, AR_BYTES / t_ar / 1e9, P->ndev);
+      fprintf(P->table,
+              "# interference all_reduce: %.0f MiB float in %.1f us alone (%.0f GB/s "
+              "algbw) on %d GPUs\n",
+              AR_BYTES / MIB, 1e6 * t_ar, AR_BYTES / t_ar / 1e9, P->ndev);
   }
 #endif
 
@@ -941,10 +963,13 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
     snprintf(what, sizeof what, "probe %s %s %.0fx%.0fx%.0f (%.0f bytes)",
              cs_probe_kind_name(p->kind), r.dtype, p->m, p->n, p->k, r.bytes);
     progress(o, what);
-    if (p->kind == CS_PROBE_GEMM) st = run_gemm(P, p, &r, err);
-    else if (p->kind == CS_PROBE_MEMBW) st = run_membw(P, p, &r, err);
+    if (p->kind == CS_PROBE_GEMM)
+      st = run_gemm(P, p, &r, err);
+    else if (p->kind == CS_PROBE_MEMBW)
+      st = run_membw(P, p, &r, err);
 #ifdef CS_HAVE_NCCL
-    else st = run_interference(P, p, t_ar, &r, err);
+    else
+      st = run_interference(P, p, t_ar, &r, err);
 #endif
     progress(o, NULL);
     if (st == CS_ERR_UNSUPPORTED) {
@@ -964,9 +989,11 @@ out:
     st = cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", o->probe_out, strerror(errno));
 #ifdef CS_HAVE_NCCL
   if (P->have_comm)
-    for (int i = 0; i < P->ndev; i++) ncclCommDestroy(P->comm[i]);
+    for (int i = 0; i < P->ndev; i++)
+      ncclCommDestroy(P->comm[i]);
 #endif
-  for (int i = 0; i < MAXDEV; i++) dev_close(&P->dev[i]);
+  for (int i = 0; i < MAXDEV; i++)
+    dev_close(&P->dev[i]);
   free(P->pts);
   free(P);
   return st;

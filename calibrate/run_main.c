@@ -24,8 +24,8 @@
 
 struct watchdog {
   pthread_mutex_t mu;
-  double since;       /* when the current step began */
-  int busy;           /* inside a blocking step */
+  double since; /* when the current step began */
+  int busy;     /* inside a blocking step */
   char what[192];
   double timeout_s;
   int rank;
@@ -72,8 +72,9 @@ static void *wd_main(void *arg) {
 }
 
 static int launched_by_mpi(void) {
-  static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "PMI_RANK",
-                                     "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE"};
+  static const char *const vars[] = {
+      "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",           "PMIX_RANK", "PMI_RANK",
+      "MPI_LOCALNRANKS",      "MV2_COMM_WORLD_SIZE"};
   for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
     if (getenv(vars[i])) return 1;
   return 0;
@@ -118,9 +119,12 @@ int main(int argc, char **argv) {
   static struct watchdog wd = {.mu = PTHREAD_MUTEX_INITIALIZER};
   wd.timeout_s = o.timeout_s;
   wd.rank = rank;
-  if (o.node_id) snprintf(wd.host, sizeof wd.host, "%s", o.node_id);
-  else if (getenv("CS_NODE_ID")) snprintf(wd.host, sizeof wd.host, "%s", getenv("CS_NODE_ID"));
-  else if (gethostname(wd.host, sizeof wd.host) != 0) snprintf(wd.host, sizeof wd.host, "?");
+  if (o.node_id)
+    snprintf(wd.host, sizeof wd.host, "%s", o.node_id);
+  else if (getenv("CS_NODE_ID"))
+    snprintf(wd.host, sizeof wd.host, "%s", getenv("CS_NODE_ID"));
+  else if (gethostname(wd.host, sizeof wd.host) != 0)
+    snprintf(wd.host, sizeof wd.host, "?");
   o.progress = wd_progress;
   o.progress_ctx = &wd;
   pthread_t th;

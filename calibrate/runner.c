@@ -46,16 +46,21 @@ const char *cs_dtype_name(enum cs_dtype d) {
   return (unsigned)d < CS_DTYPE_COUNT ? dtypes[d].name : "?";
 }
 
-size_t cs_dtype_size(enum cs_dtype d) { return (unsigned)d < CS_DTYPE_COUNT ? dtypes[d].size : 0; }
+size_t cs_dtype_size(enum cs_dtype d) {
+  return (unsigned)d < CS_DTYPE_COUNT ? dtypes[d].size : 0;
+}
 
 int cs_dtype_parse(const char *name, enum cs_dtype *out) {
-  static const struct { const char *s; enum cs_dtype d; } alias[] = {
-      {"char", CS_DTYPE_INT8},    {"int8", CS_DTYPE_INT8},       {"uint8", CS_DTYPE_UINT8},
-      {"int", CS_DTYPE_INT32},    {"int32", CS_DTYPE_INT32},     {"uint32", CS_DTYPE_UINT32},
-      {"int64", CS_DTYPE_INT64},  {"uint64", CS_DTYPE_UINT64},   {"half", CS_DTYPE_HALF},
-      {"fp16", CS_DTYPE_HALF},    {"float16", CS_DTYPE_HALF},    {"float", CS_DTYPE_FLOAT},
-      {"fp32", CS_DTYPE_FLOAT},   {"f32", CS_DTYPE_FLOAT},       {"float32", CS_DTYPE_FLOAT},
-      {"double", CS_DTYPE_DOUBLE}, {"fp64", CS_DTYPE_DOUBLE},    {"float64", CS_DTYPE_DOUBLE},
+  static const struct {
+    const char *s;
+    enum cs_dtype d;
+  } alias[] = {
+      {"char", CS_DTYPE_INT8},         {"int8", CS_DTYPE_INT8},     {"uint8", CS_DTYPE_UINT8},
+      {"int", CS_DTYPE_INT32},         {"int32", CS_DTYPE_INT32},   {"uint32", CS_DTYPE_UINT32},
+      {"int64", CS_DTYPE_INT64},       {"uint64", CS_DTYPE_UINT64}, {"half", CS_DTYPE_HALF},
+      {"fp16", CS_DTYPE_HALF},         {"float16", CS_DTYPE_HALF},  {"float", CS_DTYPE_FLOAT},
+      {"fp32", CS_DTYPE_FLOAT},        {"f32", CS_DTYPE_FLOAT},     {"float32", CS_DTYPE_FLOAT},
+      {"double", CS_DTYPE_DOUBLE},     {"fp64", CS_DTYPE_DOUBLE},   {"float64", CS_DTYPE_DOUBLE},
       {"bfloat16", CS_DTYPE_BFLOAT16}, {"bf16", CS_DTYPE_BFLOAT16}};
   if (name == NULL) return -1;
   for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
@@ -69,10 +74,39 @@ int cs_dtype_parse(const char *name, enum cs_dtype *out) {
 /* ---- options: one table drives parsing and --help ------------------------------------------ */
 
 enum opt_id {
-  O_MINB, O_MAXB, O_FACTOR, O_SIZES, O_ITERS, O_WARMUP, O_DTYPE, O_COLLS, O_BACKEND, O_OUT,
-  O_RESUME, O_OVERWRITE, O_NODES, O_GPN, O_MINRANKS, O_ALGOS, O_TRIALS, O_TOL, O_TRIALTIME,
-  O_NGPUS, O_NODEID, O_TIMEOUT, O_INPLACE, O_TIMER, O_CHECK, O_DRYRUN, O_QUIET, O_PROBES,
-  O_PROBES_ONLY, O_PROBE_OUT, O_PROBE_DTYPES, O_HELP, O_COUNT
+  O_MINB,
+  O_MAXB,
+  O_FACTOR,
+  O_SIZES,
+  O_ITERS,
+  O_WARMUP,
+  O_DTYPE,
+  O_COLLS,
+  O_BACKEND,
+  O_OUT,
+  O_RESUME,
+  O_OVERWRITE,
+  O_NODES,
+  O_GPN,
+  O_MINRANKS,
+  O_ALGOS,
+  O_TRIALS,
+  O_TOL,
+  O_TRIALTIME,
+  O_NGPUS,
+  O_NODEID,
+  O_TIMEOUT,
+  O_INPLACE,
+  O_TIMER,
+  O_CHECK,
+  O_DRYRUN,
+  O_QUIET,
+  O_PROBES,
+  O_PROBES_ONLY,
+  O_PROBE_OUT,
+  O_PROBE_DTYPES,
+  O_HELP,
+  O_COUNT
 };
 
 static const struct run_opt {
@@ -86,8 +120,10 @@ static const struct run_opt {
     {O_MAXB, "maxbytes", 'e', "SIZE", "largest message size [1G]"},
     {O_FACTOR, "stepfactor", 'f', "F", "multiply the size by F each step (F >= 2) [2]"},
     {O_SIZES, "sizes", 0, "LIST", "explicit sizes instead of -b/-e/-f: 8,1K,64K:1G (a:b doubles)"},
-    {O_ITERS, "iters", 'n', "N", "timed operations per trial (cut so a trial fits --trial-time) [20]"},
-    {O_WARMUP, "warmup_iters", 'w', "N", "untimed operations before the first trial of a point [5]"},
+    {O_ITERS, "iters", 'n', "N",
+     "timed operations per trial (cut so a trial fits --trial-time) [20]"},
+    {O_WARMUP, "warmup_iters", 'w', "N",
+     "untimed operations before the first trial of a point [5]"},
     {O_DTYPE, "datatype", 'd', "TYPE", "float, half, bfloat16, double, int32, int8, ... [float]"},
     {O_COLLS, "colls", 0, "LIST",
      "all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all,send_recv or all "
@@ -111,11 +147,13 @@ static const struct run_opt {
     {O_TIMER, "timer", 0, "KIND",
      "nccl: event (device events, launch skew excluded) or host (as nccl-tests) [event]"},
     {O_CHECK, "check", 0, NULL, "check set-up: ranks, nodes, one verified all_reduce; then stop"},
-    {O_DRYRUN, "dry-run", 0, NULL, "print the plan and the points --resume would skip; measure nothing"},
+    {O_DRYRUN, "dry-run", 0, NULL,
+     "print the plan and the points --resume would skip; measure nothing"},
     {O_QUIET, "quiet", 'q', NULL, "no table on stdout"},
     {O_PROBES, "probes", 0, "LIST",
      "compute probes after the collectives: gemm,membw,interference or all (GPU)"},
-    {O_PROBES_ONLY, "probes-only", 0, NULL, "run the probes (all unless --probes) and no collectives"},
+    {O_PROBES_ONLY, "probes-only", 0, NULL,
+     "run the probes (all unless --probes) and no collectives"},
     {O_PROBE_OUT, "probe-output", 0, "FILE", "append probe rows to this CSV [probes.csv]"},
     {O_PROBE_DTYPES, "probe-dtypes", 0, "LIST", "GEMM precisions: bf16,fp16,tf32,fp32,fp8 [all]"},
     {O_HELP, "help", 'h', NULL, "this help"},
@@ -197,7 +235,8 @@ static enum cs_status parse_colls(const char *s, int colls[CS_COLL_COUNT], struc
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     if (strcmp(t, "all") == 0) {
-      for (int c = 0; c < CS_COLL_COUNT; c++) sel[c] = 1;
+      for (int c = 0; c < CS_COLL_COUNT; c++)
+        sel[c] = 1;
       continue;
     }
     enum cs_coll c;
@@ -287,10 +326,13 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
   o->overwrite = val[O_OVERWRITE] != NULL;
   o->in_place = val[O_INPLACE] != NULL;
   if (val[O_TIMER]) {
-    if (strcmp(val[O_TIMER], "host") == 0) o->host_timer = 1;
-    else if (strcmp(val[O_TIMER], "event") == 0) o->host_timer = 0;
-    else return cs_error_set(err, CS_ERR_USAGE, "--timer: expected event or host, got \"%s\"",
-                             val[O_TIMER]);
+    if (strcmp(val[O_TIMER], "host") == 0)
+      o->host_timer = 1;
+    else if (strcmp(val[O_TIMER], "event") == 0)
+      o->host_timer = 0;
+    else
+      return cs_error_set(err, CS_ERR_USAGE, "--timer: expected event or host, got \"%s\"",
+                          val[O_TIMER]);
   }
   o->check = val[O_CHECK] != NULL;
   o->dry_run = val[O_DRYRUN] != NULL;
@@ -302,7 +344,8 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
   if (val[O_PROBES] && (st = cs_probe_parse_kinds(val[O_PROBES], &o->probes, err))) return st;
   if (o->probes_only && !val[O_PROBES]) o->probes = CS_PROBE_ALL_KINDS;
   if (val[O_PROBE_OUT]) o->probe_out = val[O_PROBE_OUT];
-  if (val[O_PROBE_DTYPES] && (st = cs_probe_parse_dtypes(val[O_PROBE_DTYPES], &o->probe_dtypes, err)))
+  if (val[O_PROBE_DTYPES] &&
+      (st = cs_probe_parse_dtypes(val[O_PROBE_DTYPES], &o->probe_dtypes, err)))
     return st;
   if ((o->resume || o->overwrite) && o->out_path == NULL && !o->probes)
     return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite need -o FILE");
@@ -340,8 +383,8 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
                a <= 1000) {
       o->min_trials = o->max_trials = a;
     } else {
-      return cs_error_set(err, CS_ERR_USAGE, "--trials: expected N or MIN:MAX (1..1000), got \"%s\"",
-                          val[O_TRIALS]);
+      return cs_error_set(err, CS_ERR_USAGE,
+                          "--trials: expected N or MIN:MAX (1..1000), got \"%s\"", val[O_TRIALS]);
     }
   }
   if (val[O_TOL]) {
@@ -390,10 +433,12 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
     if (b < 1 || e < b)
       return cs_error_set(err, CS_ERR_USAGE, "-b/-e: expected 1 <= minbytes <= maxbytes");
     size_t cap = 0;
-    for (double s = b; s <= e; s *= f) cap++;
+    for (double s = b; s <= e; s *= f)
+      cap++;
     o->sizes = malloc(cap * sizeof *o->sizes);
     if (o->sizes == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    for (double s = b; s <= e; s *= f) o->sizes[o->nsizes++] = floor(s);
+    for (double s = b; s <= e; s *= f)
+      o->sizes[o->nsizes++] = floor(s);
   }
   return CS_OK;
 }
@@ -407,12 +452,18 @@ static int user_has_algo, user_has_proto;
 
 static const char *nccl_algo_env(enum cs_algo a) {
   switch (a) {
-  case CS_ALGO_RING: return "Ring";
-  case CS_ALGO_TREE: return "Tree";
-  case CS_ALGO_NVLS: return "NVLS";
-  case CS_ALGO_COLLNET: return "CollnetDirect";
-  case CS_ALGO_PAT: return "PAT";
-  default: return NULL;
+  case CS_ALGO_RING:
+    return "Ring";
+  case CS_ALGO_TREE:
+    return "Tree";
+  case CS_ALGO_NVLS:
+    return "NVLS";
+  case CS_ALGO_COLLNET:
+    return "CollnetDirect";
+  case CS_ALGO_PAT:
+    return "PAT";
+  default:
+    return NULL;
   }
 }
 
@@ -426,14 +477,22 @@ void cs_run_force_env(struct cs_run_variant v) {
     env_saved = 1;
   }
   const char *a = nccl_algo_env(v.algo);
-  if (a) setenv("NCCL_ALGO", a, 1);
-  else if (user_has_algo) setenv("NCCL_ALGO", user_algo, 1);
-  else unsetenv("NCCL_ALGO");
-  const char *p = v.proto == CS_PROTO_LL ? "LL" : v.proto == CS_PROTO_LL128 ? "LL128"
-                  : v.proto == CS_PROTO_SIMPLE ? "Simple" : NULL;
-  if (p) setenv("NCCL_PROTO", p, 1);
-  else if (user_has_proto) setenv("NCCL_PROTO", user_proto, 1);
-  else unsetenv("NCCL_PROTO");
+  if (a)
+    setenv("NCCL_ALGO", a, 1);
+  else if (user_has_algo)
+    setenv("NCCL_ALGO", user_algo, 1);
+  else
+    unsetenv("NCCL_ALGO");
+  const char *p = v.proto == CS_PROTO_LL       ? "LL"
+                  : v.proto == CS_PROTO_LL128  ? "LL128"
+                  : v.proto == CS_PROTO_SIMPLE ? "Simple"
+                                               : NULL;
+  if (p)
+    setenv("NCCL_PROTO", p, 1);
+  else if (user_has_proto)
+    setenv("NCCL_PROTO", user_proto, 1);
+  else
+    unsetenv("NCCL_PROTO");
 }
 
 extern char **environ;
@@ -443,9 +502,9 @@ static int cmp_str(const void *a, const void *b) {
 }
 
 static int tag_ignored(const char *kv) {
-  static const char *const ign[] = {"NCCL_ALGO=", "NCCL_PROTO=", "NCCL_DEBUG",
+  static const char *const ign[] = {"NCCL_ALGO=",   "NCCL_PROTO=",       "NCCL_DEBUG",
                                     "NCCL_HOSTID=", "NCCL_NVLS_ENABLE=", "NCCL_SOCKET_IFNAME=",
-                                    "NCCL_IB_HCA=", "NCCL_COMM_ID=", "NCCL_VERSION=",
+                                    "NCCL_IB_HCA=", "NCCL_COMM_ID=",     "NCCL_VERSION=",
                                     "NCCL_TESTS_" /* a harness's own variables, not NCCL's */};
   for (size_t i = 0; i < sizeof ign / sizeof ign[0]; i++)
     if (strncmp(kv, ign[i], strlen(ign[i])) == 0) return 1;
@@ -553,7 +612,8 @@ static enum cs_status world_build(struct cs_run_world *w, const char (*keys)[64]
   for (int r = 0; r < w->nranks; r++) {
     const char *k = keys[r / nlocal];
     int n = 0;
-    while (n < w->nnodes && strcmp(w->node_name[n], k) != 0) n++;
+    while (n < w->nnodes && strcmp(w->node_name[n], k) != 0)
+      n++;
     if (n == w->nnodes) snprintf(w->node_name[w->nnodes++], 64, "%s", k);
     w->node_of[r] = n;
     w->local_of[r] = count[n]++;
@@ -762,9 +822,9 @@ static void table_head(FILE *t, const struct cs_backend *be, const struct shape 
           "# %14s %12s %10s %8s %10s %10s %10s %6s %9s %9s\n"
           "# %14s %12s %10s %8s %10s %10s %10s %6s %9s %9s\n",
           be->name, s->ranks, s->nodes, s->gpn, cs_algo_name(v.algo), cs_proto_name(v.proto),
-          o->in_place ? "in-place" : "out-of-place", "collective", "size", "count", "type",
-          "time", "min", "max", "trials", "algbw", "busbw", "", "(B)", "(elements)", "", "(us)",
-          "(us)", "(us)", "", "(GB/s)", "(GB/s)");
+          o->in_place ? "in-place" : "out-of-place", "collective", "size", "count", "type", "time",
+          "min", "max", "trials", "algbw", "busbw", "", "(B)", "(elements)", "", "(us)", "(us)",
+          "(us)", "", "(GB/s)", "(GB/s)");
 }
 
 static void table_row(FILE *t, const struct cs_meas_row *r, size_t es) {
@@ -775,9 +835,12 @@ static void table_row(FILE *t, const struct cs_meas_row *r, size_t es) {
 }
 
 static void fmt_dur(double s, char *buf, size_t len) {
-  if (s < 60) snprintf(buf, len, "%.0fs", s);
-  else if (s < 3600) snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
-  else snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
+  if (s < 60)
+    snprintf(buf, len, "%.0fs", s);
+  else if (s < 3600)
+    snprintf(buf, len, "%dm%02ds", (int)(s / 60), (int)fmod(s, 60));
+  else
+    snprintf(buf, len, "%dh%02dm", (int)(s / 3600), (int)fmod(s / 60, 60));
 }
 
 /* ---- the run ------------------------------------------------------------------------------- */
@@ -855,11 +918,11 @@ static enum cs_status open_output(struct run *R, struct cs_error *err) {
   size_t used = 0;
   buf[0] = '\0';
   for (int n = 0; n < R->w.nnodes && used < sizeof buf; n++)
-    used += (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", n ? "," : "",
-                             R->w.node_name[n]);
+    used +=
+        (size_t)snprintf(buf + used, sizeof buf - used, "%s%s", n ? "," : "", R->w.node_name[n]);
   cs_meas_set_meta(&meta, "hosts", buf, NULL);
-  snprintf(buf, sizeof buf, "%d ranks on %d nodes, at least %d per node", R->w.nranks,
-           R->w.nnodes, R->w.max_gpn);
+  snprintf(buf, sizeof buf, "%d ranks on %d nodes, at least %d per node", R->w.nranks, R->w.nnodes,
+           R->w.max_gpn);
   cs_meas_set_meta(&meta, "ranks", buf, NULL);
   if (o->cmdline) cs_meas_set_meta(&meta, "command", o->cmdline, NULL);
   snprintf(buf, sizeof buf,
@@ -932,8 +995,8 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
   for (nt = 0; nt < o->max_trials; nt++) {
     double sec = 0;
     progress(o, what);
-    enum cs_status st = timed_batch(R->be, grp, pt, o, nt == 0 ? warm : (o->warmup ? 1 : 0), iters,
-                                    &sec, err);
+    enum cs_status st =
+        timed_batch(R->be, grp, pt, o, nt == 0 ? warm : (o->warmup ? 1 : 0), iters, &sec, err);
     progress(o, NULL);
     if (st != CS_OK) return st;
     times[nt] = sec;
@@ -968,8 +1031,10 @@ static void show_progress(struct run *R, int final) {
   double el = now_s() - R->t_start;
   char e1[32], e2[32];
   fmt_dur(el, e1, sizeof e1);
-  if (R->done > 0) fmt_dur(el / (double)R->done * (double)(R->todo - R->done), e2, sizeof e2);
-  else snprintf(e2, sizeof e2, "?");
+  if (R->done > 0)
+    fmt_dur(el / (double)R->done * (double)(R->todo - R->done), e2, sizeof e2);
+  else
+    snprintf(e2, sizeof e2, "?");
   fprintf(o->log, "\r[%zu/%zu] elapsed %s, ETA %s   %s", R->done, R->todo, e1, e2,
           final ? "\n" : "");
   fflush(o->log);
@@ -982,7 +1047,8 @@ static enum cs_status run_group(struct run *R, size_t lo, size_t hi, struct cs_e
   const struct shape *s = &R->plan.shapes[p0->shape];
   struct cs_run_variant v = R->plan.var[p0->var];
   int pending = 0;
-  for (size_t i = lo; i < hi; i++) pending += !R->plan.pts[i].skip;
+  for (size_t i = lo; i < hi; i++)
+    pending += !R->plan.pts[i].skip;
   if (pending == 0) return CS_OK;
 
   int *members = calloc((size_t)R->w.nranks, sizeof *members);
@@ -1052,7 +1118,8 @@ static enum cs_status run_group(struct run *R, size_t lo, size_t hi, struct cs_e
   if (grp) R->be->group_close(grp);
   if (st != CS_OK) return st;
   if (!member) {
-    for (size_t i = lo; i < hi; i++) R->done += !R->plan.pts[i].skip;
+    for (size_t i = lo; i < hi; i++)
+      R->done += !R->plan.pts[i].skip;
   }
   return CS_OK;
 }
@@ -1060,10 +1127,12 @@ static enum cs_status run_group(struct run *R, size_t lo, size_t hi, struct cs_e
 static enum cs_status run_check(struct run *R, struct cs_error *err) {
   int *members = calloc((size_t)R->w.nranks, sizeof *members);
   if (members == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  for (int r = 0; r < R->w.nranks; r++) members[r] = 1;
+  for (int r = 0; r < R->w.nranks; r++)
+    members[r] = 1;
   void *grp = NULL;
   progress(R->o, "creating the communicator of every rank (--check)");
-  enum cs_status st = R->be->group_open(R->state, members, (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO}, 1 << 20, &grp, err);
+  enum cs_status st = R->be->group_open(
+      R->state, members, (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO}, 1 << 20, &grp, err);
   free(members);
   if (st == CS_OK && grp) {
     progress(R->o, "verifying one all_reduce of every rank (--check)");
@@ -1077,7 +1146,8 @@ static enum cs_status run_check(struct run *R, struct cs_error *err) {
             R->be->name, R->w.nranks, R->w.nprocs, R->w.nnodes, cs_meas_launch_name(R->launch));
     for (int n = 0; n < R->w.nnodes; n++) {
       int c = 0;
-      for (int r = 0; r < R->w.nranks; r++) c += R->w.node_of[r] == n;
+      for (int r = 0; r < R->w.nranks; r++)
+        c += R->w.node_of[r] == n;
       fprintf(t, "#   node %d  %-24s %d rank(s)\n", n, R->w.node_name[n], c);
     }
     struct cs_meas_set meta;
@@ -1120,11 +1190,12 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
   if (st != CS_OK) return st;
   if (nprocs > 1 && nlocal != 1) {
     R.be->fini(R.state);
-    return cs_error_set(err, CS_ERR_UNSUPPORTED, "under an MPI launch each process drives one rank");
+    return cs_error_set(err, CS_ERR_UNSUPPORTED,
+                        "under an MPI launch each process drives one rank");
   }
 
   /* node keys, then the world */
-  char (*keys)[64] = calloc((size_t)nprocs, sizeof *keys);
+  char(*keys)[64] = calloc((size_t)nprocs, sizeof *keys);
   if (keys == NULL) {
     R.be->fini(R.state);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -1138,7 +1209,7 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
   } else
 #endif
     memcpy(keys[0], mine, 64);
-  st = world_build(&R.w, (const char (*)[64])keys, nprocs, proc, nlocal, err);
+  st = world_build(&R.w, (const char(*)[64])keys, nprocs, proc, nlocal, err);
   free(keys);
 #ifdef CS_HAVE_MPI
   if (by_mpi) R.w.mpi_world = &world_comm;
@@ -1182,13 +1253,16 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
       st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
       goto out;
     }
-    for (size_t i = 0; i < R.plan.npts; i++) marks[i] = R.plan.pts[i].skip;
+    for (size_t i = 0; i < R.plan.npts; i++)
+      marks[i] = R.plan.pts[i].skip;
     MPI_Bcast(marks, (int)R.plan.npts, MPI_CHAR, 0, world_comm);
-    for (size_t i = 0; i < R.plan.npts; i++) R.plan.pts[i].skip = marks[i];
+    for (size_t i = 0; i < R.plan.npts; i++)
+      R.plan.pts[i].skip = marks[i];
     free(marks);
   }
 #endif
-  for (size_t i = 0; i < R.plan.npts; i++) R.todo += !R.plan.pts[i].skip;
+  for (size_t i = 0; i < R.plan.npts; i++)
+    R.todo += !R.plan.pts[i].skip;
   if (R.w.proc == 0 && o->log)
     fprintf(o->log,
             "commscale-run: backend %s, %d ranks on %d node(s), %d shape(s) x %d variant(s): %zu "
@@ -1217,7 +1291,8 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
            R.plan.pts[hi].var == R.plan.pts[lo].var)
       hi++;
     int pending = 0;
-    for (size_t i = lo; i < hi; i++) pending += !R.plan.pts[i].skip;
+    for (size_t i = lo; i < hi; i++)
+      pending += !R.plan.pts[i].skip;
     if (pending) {
       const struct shape *s = &R.plan.shapes[R.plan.pts[lo].shape];
       int member = 0;

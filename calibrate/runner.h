@@ -12,19 +12,19 @@
  * into its harness: it creates communicators for a set of ranks, issues operations, starts and
  * reads its clock, takes a maximum over a group, and says what it knows about the machine. The
  * timed batch itself (warm-up, clock, timed operations, clock, maximum over the ranks) is the
- * harness's, the same for every backend. Backends are compiled in when their dependency was found at
- * build time (CS_HAVE_MPI, CS_HAVE_NCCL); cs_backend_find() names what this build has.
+ * harness's, the same for every backend. Backends are compiled in when their dependency was found
+ * at build time (CS_HAVE_MPI, CS_HAVE_NCCL); cs_backend_find() names what this build has.
  *
  * Processes and ranks. Under MPI every process drives one rank (one CPU process or one GPU).
  * Without MPI the NCCL backend drives every local GPU from one process (ncclCommInitAll), and the
  * launch is recorded as "thread". A "node" is the set of ranks sharing a node key: --node-id, else
- * $CS_NODE_ID, else $NCCL_HOSTID, else the MPI processor name (or the host name). Nodes are numbered
- * in the order of their lowest world rank, so world rank 0 is rank 0 of node 0 and belongs to every
- * shape. Shapes take the first n nodes and the first g ranks of each.
+ * $CS_NODE_ID, else $NCCL_HOSTID, else the MPI processor name (or the host name). Nodes are
+ * numbered in the order of their lowest world rank, so world rank 0 is rank 0 of node 0 and belongs
+ * to every shape. Shapes take the first n nodes and the first g ranks of each.
  *
  * Failure is bounded: the harness calls opts->progress before and after every blocking step, so the
- * executable can run a watchdog that ends the process when a peer is dead or hung; backends that can
- * poll (NCCL) also give up by themselves after opts->timeout_s and abort their communicator.
+ * executable can run a watchdog that ends the process when a peer is dead or hung; backends that
+ * can poll (NCCL) also give up by themselves after opts->timeout_s and abort their communicator.
  *
  * Fault injection for the tests: $CS_RUN_FAIL_AFTER=N makes the run fail after N rows were written
  * (as a killed run would leave them); $CS_RUN_STOP_RANK=P freezes process P (SIGSTOP) before its
@@ -75,49 +75,49 @@ struct cs_run_variant {
 /* Everything a run is told. cs_run_opts_parse() fills it from the command line; the caller may
  * then set the callbacks. Release with cs_run_opts_fini(). */
 struct cs_run_opts {
-  const char *backend;      /* "mpi" or "nccl"; default: nccl when built in, else mpi */
-  const char *out_path;     /* measurements CSV; NULL writes none */
-  int resume;               /* continue out_path, skipping rows it holds */
-  int overwrite;            /* replace out_path if it exists */
-  double *sizes;            /* message sizes in bytes (owned), ascending */
+  const char *backend;  /* "mpi" or "nccl"; default: nccl when built in, else mpi */
+  const char *out_path; /* measurements CSV; NULL writes none */
+  int resume;           /* continue out_path, skipping rows it holds */
+  int overwrite;        /* replace out_path if it exists */
+  double *sizes;        /* message sizes in bytes (owned), ascending */
   size_t nsizes;
-  int iters;                /* -n: timed operations per trial (fewer for long operations) */
-  int warmup;               /* -w: untimed operations before each trial */
+  int iters;  /* -n: timed operations per trial (fewer for long operations) */
+  int warmup; /* -w: untimed operations before each trial */
   int min_trials, max_trials;
-  double tol;               /* stop when (max - min) / median of the trials is at most tol */
-  double trial_time_s;      /* a trial lasts about this long at most (iters is cut to fit) */
+  double tol;          /* stop when (max - min) / median of the trials is at most tol */
+  double trial_time_s; /* a trial lasts about this long at most (iters is cut to fit) */
   enum cs_dtype dtype;
   int colls[CS_COLL_COUNT]; /* 1 for each collective to measure */
   long *nodes;              /* node counts to measure (owned); NULL: every count 1..N */
   size_t nnodes;
-  long *gpn;                /* ranks per node to measure (owned); NULL: 1, 2, 4, .., G and G */
+  long *gpn; /* ranks per node to measure (owned); NULL: 1, 2, 4, .., G and G */
   size_t ngpn;
   struct cs_run_variant variants[CS_RUN_MAX_VARIANTS]; /* empty: the backend's default list */
   int nvariants;
-  int all_variants;         /* --algos all: every pair the backend offers, plus auto */
-  int in_place;             /* measure in-place operations instead of out-of-place */
-  int host_timer;           /* --timer host: host clock around launch + synchronize, after a
-                             * barrier, exactly as nccl-tests (default: device events) */
-  int min_ranks;            /* shapes with fewer ranks are skipped (default 2) */
-  const char *node_id;      /* --node-id */
-  int ngpus;                /* single-process NCCL: GPUs to drive, 0 = all visible */
-  double timeout_s;         /* a blocking step that makes no progress this long fails */
-  int check;                /* --check: verify the set-up and one small all_reduce, then stop */
-  int dry_run;              /* print the plan (shapes x variants x collectives x sizes), measure nothing */
-  int quiet;                /* no table on stdout */
+  int all_variants;    /* --algos all: every pair the backend offers, plus auto */
+  int in_place;        /* measure in-place operations instead of out-of-place */
+  int host_timer;      /* --timer host: host clock around launch + synchronize, after a
+                        * barrier, exactly as nccl-tests (default: device events) */
+  int min_ranks;       /* shapes with fewer ranks are skipped (default 2) */
+  const char *node_id; /* --node-id */
+  int ngpus;           /* single-process NCCL: GPUs to drive, 0 = all visible */
+  double timeout_s;    /* a blocking step that makes no progress this long fails */
+  int check;           /* --check: verify the set-up and one small all_reduce, then stop */
+  int dry_run; /* print the plan (shapes x variants x collectives x sizes), measure nothing */
+  int quiet;   /* no table on stdout */
   /* Called with a short description before each blocking step and with NULL after it; may be
    * NULL. The executable uses it to feed its watchdog. */
   void (*progress)(void *ctx, const char *what);
   void *progress_ctx;
-  FILE *table;              /* where rank 0 prints the table (stdout when NULL) */
-  FILE *log;                /* where rank 0 prints progress and notes (NULL: nowhere) */
-  int log_is_tty;           /* print a progress line with ETA on log */
-  const char *cmdline;      /* recorded in the CSV provenance; may be NULL */
+  FILE *table;         /* where rank 0 prints the table (stdout when NULL) */
+  FILE *log;           /* where rank 0 prints progress and notes (NULL: nowhere) */
+  int log_is_tty;      /* print a progress line with ETA on log */
+  const char *cmdline; /* recorded in the CSV provenance; may be NULL */
   /* compute probes (probe.h): CS_PROBE_BIT(kind) set for each kind to run, 0 = none */
   unsigned probes;
-  unsigned probe_dtypes;    /* CS_PROBE_BIT(dtype) for each GEMM precision (default: all) */
-  int probes_only;          /* run the probes and measure no collectives */
-  const char *probe_out;    /* the probe CSV [probes.csv] */
+  unsigned probe_dtypes; /* CS_PROBE_BIT(dtype) for each GEMM precision (default: all) */
+  int probes_only;       /* run the probes and measure no collectives */
+  const char *probe_out; /* the probe CSV [probes.csv] */
 };
 
 /* Sets the defaults: all_reduce, all_gather, reduce_scatter, all_to_all and send_recv; -b 8 -e 1G
@@ -141,11 +141,11 @@ struct cs_run_world {
   int nprocs, proc;  /* processes in the launch, and this one's index (MPI rank) */
   int first, nlocal; /* this process drives ranks first .. first + nlocal - 1 */
   int nnodes;
-  int max_gpn;       /* G: the fewest ranks any node has */
-  int *node_of;      /* [nranks] node index of each rank */
-  int *local_of;     /* [nranks] the rank's index within its node */
+  int max_gpn;           /* G: the fewest ranks any node has */
+  int *node_of;          /* [nranks] node index of each rank */
+  int *local_of;         /* [nranks] the rank's index within its node */
   char (*node_name)[64]; /* [nnodes] the node keys */
-  void *mpi_world;   /* MPI_Comm * of MPI_COMM_WORLD when built with MPI and launched by it */
+  void *mpi_world;       /* MPI_Comm * of MPI_COMM_WORLD when built with MPI and launched by it */
 };
 
 /* A backend: created once per process, then asked for groups and timings. Every function that
@@ -178,8 +178,8 @@ struct cs_backend {
    * in place or not; the group keeps them for the calls below. CS_ERR_UNSUPPORTED or CS_ERR_RANGE
    * when the library or the group's buffers cannot do it (the same on every rank; the group stays
    * usable). */
-  enum cs_status (*prepare)(void *grp, enum cs_coll c, enum cs_dtype d, double bytes,
-                            int in_place, struct cs_error *err);
+  enum cs_status (*prepare)(void *grp, enum cs_coll c, enum cs_dtype d, double bytes, int in_place,
+                            struct cs_error *err);
   /* Issues k prepared operations back to back (a library with streams queues them); k may be 0.
    * CS_ERR_UNSUPPORTED when the library refuses the combination (same on every rank). */
   enum cs_status (*issue)(void *grp, int k, struct cs_error *err);

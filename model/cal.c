@@ -20,8 +20,10 @@ void cs_cal_init(struct cs_cal *cal) {
   memset(cal, 0, sizeof *cal);
   cal->version = CS_CAL_VERSION;
   cs_model_defaults(&cal->model);
-  for (int i = 0; i < CS_MODEL_NPARAMS; i++) cal->source[i] = CS_SRC_DEFAULT;
-  for (int p = 0; p < CS_PROTO_COUNT; p++) cal->alt_hop_net[p] = cal->model.hop[CS_TIER_NET][p];
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++)
+    cal->source[i] = CS_SRC_DEFAULT;
+  for (int p = 0; p < CS_PROTO_COUNT; p++)
+    cal->alt_hop_net[p] = cal->model.hop[CS_TIER_NET][p];
   cal->quality.aic[0] = cal->quality.aic[1] = NAN;
   cal->quality.max_nodes = cal->quality.max_ranks = cal->quality.max_gpus_per_node = 0;
 }
@@ -98,7 +100,8 @@ static int relevant(int i, const struct cs_model *m, const struct cs_coll_query 
   case CS_PK_BW:
   case CS_PK_HOP:
     if (strncmp(rest, "net", 3) == 0) return q->nodes > 1;
-    return strncmp(rest, m->intra == CS_TIER_PCIE ? "pcie" : "nvlink", m->intra == CS_TIER_PCIE ? 4 : 6) == 0;
+    return strncmp(rest, m->intra == CS_TIER_PCIE ? "pcie" : "nvlink",
+                   m->intra == CS_TIER_PCIE ? 4 : 6) == 0;
   case CS_PK_BASE:
   case CS_PK_EFF:
   case CS_PK_PIPE:
@@ -110,9 +113,12 @@ static int relevant(int i, const struct cs_model *m, const struct cs_coll_query 
     return cs_algo_parse(algo, &a) == 0 && a != CS_ALGO_AUTO && cs_coll_algo_valid(q->coll, a);
   }
   case CS_PK_COLL_LAT:
-  case CS_PK_COLL_BW: return strcmp(rest, cs_coll_name(q->coll)) == 0;
-  case CS_PK_FORCE: return q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
-  case CS_PK_LOCAL: return q->coll != CS_COLL_SEND_RECV && q->nodes == 1;
+  case CS_PK_COLL_BW:
+    return strcmp(rest, cs_coll_name(q->coll)) == 0;
+  case CS_PK_FORCE:
+    return q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
+  case CS_PK_LOCAL:
+    return q->coll != CS_COLL_SEND_RECV && q->nodes == 1;
   }
   return 1;
 }
@@ -175,7 +181,8 @@ static int relevant_fast(int i, const struct cs_model *m, const struct cs_coll_q
     case CS_PK_FORCE:
       if (x->proto >= 0 && x->proto != (int)pick->proto) return 0;
       break;
-    default: break;
+    default:
+      break;
     }
   }
   switch (x->kind) {
@@ -186,11 +193,15 @@ static int relevant_fast(int i, const struct cs_model *m, const struct cs_coll_q
   case CS_PK_BASE:
   case CS_PK_EFF:
   case CS_PK_PIPE:
-  case CS_PK_WIN: return x->algo >= 0 && cs_coll_algo_valid(q->coll, (enum cs_algo)x->algo);
+  case CS_PK_WIN:
+    return x->algo >= 0 && cs_coll_algo_valid(q->coll, (enum cs_algo)x->algo);
   case CS_PK_COLL_LAT:
-  case CS_PK_COLL_BW: return x->coll == (int)q->coll;
-  case CS_PK_FORCE: return q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
-  default: return relevant(i, m, q);
+  case CS_PK_COLL_BW:
+    return x->coll == (int)q->coll;
+  case CS_PK_FORCE:
+    return q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
+  default:
+    return relevant(i, m, q);
   }
 }
 
@@ -213,7 +224,8 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
       g[k] = relevant_fast(i, &m, q, PICK(i)) ? log_gradient(&m, q, i, PICK(i)) : 0.0;
     }
     for (int i = 0; i < cal->n_fit; i++)
-      for (int j = 0; j < cal->n_fit; j++) var += g[i] * cal->cov[i * cal->n_fit + j] * g[j];
+      for (int j = 0; j < cal->n_fit; j++)
+        var += g[i] * cal->cov[i * cal->n_fit + j] * g[j];
   }
   /* defaults no measurement determined: their prior spread, independently */
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {

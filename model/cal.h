@@ -26,30 +26,30 @@ enum cs_param_source {
 };
 
 struct cs_cal_prov {
-  char tool[32];     /* "commscale 0.1.0" */
-  char created[32];  /* ISO 8601 UTC */
+  char tool[32];    /* "commscale 0.1.0" */
+  char created[32]; /* ISO 8601 UTC */
   char gpu[128];
   char nccl[64];
   char hosts[256];
-  char config[256];  /* the NCCL_* configuration fitted ("" = default) */
-  char launch[16];   /* "process" or "thread" */
+  char config[256]; /* the NCCL_* configuration fitted ("" = default) */
+  char launch[16];  /* "process" or "thread" */
   char sources[CS_CAL_MAX_SOURCES][256];
   int n_sources;
 };
 
 /* Leave-one-shape-out cross-validation: one entry per held-out group of rows. */
 struct cs_cal_cv {
-  char group[96];    /* e.g. "ring/ll n=2 N=1 g=2" */
+  char group[96]; /* e.g. "ring/ll n=2 N=1 g=2" */
   int points;
   double median_rel_err, max_rel_err;
 };
 
 struct cs_cal_quality {
   int points, outliers, iterations, converged;
-  double noise_rel;          /* robust scale of relative residuals */
+  double noise_rel; /* robust scale of relative residuals */
   double median_rel_err, p90_rel_err, max_rel_err;
-  double aic[2];             /* per enum cs_net_form; NAN when that form was not fitted */
-  int net_determined;        /* 1 if the data spans more than one node count */
+  double aic[2];      /* per enum cs_net_form; NAN when that form was not fitted */
+  int net_determined; /* 1 if the data spans more than one node count */
   int max_nodes, max_ranks, max_gpus_per_node; /* the measured shapes' extent */
   struct cs_cal_cv cv[CS_CAL_MAX_CV];
   int n_cv;
@@ -57,12 +57,12 @@ struct cs_cal_quality {
 
 struct cs_cal {
   int version;
-  struct cs_model model;                      /* the preferred net form's parameters */
+  struct cs_model model; /* the preferred net form's parameters */
   enum cs_param_source source[CS_MODEL_NPARAMS];
-  int n_fit;                                  /* number of CS_SRC_FIT parameters */
-  int fit_index[CS_MODEL_NPARAMS];            /* their indices, in covariance order */
-  double *cov;                                /* n_fit x n_fit, row-major, ln-space; owned */
-  double alt_hop_net[CS_PROTO_COUNT];         /* hop[net][p] fitted under the other net form */
+  int n_fit;                          /* number of CS_SRC_FIT parameters */
+  int fit_index[CS_MODEL_NPARAMS];    /* their indices, in covariance order */
+  double *cov;                        /* n_fit x n_fit, row-major, ln-space; owned */
+  double alt_hop_net[CS_PROTO_COUNT]; /* hop[net][p] fitted under the other net form */
   struct cs_cal_prov prov;
   struct cs_cal_quality quality;
 };

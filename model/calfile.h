@@ -1,4 +1,5 @@
-/* calfile.h — calibration.yaml: writing and reading a struct cs_cal (schema in docs/calibration.md).
+/* calfile.h — calibration.yaml: writing and reading a struct cs_cal (schema in
+ * docs/calibration.md).
  *
  * Written through a temporary file renamed into place. Read with libyaml's document API, so that
  * every error names "path:line:col" and what was expected. Unknown keys, a missing or different

@@ -6,10 +6,9 @@
 #include <strings.h>
 
 static const char *const coll_names[CS_COLL_COUNT] = {
-    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all",
-    "send_recv"};
-static const char *const algo_names[CS_ALGO_COUNT + 1] = {
-    "ring", "tree", "hier", "nvls", "collnet", "pat", "p2p", "auto"};
+    "all_reduce", "all_gather", "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv"};
+static const char *const algo_names[CS_ALGO_COUNT + 1] = {"ring",    "tree", "hier", "nvls",
+                                                          "collnet", "pat",  "p2p",  "auto"};
 static const char *const proto_names[CS_PROTO_COUNT + 1] = {"ll", "ll128", "simple", "auto"};
 
 const char *cs_coll_name(enum cs_coll c) {
@@ -32,12 +31,18 @@ static void squash(const char *name, char *buf, size_t len) {
 }
 
 int cs_coll_parse(const char *name, enum cs_coll *out) {
-  static const struct { const char *s; enum cs_coll c; } alias[] = {
-      {"allreduce", CS_COLL_ALL_REDUCE},   {"allgather", CS_COLL_ALL_GATHER},
-      {"reducescatter", CS_COLL_REDUCE_SCATTER}, {"broadcast", CS_COLL_BROADCAST},
-      {"bcast", CS_COLL_BROADCAST},        {"reduce", CS_COLL_REDUCE},
-      {"alltoall", CS_COLL_ALL_TO_ALL},    {"sendrecv", CS_COLL_SEND_RECV},
-      {"p2p", CS_COLL_SEND_RECV}};
+  static const struct {
+    const char *s;
+    enum cs_coll c;
+  } alias[] = {{"allreduce", CS_COLL_ALL_REDUCE},
+               {"allgather", CS_COLL_ALL_GATHER},
+               {"reducescatter", CS_COLL_REDUCE_SCATTER},
+               {"broadcast", CS_COLL_BROADCAST},
+               {"bcast", CS_COLL_BROADCAST},
+               {"reduce", CS_COLL_REDUCE},
+               {"alltoall", CS_COLL_ALL_TO_ALL},
+               {"sendrecv", CS_COLL_SEND_RECV},
+               {"p2p", CS_COLL_SEND_RECV}};
   if (name == NULL) return -1;
   char buf[64];
   squash(name, buf, sizeof buf);
@@ -50,12 +55,22 @@ int cs_coll_parse(const char *name, enum cs_coll *out) {
 }
 
 int cs_algo_parse(const char *name, enum cs_algo *out) {
-  static const struct { const char *s; enum cs_algo a; } alias[] = {
-      {"ring", CS_ALGO_RING},         {"tree", CS_ALGO_TREE},       {"hier", CS_ALGO_HIER},
-      {"hierarchical", CS_ALGO_HIER}, {"nvls", CS_ALGO_NVLS},       {"nvlstree", CS_ALGO_NVLS},
-      {"collnet", CS_ALGO_COLLNET},   {"collnetdirect", CS_ALGO_COLLNET},
-      {"collnetchain", CS_ALGO_COLLNET}, {"sharp", CS_ALGO_COLLNET}, {"pat", CS_ALGO_PAT},
-      {"p2p", CS_ALGO_P2P},           {"auto", CS_ALGO_AUTO}};
+  static const struct {
+    const char *s;
+    enum cs_algo a;
+  } alias[] = {{"ring", CS_ALGO_RING},
+               {"tree", CS_ALGO_TREE},
+               {"hier", CS_ALGO_HIER},
+               {"hierarchical", CS_ALGO_HIER},
+               {"nvls", CS_ALGO_NVLS},
+               {"nvlstree", CS_ALGO_NVLS},
+               {"collnet", CS_ALGO_COLLNET},
+               {"collnetdirect", CS_ALGO_COLLNET},
+               {"collnetchain", CS_ALGO_COLLNET},
+               {"sharp", CS_ALGO_COLLNET},
+               {"pat", CS_ALGO_PAT},
+               {"p2p", CS_ALGO_P2P},
+               {"auto", CS_ALGO_AUTO}};
   if (name == NULL) return -1;
   char buf[64];
   squash(name, buf, sizeof buf);
@@ -69,25 +84,34 @@ int cs_algo_parse(const char *name, enum cs_algo *out) {
 
 int cs_proto_parse(const char *name, enum cs_proto *out) {
   if (name == NULL) return -1;
-  if (strcasecmp(name, "ll") == 0) *out = CS_PROTO_LL;
-  else if (strcasecmp(name, "ll128") == 0) *out = CS_PROTO_LL128;
-  else if (strcasecmp(name, "simple") == 0) *out = CS_PROTO_SIMPLE;
-  else if (strcasecmp(name, "auto") == 0) *out = CS_PROTO_AUTO;
-  else return -1;
+  if (strcasecmp(name, "ll") == 0)
+    *out = CS_PROTO_LL;
+  else if (strcasecmp(name, "ll128") == 0)
+    *out = CS_PROTO_LL128;
+  else if (strcasecmp(name, "simple") == 0)
+    *out = CS_PROTO_SIMPLE;
+  else if (strcasecmp(name, "auto") == 0)
+    *out = CS_PROTO_AUTO;
+  else
+    return -1;
   return 0;
 }
 
 double cs_coll_busbw_factor(enum cs_coll c, int n) {
   if (n < 1) return 0.0;
   switch (c) {
-  case CS_COLL_ALL_REDUCE: return 2.0 * (n - 1) / n;
+  case CS_COLL_ALL_REDUCE:
+    return 2.0 * (n - 1) / n;
   case CS_COLL_ALL_GATHER:
   case CS_COLL_REDUCE_SCATTER:
-  case CS_COLL_ALL_TO_ALL: return (double)(n - 1) / n;
+  case CS_COLL_ALL_TO_ALL:
+    return (double)(n - 1) / n;
   case CS_COLL_BROADCAST:
   case CS_COLL_REDUCE:
-  case CS_COLL_SEND_RECV: return 1.0;
-  case CS_COLL_COUNT: break;
+  case CS_COLL_SEND_RECV:
+    return 1.0;
+  case CS_COLL_COUNT:
+    break;
   }
   return 0.0;
 }
@@ -101,10 +125,13 @@ int cs_coll_algo_valid(enum cs_coll c, enum cs_algo a) {
   case CS_COLL_REDUCE_SCATTER:
     return a == CS_ALGO_RING || a == CS_ALGO_PAT || a == CS_ALGO_NVLS || a == CS_ALGO_COLLNET;
   case CS_COLL_BROADCAST:
-  case CS_COLL_REDUCE: return a == CS_ALGO_RING;
+  case CS_COLL_REDUCE:
+    return a == CS_ALGO_RING;
   case CS_COLL_ALL_TO_ALL:
-  case CS_COLL_SEND_RECV: return a == CS_ALGO_P2P;
-  case CS_COLL_COUNT: break;
+  case CS_COLL_SEND_RECV:
+    return a == CS_ALGO_P2P;
+  case CS_COLL_COUNT:
+    break;
   }
   return 0;
 }

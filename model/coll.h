@@ -38,8 +38,13 @@ enum cs_algo {
   CS_ALGO_AUTO = CS_ALGO_COUNT
 };
 
-enum cs_proto { CS_PROTO_LL, CS_PROTO_LL128, CS_PROTO_SIMPLE, CS_PROTO_COUNT,
-                CS_PROTO_AUTO = CS_PROTO_COUNT };
+enum cs_proto {
+  CS_PROTO_LL,
+  CS_PROTO_LL128,
+  CS_PROTO_SIMPLE,
+  CS_PROTO_COUNT,
+  CS_PROTO_AUTO = CS_PROTO_COUNT
+};
 
 /* Canonical lower-case names: "all_reduce", "ring", "simple", "auto". Never NULL for valid
  * values; "?" for out-of-range ones. */

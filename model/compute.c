@@ -11,8 +11,9 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
   c->precision = prec;
   c->peak = cs_gpu_peak(g, prec);
   if (!(c->peak > 0))
-    return cs_error_set(err, CS_ERR_UNSUPPORTED, "%s has no %s tensor cores (its peak is not given)",
-                        g->name, cs_precision_name(prec));
+    return cs_error_set(err, CS_ERR_UNSUPPORTED,
+                        "%s has no %s tensor cores (its peak is not given)", g->name,
+                        cs_precision_name(prec));
   c->peak_attn = c->peak;
   if (prec == CS_PREC_FP8) {
     c->peak_attn = g->peak_bf16 > 0 ? g->peak_bf16 : g->peak_fp16;
@@ -28,7 +29,9 @@ void cs_compute_set_gemm_table(struct cs_compute *c, const struct cs_gemm_point 
   c->ntable = n;
 }
 
-static double lg(double x) { return log(x > 1 ? x : 1); }
+static double lg(double x) {
+  return log(x > 1 ? x : 1);
+}
 
 double cs_compute_gemm_efficiency(const struct cs_compute *c, double m, double n, double k) {
   if (m <= 0 || n <= 0 || k <= 0) return c->gpu.gemm_efficiency;
@@ -78,8 +81,10 @@ void cs_compute_layer_time(const struct cs_compute *c, const struct cs_layer_cos
     double f = cs_compute_op_time(c, op, 0);
     double b = cs_compute_op_time(c, op, 1);
     t->fwd += f;
-    if (op->kind == CS_OP_GEMM) gemm_bwd += b;
-    else other_bwd += b;
+    if (op->kind == CS_OP_GEMM)
+      gemm_bwd += b;
+    else
+      other_bwd += b;
     if (lc->op_recompute[i]) t->recompute += f;
   }
   /* layers whose backward is not twice the forward (generic ones) scale their GEMM part */

@@ -35,14 +35,14 @@ struct cs_gemm_point {
 };
 
 struct cs_compute {
-  struct cs_gpu gpu;      /* a copy */
-  int precision;          /* enum cs_precision */
-  double peak;            /* FLOP/s of the linear layers at that precision */
-  double peak_attn;       /* FLOP/s of attention (bf16/fp16 under fp8) */
-  double elem_bytes;      /* bytes per GEMM operand element */
+  struct cs_gpu gpu;                 /* a copy */
+  int precision;                     /* enum cs_precision */
+  double peak;                       /* FLOP/s of the linear layers at that precision */
+  double peak_attn;                  /* FLOP/s of attention (bf16/fp16 under fp8) */
+  double elem_bytes;                 /* bytes per GEMM operand element */
   const struct cs_gemm_point *table; /* borrowed; NULL = the default curve */
   size_t ntable;
-  double scale;           /* 1, or measured / modelled after cs_compute_calibrate */
+  double scale; /* 1, or measured / modelled after cs_compute_calibrate */
 };
 
 /* Times for one layer and one micro-batch, seconds. recompute: the forward work re-run during

@@ -41,50 +41,57 @@ void cs_model_defaults(struct cs_model *m) {
   static const double hop_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
       {0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
   for (int t = 0; t < CS_TIER_COUNT; t++)
-    for (int p = 0; p < CS_PROTO_COUNT; p++) m->hop[t][p] = hop_us[t][p] * 1e-6;
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+      m->hop[t][p] = hop_us[t][p] * 1e-6;
   /* NCCL baseLat, us; hier, pat and p2p take the ring's, nvls/collnet NCCL's Simple-only values
    * (small LL/LL128 placeholders keep every parameter positive for the log-space fit) */
   static const double base_us[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
-      {6.6, 14.0, 8.4},  /* ring */
-      {6.8, 14.0, 8.4},  /* tree */
-      {6.6, 14.0, 8.4},  /* hier */
+      {6.6, 14.0, 8.4},   /* ring */
+      {6.8, 14.0, 8.4},   /* tree */
+      {6.6, 14.0, 8.4},   /* hier */
       {25.0, 25.0, 25.0}, /* nvls */
       {10.9, 10.9, 10.9}, /* collnet */
-      {6.6, 14.0, 8.4},  /* pat */
-      {6.6, 14.0, 8.4},  /* p2p */
+      {6.6, 14.0, 8.4},   /* pat */
+      {6.6, 14.0, 8.4},   /* p2p */
   };
   /* bandwidth efficiency relative to the tier's Simple ring bandwidth (NCCL's H100 ratios:
    * ring LL 141/360, LL128 331/360; tree 61/360, 181/360, 232/360; NVLS 480/370) */
   static const double eff[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
-      {0.39, 0.92, 1.0}, {0.17, 0.50, 0.645}, {0.39, 0.92, 1.0}, {0.39, 0.92, 1.30},
-      {0.39, 0.92, 1.20}, {0.39, 0.92, 1.0},  {0.39, 0.92, 1.0}};
+      {0.39, 0.92, 1.0},  {0.17, 0.50, 0.645}, {0.39, 0.92, 1.0}, {0.39, 0.92, 1.30},
+      {0.39, 0.92, 1.20}, {0.39, 0.92, 1.0},   {0.39, 0.92, 1.0}};
   for (int a = 0; a < CS_ALGO_COUNT; a++)
     for (int p = 0; p < CS_PROTO_COUNT; p++) {
       m->base[a][p] = base_us[a][p] * 1e-6;
       m->eff[a][p] = eff[a][p];
       m->pipe[a][p] = 0.1e-6;
       /* LL moves at link rate while the message fits its buffers (a few MiB over all channels) */
-      m->win[a][p] = p == CS_PROTO_LL ? 2.0 * 1048576 : p == CS_PROTO_LL128 ? 8.0 * 1048576 : 1048576;
+      m->win[a][p] = p == CS_PROTO_LL      ? 2.0 * 1048576
+                     : p == CS_PROTO_LL128 ? 8.0 * 1048576
+                                           : 1048576;
     }
-  for (int c = 0; c < CS_COLL_COUNT; c++) m->coll_lat[c] = m->coll_bw[c] = 1.0;
-  for (int p = 0; p < CS_PROTO_COUNT; p++) m->force_lat[p] = 1e-6;
+  for (int c = 0; c < CS_COLL_COUNT; c++)
+    m->coll_lat[c] = m->coll_bw[c] = 1.0;
+  for (int p = 0; p < CS_PROTO_COUNT; p++)
+    m->force_lat[p] = 1e-6;
   /* own-share rate: of the order a joint fit of the 2- and 4-rank rows of one 4 x H200 node gives
    * (tests/data/h200x4: 0.7 TB/s; 1.1-1.5 TB/s per collective by hand from the 1 GiB points) */
   m->local = 1.0e12;
   m->select = CS_SELECT_NCCL;
   m->intra = CS_TIER_NVLINK;
   m->net_form = CS_NET_RING_LINEAR;
-  m->algo_enabled = (1u << CS_ALGO_RING) | (1u << CS_ALGO_TREE) | (1u << CS_ALGO_PAT) |
-                    (1u << CS_ALGO_P2P);
+  m->algo_enabled =
+      (1u << CS_ALGO_RING) | (1u << CS_ALGO_TREE) | (1u << CS_ALGO_PAT) | (1u << CS_ALGO_P2P);
 }
 
 double *cs_model_param(struct cs_model *m, int i) {
   if (i < 0 || i >= OFF_END) return NULL;
   if (i < OFF_HOP) return &m->bw[i - OFF_BW];
   if (i < OFF_BASE) return &m->hop[(i - OFF_HOP) / CS_PROTO_COUNT][(i - OFF_HOP) % CS_PROTO_COUNT];
-  if (i < OFF_EFF) return &m->base[(i - OFF_BASE) / CS_PROTO_COUNT][(i - OFF_BASE) % CS_PROTO_COUNT];
+  if (i < OFF_EFF)
+    return &m->base[(i - OFF_BASE) / CS_PROTO_COUNT][(i - OFF_BASE) % CS_PROTO_COUNT];
   if (i < OFF_PIPE) return &m->eff[(i - OFF_EFF) / CS_PROTO_COUNT][(i - OFF_EFF) % CS_PROTO_COUNT];
-  if (i < OFF_WIN) return &m->pipe[(i - OFF_PIPE) / CS_PROTO_COUNT][(i - OFF_PIPE) % CS_PROTO_COUNT];
+  if (i < OFF_WIN)
+    return &m->pipe[(i - OFF_PIPE) / CS_PROTO_COUNT][(i - OFF_PIPE) % CS_PROTO_COUNT];
   if (i < OFF_CLAT) return &m->win[(i - OFF_WIN) / CS_PROTO_COUNT][(i - OFF_WIN) % CS_PROTO_COUNT];
   if (i < OFF_CBW) return &m->coll_lat[i - OFF_CLAT];
   if (i < OFF_FORCE) return &m->coll_bw[i - OFF_CBW];
@@ -116,24 +123,32 @@ double cs_model_param_prior_sd(int i) {
       i == OFF_CLAT + CS_COLL_ALL_REDUCE || i == OFF_CBW + CS_COLL_ALL_REDUCE)
     return 0.0;
   switch (cs_model_param_kind(i)) {
-  case CS_PK_HOP: return log(3.0);
-  case CS_PK_WIN: return log(4.0);
+  case CS_PK_HOP:
+    return log(3.0);
+  case CS_PK_WIN:
+    return log(4.0);
   case CS_PK_PIPE:
-  case CS_PK_FORCE: return log(10.0);
-  default: return log(2.0);
+  case CS_PK_FORCE:
+    return log(10.0);
+  default:
+    return log(2.0);
   }
 }
 
 const char *cs_model_param_unit(int i) {
   switch (cs_model_param_kind(i)) {
   case CS_PK_BW:
-  case CS_PK_LOCAL: return "Bps";
+  case CS_PK_LOCAL:
+    return "Bps";
   case CS_PK_HOP:
   case CS_PK_BASE:
   case CS_PK_PIPE:
-  case CS_PK_FORCE: return "s";
-  case CS_PK_WIN: return "B";
-  default: return "";
+  case CS_PK_FORCE:
+    return "s";
+  case CS_PK_WIN:
+    return "B";
+  default:
+    return "";
   }
 }
 
@@ -190,7 +205,9 @@ enum cs_status cs_model_check_query(const struct cs_coll_query *q, struct cs_err
   return CS_OK;
 }
 
-static double clog2(int x) { return x <= 1 ? 0.0 : ceil(log2((double)x)); }
+static double clog2(int x) {
+  return x <= 1 ? 0.0 : ceil(log2((double)x));
+}
 
 /* Network-crossing latency steps of a ring-like algorithm under the model's net form. */
 static double inter_steps(const struct cs_model *m, enum cs_coll c, int N) {
@@ -252,15 +269,16 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
     lat += (c == CS_COLL_ALL_TO_ALL ? (double)(n - 1) : 1.0) * tier_hop;
     stages = 1.0;
     break;
-  default: break;
+  default:
+    break;
   }
   if (stages < 1.0) stages = 1.0;
 
   /* bottleneck bandwidth of the bus bytes; NVLS's gain over the link rate comes from reducing in
    * the switch, which only all_reduce has: an all_gather or reduce_scatter still moves (n-1)/n of
    * the data over each GPU's own links */
-  const double eff_ap = a == CS_ALGO_NVLS && c != CS_COLL_ALL_REDUCE && m->eff[a][p] > 1.0
-                            ? 1.0 : m->eff[a][p];
+  const double eff_ap =
+      a == CS_ALGO_NVLS && c != CS_COLL_ALL_REDUCE && m->eff[a][p] > 1.0 ? 1.0 : m->eff[a][p];
   const double eff = eff_ap * m->coll_bw[c];
   const double b_intra = m->bw[m->intra], b_net = m->bw[CS_TIER_NET];
   const double S = q->bytes;
@@ -281,7 +299,7 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
     /* the slower of the two link tiers, as a smooth minimum (a p-norm of the inverse bandwidths,
      * within 9% of the hard minimum at equality and exact as they part) so the fit has a gradient
      * on both sides of the crossover */
-    double B = N == 1 ? b_intra
+    double B = N == 1   ? b_intra
                : g == 1 ? b_net /* one GPU per node: no intra-node link on the path */
                         : pow(pow(b_intra, -SOFTMIN_P) + pow(b_net, -SOFTMIN_P), -1.0 / SOFTMIN_P);
     double U = S * cs_coll_busbw_factor(c, n);
@@ -339,8 +357,8 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
     memset(sel.pipe, 0, sizeof sel.pipe);
     sel.local = HUGE_VAL;
     struct cs_coll_pred pick;
-    found = fastest(&sel, q, &pick) &&
-            cs_model_time(m, q, pick.algo, pick.proto, out, NULL) == CS_OK;
+    found =
+        fastest(&sel, q, &pick) && cs_model_time(m, q, pick.algo, pick.proto, out, NULL) == CS_OK;
   } else {
     found = fastest(m, q, out);
   }

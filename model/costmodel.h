@@ -9,26 +9,27 @@
  *   U = S * busbw_factor(c, n)    (bus bytes),   W = win[a][p] when eff < 1, else 0
  *
  * The first term is the start-up latency (below); x is the time to push the bus bytes through the
- * bottleneck link of bandwidth B(a, shape): the first W bytes at the full link rate, the rest at the
- * protocol's sustained efficiency. W models the flow-control window of the LL protocols: while a
- * message fits in the receiver's buffers the sender never waits, beyond it every line waits for a
- * flag round trip (on 2 x H200, Ring/LL moves ~350 GB/s up to ~2 MiB and ~122 GB/s beyond); the last term is the pipeline fill of a segmented transfer through `stages`
- * stages with per-segment overhead pipe (the optimal-segmentation result T = (sqrt(stages*o) +
- * sqrt(x))^2 without its constant, which lives in lat). pipe = 0 gives the plain linear model.
- * A ring inside one node is one stage at any rank count (its chunks stream through all steps at
- * once; on one NVSwitch node bus bandwidth rises with n, which a per-step overhead would
- * contradict); across nodes each ring step is a stage (the network path's per-chunk overheads:
- * the netns cluster data fits with a 15% median error so, 22% without); tree, hier and NVLS count
- * their levels. own (below) is counted on one node only: across nodes it is small beside the
- * network time and the data of one GPU per node cannot tell it from the network bandwidth.
+ * bottleneck link of bandwidth B(a, shape): the first W bytes at the full link rate, the rest at
+ * the protocol's sustained efficiency. W models the flow-control window of the LL protocols: while
+ * a message fits in the receiver's buffers the sender never waits, beyond it every line waits for a
+ * flag round trip (on 2 x H200, Ring/LL moves ~350 GB/s up to ~2 MiB and ~122 GB/s beyond); the
+ * last term is the pipeline fill of a segmented transfer through `stages` stages with per-segment
+ * overhead pipe (the optimal-segmentation result T = (sqrt(stages*o) + sqrt(x))^2 without its
+ * constant, which lives in lat). pipe = 0 gives the plain linear model. A ring inside one node is
+ * one stage at any rank count (its chunks stream through all steps at once; on one NVSwitch node
+ * bus bandwidth rises with n, which a per-step overhead would contradict); across nodes each ring
+ * step is a stage (the network path's per-chunk overheads: the netns cluster data fits with a 15%
+ * median error so, 22% without); tree, hier and NVLS count their levels. own (below) is counted on
+ * one node only: across nodes it is small beside the network time and the data of one GPU per node
+ * cannot tell it from the network bandwidth.
  *
- * own = S / (n * local) (one node only) is the rank's work on its own 1/n share that no link carries: the copy of
- * its own block into the output (all_gather, all_to_all, broadcast), the local reduction of its
- * share (reduce_scatter, reduce, all_reduce); send_recv has none. `local` (bytes/s) is one rate
- * per GPU. The term explains why bus bandwidth rises with the rank count on one NVSwitch node
- * (4 x H200, 1 GiB: all_gather 271 GB/s at 2 ranks, 327 at 4; all_reduce 330 and 356): without it
- * a fit on 2 ranks over-predicts 4 ranks by ~29% (tests/validation/rank_scaling.sh). It vanishes
- * at scale, as it should.
+ * own = S / (n * local) (one node only) is the rank's work on its own 1/n share that no link
+ * carries: the copy of its own block into the output (all_gather, all_to_all, broadcast), the local
+ * reduction of its share (reduce_scatter, reduce, all_reduce); send_recv has none. `local`
+ * (bytes/s) is one rate per GPU. The term explains why bus bandwidth rises with the rank count on
+ * one NVSwitch node (4 x H200, 1 GiB: all_gather 271 GB/s at 2 ranks, 327 at 4; all_reduce 330 and
+ * 356): without it a fit on 2 ranks over-predicts 4 ranks by ~29%
+ * (tests/validation/rank_scaling.sh). It vanishes at scale, as it should.
  *
  * Latency, with hop[t][p] the per-step latency of link tier t (the node's intra tier, or net):
  *   ring:    base[a][p]*coll_lat[c] + (steps - inter)*hop[intra][p] + inter*hop[net][p]
@@ -94,19 +95,30 @@ struct cs_model {
   double local;                               /* bytes/s: a GPU's work on its own share (own) */
   enum cs_tier intra;                         /* link tier between GPUs of one node */
   enum cs_net_form net_form;
-  unsigned algo_enabled;                      /* bit (1u << a) set for each algorithm offered */
-  enum cs_select select;                      /* how AUTO queries pick their pair */
+  unsigned algo_enabled; /* bit (1u << a) set for each algorithm offered */
+  enum cs_select select; /* how AUTO queries pick their pair */
 };
 
-#define CS_MODEL_NPARAMS                                                                        \
-  (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 4 * CS_ALGO_COUNT * CS_PROTO_COUNT +        \
+#define CS_MODEL_NPARAMS                                                                           \
+  (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 4 * CS_ALGO_COUNT * CS_PROTO_COUNT +           \
    2 * CS_COLL_COUNT + CS_PROTO_COUNT + 1)
 
 /* The family a parameter belongs to, for priors and reporting. */
-enum cs_param_kind { CS_PK_BW, CS_PK_HOP, CS_PK_BASE, CS_PK_EFF, CS_PK_PIPE, CS_PK_WIN,
-                     CS_PK_COLL_LAT, CS_PK_COLL_BW, CS_PK_FORCE, CS_PK_LOCAL };
+enum cs_param_kind {
+  CS_PK_BW,
+  CS_PK_HOP,
+  CS_PK_BASE,
+  CS_PK_EFF,
+  CS_PK_PIPE,
+  CS_PK_WIN,
+  CS_PK_COLL_LAT,
+  CS_PK_COLL_BW,
+  CS_PK_FORCE,
+  CS_PK_LOCAL
+};
 
-/* One query: which collective, on what shape, how big; algo/proto CS_*_AUTO let the model choose. */
+/* One query: which collective, on what shape, how big; algo/proto CS_*_AUTO let the model choose.
+ */
 struct cs_coll_query {
   enum cs_coll coll;
   enum cs_algo algo;
@@ -142,10 +154,10 @@ const char *cs_model_param_unit(int i);
 /* Standard deviation, in ln units, of the prior belief in parameter i's default: how far the
  * truth may plausibly sit from the NCCL-anchored constant on an unknown system (ln 2 for
  * bandwidths, efficiencies, base latencies and per-collective factors, ln 3 for per-hop latencies,
- * ln 10 for pipeline overheads, ln 4 for windows), and 0 for the three references that are fixed by definition:
- * eff.ring.simple, coll_lat.all_reduce and coll_bw.all_reduce are 1, so that bw.<tier> is the
- * ring/Simple all-reduce bus bandwidth of that tier. The fitter uses it as a weak prior; predictions use it as the
- * uncertainty of parameters no measurement determined. */
+ * ln 10 for pipeline overheads, ln 4 for windows), and 0 for the three references that are fixed by
+ * definition: eff.ring.simple, coll_lat.all_reduce and coll_bw.all_reduce are 1, so that bw.<tier>
+ * is the ring/Simple all-reduce bus bandwidth of that tier. The fitter uses it as a weak prior;
+ * predictions use it as the uncertainty of parameters no measurement determined. */
 double cs_model_param_prior_sd(int i);
 
 /* Checks that q is meaningful (ranks = nodes x gpus_per_node >= 1, bytes >= 0, valid enums). */

@@ -72,7 +72,8 @@ static int cmp_str(const void *a, const void *b) {
 
 void cs_datadir_list_free(char **names, size_t n) {
   if (names == NULL) return;
-  for (size_t i = 0; i < n; i++) free(names[i]);
+  for (size_t i = 0; i < n; i++)
+    free(names[i]);
   free(names);
 }
 
@@ -116,8 +117,10 @@ enum cs_status cs_datadir_list(const char *kind, const char *src_subdir, const c
   if (cnt > 1) qsort(v, cnt, sizeof *v, cmp_str);
   size_t k = 0;
   for (size_t i = 0; i < cnt; i++) {
-    if (k > 0 && strcmp(v[k - 1], v[i]) == 0) free(v[i]);
-    else v[k++] = v[i];
+    if (k > 0 && strcmp(v[k - 1], v[i]) == 0)
+      free(v[i]);
+    else
+      v[k++] = v[i];
   }
   *names = v;
   *n = k;

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#define G(key, type, field, size, unit, lo, hi, def, help)                                      \
-  {key, type, offsetof(struct cs_gpu, field), size, unit, lo, hi, def, NULL, help}
+#define G(key, type, field, size, unit, lo, hi, def, help)                                         \
+  { key, type, offsetof(struct cs_gpu, field), size, unit, lo, hi, def, NULL, help }
 
 static const struct cs_cfg_field fields[] = {
     G("version", CS_CFG_INT, version, 0, 0, 1, 1, NULL, "file format version: 1"),
@@ -78,11 +78,16 @@ enum cs_status cs_gpu_load_string(const char *text, const char *name, struct cs_
 
 double cs_gpu_peak(const struct cs_gpu *g, int prec) {
   switch (prec) {
-  case CS_PREC_FP32: return g->peak_fp32;
-  case CS_PREC_TF32: return g->peak_tf32 > 0 ? g->peak_tf32 : g->peak_fp32;
-  case CS_PREC_FP16: return g->peak_fp16;
-  case CS_PREC_BF16: return g->peak_bf16;
-  case CS_PREC_FP8: return g->peak_fp8;
+  case CS_PREC_FP32:
+    return g->peak_fp32;
+  case CS_PREC_TF32:
+    return g->peak_tf32 > 0 ? g->peak_tf32 : g->peak_fp32;
+  case CS_PREC_FP16:
+    return g->peak_fp16;
+  case CS_PREC_BF16:
+    return g->peak_bf16;
+  case CS_PREC_FP8:
+    return g->peak_fp8;
   }
   return 0;
 }

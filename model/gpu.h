@@ -32,10 +32,10 @@ struct cs_gpu {
   int version;
   char name[64];
   char description[256];
-  double memory;          /* bytes */
-  double hbm_bw;          /* bytes/s */
-  double nvlink_bw;       /* bytes/s per GPU, both directions; 0 = none */
-  double pcie_bw;         /* bytes/s per direction */
+  double memory;    /* bytes */
+  double hbm_bw;    /* bytes/s */
+  double nvlink_bw; /* bytes/s per GPU, both directions; 0 = none */
+  double pcie_bw;   /* bytes/s per direction */
   double peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8; /* dense FLOP/s; 0 = not offered */
   double gemm_efficiency; /* the fraction of peak a large GEMM reaches */
   double gemm_half_dim;   /* the smallest GEMM dimension at which it reaches half of that */

@@ -23,7 +23,8 @@ static double inflight(const struct cs_plan *p, int s) {
   return fmin(units, m * p->vpp) / p->vpp;
 }
 
-static void finish(const struct cs_plan *p, int s, const struct stage_sum *ss, struct cs_memory *m) {
+static void finish(const struct cs_plan *p, int s, const struct stage_sum *ss,
+                   struct cs_memory *m) {
   double wb, gb, ob;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   double ndp = (double)cs_plan_group_size(p, CS_GROUP_DP);
@@ -39,8 +40,10 @@ static void finish(const struct cs_plan *p, int s, const struct stage_sum *ss, s
   m->inflight = inflight(p, s);
   m->act_microbatch = ss->act + ss->act_head;
   m->activations = ss->act * m->inflight + ss->act_head;
-  if (p->zero >= 3 && ndp > 1) m->temp = 2 * wb * ss->largest;
-  else if (ndp > 1) m->temp = 2 * p->bucket;
+  if (p->zero >= 3 && ndp > 1)
+    m->temp = 2 * wb * ss->largest;
+  else if (ndp > 1)
+    m->temp = 2 * p->bucket;
   m->reserve = p->reserve;
   m->total = m->weights + m->grads + m->optimizer + m->activations + m->temp + m->reserve;
 }
@@ -55,8 +58,10 @@ static enum cs_status sum_stages(const struct cs_workload *w, const struct cs_pl
     s->dense += c.params - c.params_expert;
     s->expert += c.params_expert;
     if (c.params > s->largest) s->largest = c.params;
-    if (w->layer[i].type == CS_LAYER_HEAD) s->act_head += c.act_bytes;
-    else s->act += c.act_bytes;
+    if (w->layer[i].type == CS_LAYER_HEAD)
+      s->act_head += c.act_bytes;
+    else
+      s->act += c.act_bytes;
   }
   return CS_OK;
 }
@@ -64,7 +69,8 @@ static enum cs_status sum_stages(const struct cs_workload *w, const struct cs_pl
 enum cs_status cs_memory_stage(const struct cs_workload *w, const struct cs_plan *p, int stage,
                                struct cs_memory *m, struct cs_error *err) {
   if (stage < 0 || stage >= p->pp)
-    return cs_error_set(err, CS_ERR_RANGE, "pipeline stage %d does not exist (pp=%d)", stage, p->pp);
+    return cs_error_set(err, CS_ERR_RANGE, "pipeline stage %d does not exist (pp=%d)", stage,
+                        p->pp);
   struct stage_sum *ss = calloc((size_t)p->pp, sizeof *ss);
   if (ss == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   enum cs_status st = sum_stages(w, p, ss, err);

@@ -26,12 +26,12 @@
 #include "workload.h"
 
 struct cs_memory {
-  int stage;               /* the pipeline stage described */
-  double params;           /* parameters on one GPU of the stage, before ZeRO sharding */
+  int stage;     /* the pipeline stage described */
+  double params; /* parameters on one GPU of the stage, before ZeRO sharding */
   double weights, grads, optimizer, activations, temp, reserve, total; /* bytes */
-  double act_microbatch;   /* one micro-batch's saved activations on the stage */
-  double inflight;         /* how many micro-batches' worth of activations the stage holds */
-  double capacity;         /* the GPU's memory, 0 when no GPU was given */
+  double act_microbatch; /* one micro-batch's saved activations on the stage */
+  double inflight;       /* how many micro-batches' worth of activations the stage holds */
+  double capacity;       /* the GPU's memory, 0 when no GPU was given */
 };
 
 /* The breakdown for pipeline stage `stage` (0 .. pp-1) of plan p. */

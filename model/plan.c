@@ -19,8 +19,8 @@ static const char *const recompute_names[] = {"none", "selective", "full", NULL}
 static const char *const precision_names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
 static const char *const dp_mode_names[] = {"ddp", "dataparallel", NULL};
 
-#define F(key, type, field, size, unit, lo, hi, def, names, help)                               \
-  {key, type, offsetof(struct cs_plan, field), size, unit, lo, hi, def, names, help}
+#define F(key, type, field, size, unit, lo, hi, def, names, help)                                  \
+  { key, type, offsetof(struct cs_plan, field), size, unit, lo, hi, def, names, help }
 
 static const struct cs_cfg_field fields[] = {
     F("dp", CS_CFG_INT, dp, 0, 0, 1, 1 << 20, "1", NULL, "data-parallel degree"),
@@ -76,8 +76,12 @@ static void set_default(const struct cs_cfg_field *f, struct cs_plan *p) {
   void *dst = (char *)p + f->offset;
   double v;
   switch (f->type) {
-  case CS_CFG_INT: *(int *)dst = (int)strtol(f->def, NULL, 10); break;
-  case CS_CFG_DOUBLE: *(double *)dst = strtod(f->def, NULL); break;
+  case CS_CFG_INT:
+    *(int *)dst = (int)strtol(f->def, NULL, 10);
+    break;
+  case CS_CFG_DOUBLE:
+    *(double *)dst = strtod(f->def, NULL);
+    break;
   case CS_CFG_QTY:
     if (cs_units_parse_quantity(f->def, f->unit, &v, NULL) == CS_OK) *(double *)dst = v;
     break;
@@ -91,7 +95,9 @@ static void set_default(const struct cs_cfg_field *f, struct cs_plan *p) {
         break;
       }
     break;
-  case CS_CFG_STRING: snprintf((char *)dst, f->size, "%s", f->def); break;
+  case CS_CFG_STRING:
+    snprintf((char *)dst, f->size, "%s", f->def);
+    break;
   }
 }
 
@@ -132,9 +138,11 @@ enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_erro
   while (st == CS_OK) {
     char *comma = strchr(s, ',');
     if (comma) *comma = '\0';
-    while (isspace((unsigned char)*s)) s++;
+    while (isspace((unsigned char)*s))
+      s++;
     size_t n = strlen(s);
-    while (n > 0 && isspace((unsigned char)s[n - 1])) s[--n] = '\0';
+    while (n > 0 && isspace((unsigned char)s[n - 1]))
+      s[--n] = '\0';
     item++;
     if (n == 0) {
       if (comma || item > 1)
@@ -143,9 +151,11 @@ enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_erro
       char *eq = strchr(s, '=');
       if (eq) { /* tolerate "tp = 8" */
         char *ke = eq;
-        while (ke > s && isspace((unsigned char)ke[-1])) ke--;
+        while (ke > s && isspace((unsigned char)ke[-1]))
+          ke--;
         char *v = eq + 1;
-        while (isspace((unsigned char)*v)) v++;
+        while (isspace((unsigned char)*v))
+          v++;
         memmove(ke + 1, v, strlen(v) + 1);
         *ke = '=';
       }
@@ -199,12 +209,12 @@ void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
   /* items at their defaults are left out (plan.h lists them; no table lookup, which could fail) */
   int n = snprintf(buf, len, "dp=%d,tp=%d,pp=%d", p->dp, p->tp, p->pp);
   size_t used = n > 0 ? (size_t)n : 0;
-#define ADD(...)                                                                                \
-  do {                                                                                          \
-    if (used < len) {                                                                           \
-      int k = snprintf(buf + used, len - used, __VA_ARGS__);                                    \
-      if (k > 0) used += (size_t)k;                                                             \
-    }                                                                                           \
+#define ADD(...)                                                                                   \
+  do {                                                                                             \
+    if (used < len) {                                                                              \
+      int k = snprintf(buf + used, len - used, __VA_ARGS__);                                       \
+      if (k > 0) used += (size_t)k;                                                                \
+    }                                                                                              \
   } while (0)
   if (p->vpp != 1) ADD(",vpp=%d", p->vpp);
   if (p->cp != 1) ADD(",cp=%d", p->cp);
@@ -220,9 +230,8 @@ void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
 enum cs_status cs_plan_check(const struct cs_plan *p, const struct cs_workload *w,
                              struct cs_error *err) {
   if (p->gbs != 0 && p->gbs % ((long)p->mbs * p->dp) != 0)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "plan: gbs=%d is not a multiple of mbs*dp = %d*%d = %ld", p->gbs, p->mbs,
-                        p->dp, (long)p->mbs * p->dp);
+    return cs_error_set(err, CS_ERR_USAGE, "plan: gbs=%d is not a multiple of mbs*dp = %d*%d = %ld",
+                        p->gbs, p->mbs, p->dp, (long)p->mbs * p->dp);
   if (p->vpp > 1 && p->pp == 1)
     return cs_error_set(err, CS_ERR_USAGE, "plan: vpp=%d needs pipeline parallelism (pp > 1)",
                         p->vpp);
@@ -244,8 +253,9 @@ enum cs_status cs_plan_check(const struct cs_plan *p, const struct cs_workload *
     return CS_OK;
   }
   if (w->heads % p->tp != 0)
-    return cs_error_set(err, CS_ERR_USAGE, "plan: %s has %d attention heads, not divisible by tp=%d",
-                        w->name, w->heads, p->tp);
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: %s has %d attention heads, not divisible by tp=%d", w->name,
+                        w->heads, p->tp);
   if (w->kv_heads % p->tp != 0 && p->tp % w->kv_heads != 0)
     return cs_error_set(err, CS_ERR_USAGE,
                         "plan: %s has %d KV heads; tp=%d must divide them or be a multiple of them",
@@ -260,8 +270,8 @@ enum cs_status cs_plan_check(const struct cs_plan *p, const struct cs_workload *
     return cs_error_set(err, CS_ERR_USAGE, "plan: %s has %d experts, not divisible by ep=%d",
                         w->name, w->experts, p->ep);
   if (w->seq % p->cp != 0)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "plan: sequence %d of %s is not divisible by cp=%d", w->seq, w->name, p->cp);
+    return cs_error_set(err, CS_ERR_USAGE, "plan: sequence %d of %s is not divisible by cp=%d",
+                        w->seq, w->name, p->cp);
   if (p->sp && w->seq / p->cp % p->tp != 0)
     return cs_error_set(err, CS_ERR_USAGE,
                         "plan: sequence parallelism splits the %d tokens per GPU by tp=%d unevenly",

@@ -32,18 +32,18 @@ enum cs_precision { CS_PREC_FP32, CS_PREC_TF32, CS_PREC_FP16, CS_PREC_BF16, CS_P
 
 struct cs_plan {
   int dp, tp, pp, vpp, cp, ep;
-  int zero;        /* 0 (DDP), 1 (optimizer state sharded), 2 (+ gradients), 3 (+ weights) */
-  int mbs, gbs;    /* samples; gbs 0 means mbs * dp (one micro-batch per step) */
-  int recompute;   /* enum cs_recompute */
-  int sp;          /* sequence parallelism: the parts of a layer outside TP split by tp too */
-  int precision;   /* enum cs_precision */
-  double bucket;   /* DDP gradient bucket, bytes */
+  int zero;          /* 0 (DDP), 1 (optimizer state sharded), 2 (+ gradients), 3 (+ weights) */
+  int mbs, gbs;      /* samples; gbs 0 means mbs * dp (one micro-batch per step) */
+  int recompute;     /* enum cs_recompute */
+  int sp;            /* sequence parallelism: the parts of a layer outside TP split by tp too */
+  int precision;     /* enum cs_precision */
+  double bucket;     /* DDP gradient bucket, bytes */
   int overlap_grad;  /* DP gradient reduction overlaps the backward pass */
   int overlap_param; /* ZeRO parameter all-gathers are prefetched and overlap compute */
   int overlap_tp;    /* TP collectives overlap the GEMMs next to them */
   double weight_bytes, grad_bytes, optim_bytes; /* per parameter; 0 = from precision */
-  double reserve;  /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
-  int dp_mode;     /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
+  double reserve; /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
+  int dp_mode;    /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
 };
 
 /* Data parallelism as DDP (every rank reduces gradients in buckets beside backward) or as

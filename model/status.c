@@ -55,15 +55,24 @@ enum cs_status cs_error_prefix(struct cs_error *err, const char *prefix) {
 
 const char *cs_status_name(enum cs_status st) {
   switch (st) {
-  case CS_OK: return "ok";
-  case CS_ERR_USAGE: return "usage error";
-  case CS_ERR_PARSE: return "parse error";
-  case CS_ERR_IO: return "I/O error";
-  case CS_ERR_NOMEM: return "out of memory";
-  case CS_ERR_RANGE: return "value out of range";
-  case CS_ERR_NUMERIC: return "numerical failure";
-  case CS_ERR_UNSUPPORTED: return "unsupported";
-  case CS_ERR_EXTERNAL: return "external library failure";
+  case CS_OK:
+    return "ok";
+  case CS_ERR_USAGE:
+    return "usage error";
+  case CS_ERR_PARSE:
+    return "parse error";
+  case CS_ERR_IO:
+    return "I/O error";
+  case CS_ERR_NOMEM:
+    return "out of memory";
+  case CS_ERR_RANGE:
+    return "value out of range";
+  case CS_ERR_NUMERIC:
+    return "numerical failure";
+  case CS_ERR_UNSUPPORTED:
+    return "unsupported";
+  case CS_ERR_EXTERNAL:
+    return "external library failure";
   }
   return "unknown error";
 }

@@ -40,7 +40,8 @@ enum cs_status cs_error_set(struct cs_error *err, enum cs_status st, const char 
 enum cs_status cs_error_at(struct cs_error *err, enum cs_status st, const char *file, long line,
                            long col, const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
-/* Prefixes the message already in err with "prefix: " (truncating if needed); returns err->status. */
+/* Prefixes the message already in err with "prefix: " (truncating if needed); returns err->status.
+ */
 enum cs_status cs_error_prefix(struct cs_error *err, const char *prefix);
 
 /* A short English name of st ("parse error", ...). Never NULL. */

@@ -15,38 +15,49 @@
 #define LIST_MAX 4096
 #define SIZE_MAX_BYTES 1125899906842624.0 /* 2^50 */
 
-struct unit { const char *suffix; double factor; };
+struct unit {
+  const char *suffix;
+  double factor;
+};
 
 static const struct unit time_units[] = {
     {"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}, {NULL, 0}};
 static const struct unit bw_units[] = {
-    {"bps", 1.0 / 8},  {"Kbps", 1e3 / 8},  {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8},
-    {"Tbps", 1e12 / 8}, {"Gb/s", 1e9 / 8},  {"Bps", 1.0},      {"KBps", 1e3},
-    {"MBps", 1e6},      {"GBps", 1e9},      {"TBps", 1e12},    {"GB/s", 1e9},
-    {"MB/s", 1e6},      {"TB/s", 1e12},     {NULL, 0}};
+    {"bps", 1.0 / 8},  {"Kbps", 1e3 / 8}, {"Mbps", 1e6 / 8}, {"Gbps", 1e9 / 8}, {"Tbps", 1e12 / 8},
+    {"Gb/s", 1e9 / 8}, {"Bps", 1.0},      {"KBps", 1e3},     {"MBps", 1e6},     {"GBps", 1e9},
+    {"TBps", 1e12},    {"GB/s", 1e9},     {"MB/s", 1e6},     {"TB/s", 1e12},    {NULL, 0}};
 static const struct unit byte_units[] = {
-    {"B", 1.0},   {"KB", 1e3},  {"MB", 1e6},  {"GB", 1e9},  {"TB", 1e12},
-    {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"B", 1.0},         {"KB", 1e3},           {"MB", 1e6},
+    {"GB", 1e9},        {"TB", 1e12},          {"KiB", 1024.0},
+    {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
     {NULL, 0}};
 static const struct unit flops_units[] = {
     {"FLOPS", 1.0}, {"GFLOPS", 1e9}, {"TFLOPS", 1e12}, {"PFLOPS", 1e15}, {NULL, 0}};
 
 static const char *kind_name(enum cs_unit_kind kind) {
   switch (kind) {
-  case CS_UNIT_TIME: return "a time such as 2.5us, 1ms or 0.3s";
-  case CS_UNIT_BANDWIDTH: return "a bandwidth such as 400Gbps or 50GBps";
-  case CS_UNIT_BYTES: return "a size such as 80GiB or 512MB";
-  case CS_UNIT_FLOPS: return "a rate such as 989TFLOPS";
+  case CS_UNIT_TIME:
+    return "a time such as 2.5us, 1ms or 0.3s";
+  case CS_UNIT_BANDWIDTH:
+    return "a bandwidth such as 400Gbps or 50GBps";
+  case CS_UNIT_BYTES:
+    return "a size such as 80GiB or 512MB";
+  case CS_UNIT_FLOPS:
+    return "a rate such as 989TFLOPS";
   }
   return "a quantity";
 }
 
 static const struct unit *table_for(enum cs_unit_kind kind) {
   switch (kind) {
-  case CS_UNIT_TIME: return time_units;
-  case CS_UNIT_BANDWIDTH: return bw_units;
-  case CS_UNIT_BYTES: return byte_units;
-  case CS_UNIT_FLOPS: return flops_units;
+  case CS_UNIT_TIME:
+    return time_units;
+  case CS_UNIT_BANDWIDTH:
+    return bw_units;
+  case CS_UNIT_BYTES:
+    return byte_units;
+  case CS_UNIT_FLOPS:
+    return flops_units;
   }
   return time_units;
 }
@@ -55,20 +66,28 @@ static const struct unit *table_for(enum cs_unit_kind kind) {
  * number is a typo or hostile, and later arithmetic (times x ranks x steps) would overflow. */
 static double ceiling(enum cs_unit_kind kind) {
   switch (kind) {
-  case CS_UNIT_TIME: return 1e6;        /* s: 11.6 days */
-  case CS_UNIT_BANDWIDTH: return 1e15;  /* bytes/s: 1 PB/s */
-  case CS_UNIT_BYTES: return 0x1p60;    /* 1 EiB */
-  case CS_UNIT_FLOPS: return 1e21;      /* 1 ZFLOP/s */
+  case CS_UNIT_TIME:
+    return 1e6; /* s: 11.6 days */
+  case CS_UNIT_BANDWIDTH:
+    return 1e15; /* bytes/s: 1 PB/s */
+  case CS_UNIT_BYTES:
+    return 0x1p60; /* 1 EiB */
+  case CS_UNIT_FLOPS:
+    return 1e21; /* 1 ZFLOP/s */
   }
   return 0;
 }
 
 static const char *ceiling_text(enum cs_unit_kind kind) {
   switch (kind) {
-  case CS_UNIT_TIME: return "time of at most 1000000s";
-  case CS_UNIT_BANDWIDTH: return "bandwidth of at most 1000TBps";
-  case CS_UNIT_BYTES: return "size of at most 1048576TiB";
-  case CS_UNIT_FLOPS: return "rate of at most 1000000PFLOPS";
+  case CS_UNIT_TIME:
+    return "time of at most 1000000s";
+  case CS_UNIT_BANDWIDTH:
+    return "bandwidth of at most 1000TBps";
+  case CS_UNIT_BYTES:
+    return "size of at most 1048576TiB";
+  case CS_UNIT_FLOPS:
+    return "rate of at most 1000000PFLOPS";
   }
   return "";
 }
@@ -76,7 +95,8 @@ static const char *ceiling_text(enum cs_unit_kind kind) {
 /* Reads a finite non-negative decimal number at the start of text; *end points past it. */
 static int read_number(const char *text, double *v, const char **end) {
   if (text == NULL) return 0;
-  while (isspace((unsigned char)*text)) text++;
+  while (isspace((unsigned char)*text))
+    text++;
   if (!(isdigit((unsigned char)*text) || *text == '.')) return 0;
   errno = 0;
   char *e;
@@ -99,17 +119,18 @@ enum cs_status cs_units_parse_quantity(const char *text, enum cs_unit_kind kind,
   if (!read_number(text, &v, &end))
     return cs_error_set(err, CS_ERR_PARSE, "expected %s, got \"%s\"", kind_name(kind),
                         text ? text : "");
-  while (*end == ' ') end++;
+  while (*end == ' ')
+    end++;
   size_t len = strlen(end);
-  while (len > 0 && isspace((unsigned char)end[len - 1])) len--;
+  while (len > 0 && isspace((unsigned char)end[len - 1]))
+    len--;
   if (len == 0)
     return cs_error_set(err, CS_ERR_PARSE, "expected %s: \"%s\" has no unit", kind_name(kind),
                         text);
   for (const struct unit *u = table_for(kind); u->suffix; u++) {
     if (strlen(u->suffix) == len && strncmp(u->suffix, end, len) == 0) {
       double x = v * u->factor;
-      if (!isfinite(x))
-        return cs_error_set(err, CS_ERR_RANGE, "value \"%s\" is too large", text);
+      if (!isfinite(x)) return cs_error_set(err, CS_ERR_RANGE, "value \"%s\" is too large", text);
       if (x > ceiling(kind))
         return cs_error_set(err, CS_ERR_RANGE, "\"%s\" is beyond any real system (expected a %s)",
                             text, ceiling_text(kind));
@@ -131,11 +152,12 @@ enum cs_status cs_units_parse_size(const char *text, double *bytes, struct cs_er
   double f = 1.0;
   char u[8] = {0};
   size_t k = 0;
-  while (*end && !isspace((unsigned char)*end) && k < sizeof u - 1) u[k++] = *end++;
-  while (isspace((unsigned char)*end)) end++;
+  while (*end && !isspace((unsigned char)*end) && k < sizeof u - 1)
+    u[k++] = *end++;
+  while (isspace((unsigned char)*end))
+    end++;
   if (*end != '\0' || (k == sizeof u - 1))
-    return cs_error_set(err, CS_ERR_PARSE, "expected a message size such as 64K, got \"%s\"",
-                        text);
+    return cs_error_set(err, CS_ERR_PARSE, "expected a message size such as 64K, got \"%s\"", text);
   if (k == 0 || strcmp(u, "B") == 0 || strcmp(u, "b") == 0) {
     f = 1.0;
   } else {
@@ -143,13 +165,20 @@ enum cs_status cs_units_parse_size(const char *text, double *bytes, struct cs_er
     char c = (char)toupper((unsigned char)u[0]);
     int pow2;
     switch (c) {
-    case 'K': pow2 = 10; break;
-    case 'M': pow2 = 20; break;
-    case 'G': pow2 = 30; break;
-    case 'T': pow2 = 40; break;
+    case 'K':
+      pow2 = 10;
+      break;
+    case 'M':
+      pow2 = 20;
+      break;
+    case 'G':
+      pow2 = 30;
+      break;
+    case 'T':
+      pow2 = 40;
+      break;
     default:
-      return cs_error_set(err, CS_ERR_PARSE, "expected a size suffix K, M, G or T in \"%s\"",
-                          text);
+      return cs_error_set(err, CS_ERR_PARSE, "expected a size suffix K, M, G or T in \"%s\"", text);
     }
     const char *rest = u + 1;
     if (*rest == '\0' || strcmp(rest, "iB") == 0 || strcmp(rest, "ib") == 0) {
@@ -157,8 +186,7 @@ enum cs_status cs_units_parse_size(const char *text, double *bytes, struct cs_er
     } else if (strcmp(rest, "B") == 0) {
       f = pow(10.0, pow2 / 10 * 3);
     } else {
-      return cs_error_set(err, CS_ERR_PARSE, "expected a size suffix K, M, G or T in \"%s\"",
-                          text);
+      return cs_error_set(err, CS_ERR_PARSE, "expected a size suffix K, M, G or T in \"%s\"", text);
     }
   }
   double x = v * f;
@@ -209,7 +237,10 @@ static enum cs_status split_items(const char *text, const char *what,
   return st;
 }
 
-struct dlist { double *v; size_t n, cap; };
+struct dlist {
+  double *v;
+  size_t n, cap;
+};
 
 static enum cs_status size_item(const char *tok, void *ctx, struct cs_error *err) {
   struct dlist *l = ctx;
@@ -256,20 +287,25 @@ enum cs_status cs_units_parse_sizes(const char *text, double **sizes, size_t *n,
   return CS_OK;
 }
 
-struct ilist { struct dlist d; long min, max; };
+struct ilist {
+  struct dlist d;
+  long min, max;
+};
 
 static enum cs_status read_long(const char *s, long min, long max, long *out,
                                 struct cs_error *err) {
   char *e;
   errno = 0;
-  while (isspace((unsigned char)*s)) s++;
+  while (isspace((unsigned char)*s))
+    s++;
   long v = strtol(s, &e, 10);
-  while (isspace((unsigned char)*e)) e++;
+  while (isspace((unsigned char)*e))
+    e++;
   if (e == s || *e != '\0' || errno)
     return cs_error_set(err, CS_ERR_PARSE, "expected an integer, got \"%s\"", s);
   if (v < min || v > max)
-    return cs_error_set(err, CS_ERR_RANGE, "expected an integer from %ld to %ld, got %ld", min,
-                        max, v);
+    return cs_error_set(err, CS_ERR_RANGE, "expected an integer from %ld to %ld, got %ld", min, max,
+                        v);
   *out = v;
   return CS_OK;
 }
@@ -307,7 +343,8 @@ enum cs_status cs_units_parse_ints(const char *text, long min, long max, long **
     free(l.d.v);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   }
-  for (size_t i = 0; i < l.d.n; i++) out[i] = (long)l.d.v[i];
+  for (size_t i = 0; i < l.d.n; i++)
+    out[i] = (long)l.d.v[i];
   free(l.d.v);
   *vals = out;
   *n = l.d.n;
@@ -329,10 +366,18 @@ void cs_units_format_size(double bytes, char *buf, size_t len) {
 
 void cs_units_format_quantity(double si, enum cs_unit_kind kind, char *buf, size_t len) {
   switch (kind) {
-  case CS_UNIT_TIME: snprintf(buf, len, "%.6gus", si * 1e6); return;
-  case CS_UNIT_BANDWIDTH: snprintf(buf, len, "%.6gGBps", si / 1e9); return;
-  case CS_UNIT_BYTES: snprintf(buf, len, "%.6gB", si); return;
-  case CS_UNIT_FLOPS: snprintf(buf, len, "%.6gTFLOPS", si / 1e12); return;
+  case CS_UNIT_TIME:
+    snprintf(buf, len, "%.6gus", si * 1e6);
+    return;
+  case CS_UNIT_BANDWIDTH:
+    snprintf(buf, len, "%.6gGBps", si / 1e9);
+    return;
+  case CS_UNIT_BYTES:
+    snprintf(buf, len, "%.6gB", si);
+    return;
+  case CS_UNIT_FLOPS:
+    snprintf(buf, len, "%.6gTFLOPS", si / 1e12);
+    return;
   }
   snprintf(buf, len, "%.6g", si);
 }

@@ -15,7 +15,8 @@
 
 enum cs_unit_kind {
   CS_UNIT_TIME,      /* s, ms, us, ns -> seconds */
-  CS_UNIT_BANDWIDTH, /* bps Kbps Mbps Gbps Tbps (bits), Bps KBps MBps GBps TBps, GB/s, Gb/s -> bytes/s */
+  CS_UNIT_BANDWIDTH, /* bps Kbps Mbps Gbps Tbps (bits), Bps KBps MBps GBps TBps, GB/s, Gb/s ->
+                        bytes/s */
   CS_UNIT_BYTES,     /* B KB MB GB TB (decimal), KiB MiB GiB TiB (binary) -> bytes */
   CS_UNIT_FLOPS      /* FLOPS GFLOPS TFLOPS PFLOPS -> FLOP/s */
 };
@@ -29,8 +30,8 @@ enum cs_status cs_units_parse_quantity(const char *text, enum cs_unit_kind kind,
                                        struct cs_error *err);
 
 /* Parses one message size as nccl-tests does: "8", "64K", "8G" (binary K/M/G/T, case-insensitive,
- * optional trailing "B"), or with explicit binary/decimal units "1MiB", "1MB". The result is a whole
- * number of bytes in [0, 2^50]. */
+ * optional trailing "B"), or with explicit binary/decimal units "1MiB", "1MB". The result is a
+ * whole number of bytes in [0, 2^50]. */
 enum cs_status cs_units_parse_size(const char *text, double *bytes, struct cs_error *err);
 
 /* Parses a size list: comma-separated items, each a size or a range "a:b" (a, 2a, 4a, ... up to b)
@@ -44,7 +45,8 @@ enum cs_status cs_units_parse_sizes(const char *text, double **sizes, size_t *n,
 enum cs_status cs_units_parse_ints(const char *text, long min, long max, long **vals, size_t *n,
                                    struct cs_error *err);
 
-/* Writes bytes as nccl-tests would name it: "8", "64K", "1M", "8G" when exact, else decimal bytes. */
+/* Writes bytes as nccl-tests would name it: "8", "64K", "1M", "8G" when exact, else decimal bytes.
+ */
 void cs_units_format_size(double bytes, char *buf, size_t len);
 
 /* Writes a quantity with the given unit kind in a readable unit ("400Gbps" style is not used:

@@ -31,8 +31,8 @@ static const char *const ffn_types[] = {"gelu", "swiglu", NULL};
 static const char *const norm_types[] = {"layernorm", "rmsnorm", NULL};
 static const char *const layer_types[] = {"conv", "linear", "pool", "generic", NULL};
 
-#define W(key, type, field, size, unit, lo, hi, def, names, help)                               \
-  {key, type, offsetof(struct cs_workload, field), size, unit, lo, hi, def, names, help}
+#define W(key, type, field, size, unit, lo, hi, def, names, help)                                  \
+  { key, type, offsetof(struct cs_workload, field), size, unit, lo, hi, def, names, help }
 
 static const struct cs_cfg_field wl_fields[] = {
     W("version", CS_CFG_INT, version, 0, 0, 1, 1, NULL, NULL, "file format version: 1"),
@@ -66,7 +66,8 @@ static const struct cs_cfg_field wl_fields[] = {
       "fused attention: no s x s tensors saved"),
     W("embedding_norm", CS_CFG_BOOL, embedding_norm, 0, 0, 0, 1, "false", NULL,
       "a norm after the embedding (BERT, BLOOM)"),
-    W("experts", CS_CFG_INT, experts, 0, 0, 0, 1 << 16, "0", NULL, "experts per MoE layer (0 = dense)"),
+    W("experts", CS_CFG_INT, experts, 0, 0, 0, 1 << 16, "0", NULL,
+      "experts per MoE layer (0 = dense)"),
     W("top_k", CS_CFG_INT, top_k, 0, 0, 0, 1 << 16, "0", NULL, "experts per token"),
     W("expert_ffn", CS_CFG_INT, expert_ffn, 0, 0, 0, 1 << 26, "0", NULL,
       "FFN width of one expert (0 = ffn)"),
@@ -84,8 +85,8 @@ struct spec {
   double params, fwd_flops, bwd_flops, act, io;
 };
 
-#define S(key, type, field, size, unit, lo, hi, def, names, help)                               \
-  {key, type, offsetof(struct spec, field), size, unit, lo, hi, def, names, help}
+#define S(key, type, field, size, unit, lo, hi, def, names, help)                                  \
+  { key, type, offsetof(struct spec, field), size, unit, lo, hi, def, names, help }
 
 static const struct cs_cfg_field spec_fields[] = {
     S("type", CS_CFG_ENUM, type, 0, 0, 0, 0, NULL, layer_types, "conv, linear, pool or generic"),
@@ -117,9 +118,13 @@ const struct cs_cfg_field *cs_workload_fields(size_t *n) {
   return wl_fields;
 }
 
-int cs_workload_is_transformer(const struct cs_workload *w) { return w->type != CS_WL_LAYERS; }
+int cs_workload_is_transformer(const struct cs_workload *w) {
+  return w->type != CS_WL_LAYERS;
+}
 
-const char *cs_wl_type_name(int t) { return t >= 0 && t <= CS_WL_LAYERS ? wl_types[t] : "?"; }
+const char *cs_wl_type_name(int t) {
+  return t >= 0 && t <= CS_WL_LAYERS ? wl_types[t] : "?";
+}
 
 const char *cs_group_name(int g) {
   static const char *const names[] = {"tp", "cp", "ep", "dp", "edp", "pp", "embed"};
@@ -133,13 +138,20 @@ const char *cs_phase_name(int ph) {
 
 int cs_plan_group_size(const struct cs_plan *p, int g) {
   switch (g) {
-  case CS_GROUP_TP: return p->tp;
-  case CS_GROUP_CP: return p->cp;
-  case CS_GROUP_EP: return p->ep;
-  case CS_GROUP_DP: return p->dp * p->cp;
-  case CS_GROUP_EDP: return p->dp * p->cp / p->ep;
-  case CS_GROUP_PP: return p->pp;
-  case CS_GROUP_EMBED: return p->pp > 1 ? 2 : 1;
+  case CS_GROUP_TP:
+    return p->tp;
+  case CS_GROUP_CP:
+    return p->cp;
+  case CS_GROUP_EP:
+    return p->ep;
+  case CS_GROUP_DP:
+    return p->dp * p->cp;
+  case CS_GROUP_EDP:
+    return p->dp * p->cp / p->ep;
+  case CS_GROUP_PP:
+    return p->pp;
+  case CS_GROUP_EMBED:
+    return p->pp > 1 ? 2 : 1;
   }
   return 1;
 }
@@ -261,27 +273,31 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
     add_op(c, "fc2", CS_OP_GEMM, T, h, f / t, 1, 0, full);
   }
   add_op(c, "residual2", CS_OP_MEMORY, 0, 0, 0, 1, T * h * (3 * e + (drop ? 1 : 0)) / tsp, full);
-  for (size_t i = 0; i < c->nops; i++) c->fwd_flops += c->op[i].flops;
+  for (size_t i = 0; i < c->nops; i++)
+    c->fwd_flops += c->op[i].flops;
   c->bwd_flops = 2 * c->fwd_flops;
   c->recompute_flops = full ? c->fwd_flops : sel && !flash ? core_flops : 0;
   if (flash) c->recompute_flops += core_flops / 2; /* its backward recomputes the scores */
 
   /* saved activations, per token of this GPU's share */
-  double keep = 2 * e * h / tsp      /* the two norm inputs */
-                + e * h / tsp        /* QKV input */
-                + e * al * d         /* Q */
-                + 2 * e * gl * d     /* K, V */
-                + e * al * d         /* projection input (attention output) */
-                + e * h / tsp        /* FFN input */
+  double keep = 2 * e * h / tsp             /* the two norm inputs */
+                + e * h / tsp               /* QKV input */
+                + e * al * d                /* Q */
+                + 2 * e * gl * d            /* K, V */
+                + e * al * d                /* projection input (attention output) */
+                + e * h / tsp               /* FFN input */
                 + (drop ? 2 * h / tsp : 0); /* attention and FFN dropout masks */
   if (L->moe)
     keep += 4 * E + k * (e * h + e * (fc1 + f) / t); /* router logits; routed tokens */
   else
     keep += e * (fc1 + f) / t;
   double core = flash ? 4 * al : e * al * s + (drop ? (1 + e) * al * s : 0);
-  if (full) c->act_bytes = T * e * h / tsp;
-  else if (sel) c->act_bytes = T * (keep + (flash ? core : 0));
-  else c->act_bytes = T * (keep + core);
+  if (full)
+    c->act_bytes = T * e * h / tsp;
+  else if (sel)
+    c->act_bytes = T * (keep + (flash ? core : 0));
+  else
+    c->act_bytes = T * (keep + core);
   c->out_bytes = T * h * e / tsp;
 
   /* collectives */
@@ -302,12 +318,14 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
   }
   double kv = b * s * 2 * gl * d * e;
   add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_CP, CS_PHASE_FWD, 1, kv, "keys and values");
-  add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_CP, CS_PHASE_BWD, full ? 2 : 1, kv, "keys and values");
+  add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_CP, CS_PHASE_BWD, full ? 2 : 1, kv,
+           "keys and values");
   add_comm(c, p, CS_COLL_REDUCE_SCATTER, CS_GROUP_CP, CS_PHASE_BWD, 1, kv,
            "key and value gradients");
   if (L->moe) {
     double y = T * k * h * e;
-    add_comm(c, p, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_FWD, 2, y, "token dispatch and combine");
+    add_comm(c, p, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_FWD, 2, y,
+             "token dispatch and combine");
     add_comm(c, p, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_BWD, full ? 4 : 2, y,
              "gradient dispatch and combine");
   }
@@ -320,8 +338,8 @@ static void embedding_cost(const struct cs_workload *w, const struct cs_plan *p,
   const double T = b * sl, e = cs_plan_act_bytes(p), V = w->vocab;
   const int sp = p->sp && p->tp > 1;
   const double tsp = sp ? t : 1;
-  double other = (double)(w->max_positions + w->type_vocab) * h +
-                 (w->embedding_norm ? norm_params(w) : 0);
+  double other =
+      (double)(w->max_positions + w->type_vocab) * h + (w->embedding_norm ? norm_params(w) : 0);
   c->params_full = V * h + other;
   c->params = V * h / t + other;
   add_op(c, "lookup", CS_OP_MEMORY, 0, 0, 0, 1, (w->max_positions ? 3 : 1) * T * h * e, 0);
@@ -362,7 +380,8 @@ static void head_cost(const struct cs_workload *w, const struct cs_plan *p,
   }
   add_op(c, "logits", CS_OP_GEMM, T, V / t, h, 1, 0, 0);
   add_op(c, "cross_entropy", CS_OP_MEMORY, 0, 0, 0, 1, 3 * 4 * T * V / t, 0);
-  for (size_t i = 0; i < c->nops; i++) c->fwd_flops += c->op[i].flops;
+  for (size_t i = 0; i < c->nops; i++)
+    c->fwd_flops += c->op[i].flops;
   c->bwd_flops = 2 * c->fwd_flops;
   c->act_bytes = T * (e * h / tsp + e * h + 4 * V / t + (enc ? 3 * e * h : 0));
   c->out_bytes = 0;
@@ -383,7 +402,9 @@ static void head_cost(const struct cs_workload *w, const struct cs_plan *p,
   add_dp_comm(c, p);
 }
 
-static int conv_out(const struct cs_layer *L) { return (L->in_size + L->stride - 1) / L->stride; }
+static int conv_out(const struct cs_layer *L) {
+  return (L->in_size + L->stride - 1) / L->stride;
+}
 
 static void list_cost(const struct cs_workload *w, const struct cs_plan *p,
                       const struct cs_layer *L, struct cs_layer_cost *c) {
@@ -393,12 +414,13 @@ static void list_cost(const struct cs_workload *w, const struct cs_plan *p,
   switch (L->type) {
   case CS_LAYER_CONV: {
     double o = conv_out(L), in = L->in_size;
-    add_op(c, "conv", CS_OP_GEMM, b * o * o, L->cout, (double)L->cin * L->kernel * L->kernel, 1,
-           0, 0);
+    add_op(c, "conv", CS_OP_GEMM, b * o * o, L->cout, (double)L->cin * L->kernel * L->kernel, 1, 0,
+           0);
     if (L->bn) add_op(c, "bn_relu", CS_OP_MEMORY, 0, 0, 0, 1, 4 * b * L->cout * o * o * e, 0);
     /* the output before and after batch norm + ReLU; the input is the previous layer's output,
      * already counted there (only a first layer adds it) */
-    c->act_bytes = b * e * ((L->bn ? 2 : 1) * L->cout * o * o + (L->cin <= 4 ? L->cin * in * in : 0));
+    c->act_bytes =
+        b * e * ((L->bn ? 2 : 1) * L->cout * o * o + (L->cin <= 4 ? L->cin * in * in : 0));
     c->out_bytes = b * e * L->cout * o * o;
     break;
   }
@@ -425,12 +447,14 @@ static void list_cost(const struct cs_workload *w, const struct cs_plan *p,
     c->out_bytes = 0;
     break;
   }
-  for (size_t i = 0; i < c->nops; i++) c->fwd_flops += c->op[i].flops;
-  c->bwd_flops = L->type == CS_LAYER_GENERIC && L->bwd_flops > 0 ? b * L->bwd_flops
-                                                                  : 2 * c->fwd_flops;
+  for (size_t i = 0; i < c->nops; i++)
+    c->fwd_flops += c->op[i].flops;
+  c->bwd_flops =
+      L->type == CS_LAYER_GENERIC && L->bwd_flops > 0 ? b * L->bwd_flops : 2 * c->fwd_flops;
   if (p->recompute == CS_RECOMPUTE_FULL) {
     c->recompute_flops = c->fwd_flops;
-    for (size_t i = 0; i < c->nops; i++) c->op_recompute[i] = 1;
+    for (size_t i = 0; i < c->nops; i++)
+      c->op_recompute[i] = 1;
   }
   add_dp_comm(c, p);
 }
@@ -440,10 +464,18 @@ static void layer_cost(const struct cs_workload *w, const struct cs_plan *p, siz
   memset(c, 0, sizeof *c);
   const struct cs_layer *L = &w->layer[i];
   switch (L->type) {
-  case CS_LAYER_BLOCK: block_cost(w, p, L, c); break;
-  case CS_LAYER_EMBEDDING: embedding_cost(w, p, c); break;
-  case CS_LAYER_HEAD: head_cost(w, p, c); break;
-  default: list_cost(w, p, L, c); break;
+  case CS_LAYER_BLOCK:
+    block_cost(w, p, L, c);
+    break;
+  case CS_LAYER_EMBEDDING:
+    embedding_cost(w, p, c);
+    break;
+  case CS_LAYER_HEAD:
+    head_cost(w, p, c);
+    break;
+  default:
+    list_cost(w, p, L, c);
+    break;
   }
 }
 
@@ -467,8 +499,7 @@ enum cs_status cs_workload_layer_cost(const struct cs_workload *w, const struct 
 }
 
 enum cs_status cs_workload_step_flops(const struct cs_workload *w, const struct cs_plan *p,
-                                      double *model_flops, double *hw_flops,
-                                      struct cs_error *err) {
+                                      double *model_flops, double *hw_flops, struct cs_error *err) {
   enum cs_status st = cs_plan_check(p, w, err);
   if (st != CS_OK) return st;
   struct cs_plan u;
@@ -489,7 +520,8 @@ enum cs_status cs_workload_step_flops(const struct cs_workload *w, const struct 
 
 double cs_workload_params(const struct cs_workload *w) {
   double n = 0;
-  for (size_t i = 0; i < w->nlayer; i++) n += w->layer[i].params;
+  for (size_t i = 0; i < w->nlayer; i++)
+    n += w->layer[i].params;
   return n;
 }
 
@@ -528,11 +560,11 @@ int cs_workload_layer_stage(const struct cs_workload *w, const struct cs_plan *p
 
 /* Checks a transformer architecture; on failure names the offending key and what is wrong. */
 static int check_arch(const struct cs_workload *w, const char **key, char *msg, size_t len) {
-#define BAD(k, ...)                                                                             \
-  do {                                                                                          \
-    *key = k;                                                                                   \
-    snprintf(msg, len, __VA_ARGS__);                                                            \
-    return -1;                                                                                  \
+#define BAD(k, ...)                                                                                \
+  do {                                                                                             \
+    *key = k;                                                                                      \
+    snprintf(msg, len, __VA_ARGS__);                                                               \
+    return -1;                                                                                     \
   } while (0)
   if (w->layers < 1) BAD("layers", "a transformer needs layers >= 1");
   if (w->hidden < 1) BAD("hidden", "a transformer needs hidden >= 1");
@@ -602,7 +634,8 @@ static enum cs_status read_layer_list(const struct cs_yaml *d, int root, struct 
     return cs_yaml_error(d, list, err, CS_ERR_PARSE, "expected a non-empty list of layers");
   size_t n = 0, len = cs_yaml_len(d, list);
   struct spec *sp = calloc(len, sizeof *sp);
-  if (sp == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", cs_yaml_path(d));
+  if (sp == NULL)
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", cs_yaml_path(d));
   enum cs_status st = CS_OK;
   for (size_t i = 0; i < len && st == CS_OK; i++) {
     int item = cs_yaml_item(d, list, i);
@@ -622,7 +655,8 @@ static enum cs_status read_layer_list(const struct cs_yaml *d, int root, struct 
   if (st == CS_OK && n > 1000000)
     st = cs_yaml_error(d, list, err, CS_ERR_RANGE, "more than 1000000 layers after repeat");
   struct cs_layer *L = st == CS_OK ? calloc(n, sizeof *L) : NULL;
-  if (st == CS_OK && L == NULL) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", cs_yaml_path(d));
+  if (st == CS_OK && L == NULL)
+    st = cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", cs_yaml_path(d));
   if (st != CS_OK) {
     free(sp);
     return st;
@@ -633,8 +667,10 @@ static enum cs_status read_layer_list(const struct cs_yaml *d, int root, struct 
     const struct spec *s = &sp[i];
     for (int r = 0; r < s->repeat; r++, k++) {
       struct cs_layer *l = &L[k];
-      if (s->repeat > 1) snprintf(l->name, sizeof l->name, "%.20s.%d", s->name, (r + 1) % 1000000);
-      else snprintf(l->name, sizeof l->name, "%s", s->name);
+      if (s->repeat > 1)
+        snprintf(l->name, sizeof l->name, "%.20s.%d", s->name, (r + 1) % 1000000);
+      else
+        snprintf(l->name, sizeof l->name, "%s", s->name);
       l->type = type_of[s->type];
       l->cin = s->cin, l->cout = s->cout, l->kernel = s->kernel, l->stride = s->stride;
       l->in_size = s->in_size, l->tokens = s->tokens, l->bias = s->bias, l->bn = s->bn;
@@ -662,8 +698,8 @@ static enum cs_status read_layer_list(const struct cs_yaml *d, int root, struct 
         l->io_bytes = s->io;
         break;
       }
-      l->bwd_flops = l->type == CS_LAYER_GENERIC && s->bwd_flops > 0 ? s->bwd_flops
-                                                                    : 2 * l->fwd_flops;
+      l->bwd_flops =
+          l->type == CS_LAYER_GENERIC && s->bwd_flops > 0 ? s->bwd_flops : 2 * l->fwd_flops;
     }
   }
   free(sp);
@@ -675,15 +711,16 @@ static enum cs_status read_layer_list(const struct cs_yaml *d, int root, struct 
 static enum cs_status read_doc(const struct cs_yaml *d, struct cs_workload **out,
                                struct cs_error *err) {
   struct cs_workload *w = calloc(1, sizeof *w);
-  if (w == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", cs_yaml_path(d));
+  if (w == NULL)
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", cs_yaml_path(d));
   int root = cs_yaml_root(d);
   static const char *const extra[] = {"layer_list", NULL};
   enum cs_status st = cs_cfg_read(d, root, wl_fields, NWL, w, extra, err);
   if (st == CS_OK) {
     fill_defaults(w);
     if (w->type == CS_WL_LAYERS) {
-      static const char *const arch[] = {"layers", "hidden", "heads", "kv_heads", "ffn",
-                                         "vocab", "seq", "experts", NULL};
+      static const char *const arch[] = {"layers", "hidden", "heads",   "kv_heads", "ffn",
+                                         "vocab",  "seq",    "experts", NULL};
       for (int i = 0; arch[i] && st == CS_OK; i++) {
         int node = cs_yaml_get(d, root, arch[i]);
         if (node)
@@ -724,8 +761,8 @@ enum cs_status cs_workload_load(const char *path, struct cs_workload **w, struct
   return st;
 }
 
-enum cs_status cs_workload_load_string(const char *text, const char *name,
-                                       struct cs_workload **w, struct cs_error *err) {
+enum cs_status cs_workload_load_string(const char *text, const char *name, struct cs_workload **w,
+                                       struct cs_error *err) {
   struct cs_yaml *d = NULL;
   enum cs_status st = cs_yaml_load_string(text, name, &d, err);
   if (st == CS_OK) st = read_doc(d, w, err);

@@ -51,30 +51,30 @@ enum cs_layer_type {
 /* One layer, architecture-level: per sample, unsharded. Geometry fields are those of the type. */
 struct cs_layer {
   char name[32];
-  int type;          /* enum cs_layer_type */
-  int moe;           /* CS_LAYER_BLOCK: its FFN is a mixture of experts */
-  int cin, cout;     /* conv: channels; linear: input and output features; pool: channels */
+  int type;      /* enum cs_layer_type */
+  int moe;       /* CS_LAYER_BLOCK: its FFN is a mixture of experts */
+  int cin, cout; /* conv: channels; linear: input and output features; pool: channels */
   int kernel, stride, in_size; /* conv/pool: square kernel, stride, input side (pixels) */
-  int tokens;        /* linear: rows per sample */
-  int bias, bn;      /* conv/linear: has a bias; conv: followed by batch norm */
-  double params;     /* parameters (tied weights counted once) */
-  double fwd_flops;  /* forward FLOPs per sample */
-  double bwd_flops;  /* backward FLOPs per sample */
-  double act_bytes;  /* generic: bytes saved for backward per sample */
-  double io_bytes;   /* generic/pool: bytes read and written by the forward per sample */
+  int tokens;                  /* linear: rows per sample */
+  int bias, bn;                /* conv/linear: has a bias; conv: followed by batch norm */
+  double params;               /* parameters (tied weights counted once) */
+  double fwd_flops;            /* forward FLOPs per sample */
+  double bwd_flops;            /* backward FLOPs per sample */
+  double act_bytes;            /* generic: bytes saved for backward per sample */
+  double io_bytes;             /* generic/pool: bytes read and written by the forward per sample */
 };
 
 struct cs_workload {
   char name[64];
   char description[256];
   int version;
-  int type;             /* enum cs_wl_type */
-  char sample[32];      /* what one sample is, for throughput: "sequence", "image" */
+  int type;        /* enum cs_wl_type */
+  char sample[32]; /* what one sample is, for throughput: "sequence", "image" */
   /* transformer architecture */
   int layers, hidden, heads, kv_heads, ffn, vocab, seq;
-  int ffn_type, norm;   /* enum cs_ffn_type, enum cs_norm_type */
-  int max_positions;    /* learned absolute position embeddings; 0 for rotary or ALiBi */
-  int type_vocab;       /* encoder: token-type embeddings */
+  int ffn_type, norm; /* enum cs_ffn_type, enum cs_norm_type */
+  int max_positions;  /* learned absolute position embeddings; 0 for rotary or ALiBi */
+  int type_vocab;     /* encoder: token-type embeddings */
   int tied_embeddings, bias, dropout, flash_attention, embedding_norm;
   int experts, top_k, expert_ffn, moe_every; /* experts 0 = dense */
   /* the expanded layer list (owned) */
@@ -87,15 +87,14 @@ struct cs_workload {
  * needed, and architectures that do not add up (hidden not divisible by heads, heads by
  * kv_heads, top_k > experts, ...) are CS_ERR_PARSE or CS_ERR_RANGE at path:line:col. */
 enum cs_status cs_workload_load(const char *path, struct cs_workload **w, struct cs_error *err);
-enum cs_status cs_workload_load_string(const char *text, const char *name,
-                                       struct cs_workload **w, struct cs_error *err);
+enum cs_status cs_workload_load_string(const char *text, const char *name, struct cs_workload **w,
+                                       struct cs_error *err);
 void cs_workload_free(struct cs_workload *w);
 
 /* Applies "key=value" to a transformer's architecture (e.g. "seq=512") and re-expands the
  * layers. CS_ERR_USAGE for an unknown key, a bad value, a layer-list workload, or an
  * architecture that no longer adds up (w is then unchanged). */
-enum cs_status cs_workload_set(struct cs_workload *w, const char *assignment,
-                               struct cs_error *err);
+enum cs_status cs_workload_set(struct cs_workload *w, const char *assignment, struct cs_error *err);
 
 /* The architecture schema (for --help-config); *n receives its length. */
 const struct cs_cfg_field *cs_workload_fields(size_t *n);
@@ -120,8 +119,16 @@ int cs_workload_layer_stage(const struct cs_workload *w, const struct cs_plan *p
 /* The groups a collective runs in. DP: the dp*cp ranks holding the same dense weights; EDP: the
  * dp*cp/ep ranks holding the same experts; EMBED: the first and last pipeline stage (tied
  * embeddings); PP: neighbouring stages. */
-enum cs_group { CS_GROUP_TP, CS_GROUP_CP, CS_GROUP_EP, CS_GROUP_DP, CS_GROUP_EDP, CS_GROUP_PP,
-                CS_GROUP_EMBED, CS_GROUP_COUNT };
+enum cs_group {
+  CS_GROUP_TP,
+  CS_GROUP_CP,
+  CS_GROUP_EP,
+  CS_GROUP_DP,
+  CS_GROUP_EDP,
+  CS_GROUP_PP,
+  CS_GROUP_EMBED,
+  CS_GROUP_COUNT
+};
 
 /* When a collective runs: in a micro-batch's forward or backward (count per micro-batch), or once
  * per step: GRAD as backward produces the gradients (last micro-batch), PARAM after the optimizer
@@ -129,24 +136,24 @@ enum cs_group { CS_GROUP_TP, CS_GROUP_CP, CS_GROUP_EP, CS_GROUP_DP, CS_GROUP_EDP
 enum cs_phase { CS_PHASE_FWD, CS_PHASE_BWD, CS_PHASE_GRAD, CS_PHASE_PARAM };
 
 struct cs_comm {
-  int coll;          /* enum cs_coll */
-  int group;         /* enum cs_group */
-  int phase;         /* enum cs_phase */
-  int count;         /* how many times, each of `bytes` */
-  double bytes;      /* nccl-tests size of one */
-  const char *what;  /* static description */
+  int coll;         /* enum cs_coll */
+  int group;        /* enum cs_group */
+  int phase;        /* enum cs_phase */
+  int count;        /* how many times, each of `bytes` */
+  double bytes;     /* nccl-tests size of one */
+  const char *what; /* static description */
 };
 
 /* One kernel of the forward pass. GEMMs are batch x (m x k)(k x n); `bytes` is the memory traffic
  * (0 for GEMMs means "operands and result once"). */
 enum cs_op_kind { CS_OP_GEMM, CS_OP_MEMORY };
 struct cs_op {
-  const char *name;  /* static */
-  int kind;          /* enum cs_op_kind */
-  int attention;     /* runs at attention precision (bf16 under fp8) */
-  int fused;         /* a fused attention kernel: its backward recomputes the scores */
+  const char *name; /* static */
+  int kind;         /* enum cs_op_kind */
+  int attention;    /* runs at attention precision (bf16 under fp8) */
+  int fused;        /* a fused attention kernel: its backward recomputes the scores */
   double m, n, k, batch;
-  double flops;      /* forward FLOPs */
+  double flops; /* forward FLOPs */
   double bytes;
 };
 
@@ -155,16 +162,16 @@ struct cs_op {
 
 /* Layer i on one GPU for one micro-batch of plan p. */
 struct cs_layer_cost {
-  double params;          /* held by this GPU after TP, EP (and tied-copy) placement, before ZeRO */
-  double params_expert;   /* of which expert parameters (EDP group) */
-  double params_full;     /* of the layer before any sharding (ZeRO-3 gathers params/tp of it) */
+  double params;        /* held by this GPU after TP, EP (and tied-copy) placement, before ZeRO */
+  double params_expert; /* of which expert parameters (EDP group) */
+  double params_full;   /* of the layer before any sharding (ZeRO-3 gathers params/tp of it) */
   double fwd_flops, bwd_flops; /* model FLOPs */
-  double recompute_flops; /* extra forward work of recomputation (and flash attention's) */
-  double act_bytes;       /* saved for backward under p's recompute setting */
-  double out_bytes;       /* the layer's output on this GPU: what a pipeline send moves */
+  double recompute_flops;      /* extra forward work of recomputation (and flash attention's) */
+  double act_bytes;            /* saved for backward under p's recompute setting */
+  double out_bytes;            /* the layer's output on this GPU: what a pipeline send moves */
   size_t nops;
-  struct cs_op op[CS_LAYER_MAX_OPS];          /* forward kernels */
-  int op_recompute[CS_LAYER_MAX_OPS];         /* re-run in backward under p's recompute */
+  struct cs_op op[CS_LAYER_MAX_OPS];  /* forward kernels */
+  int op_recompute[CS_LAYER_MAX_OPS]; /* re-run in backward under p's recompute */
   size_t ncomm;
   struct cs_comm comm[CS_LAYER_MAX_COMM];
 };
@@ -176,8 +183,7 @@ enum cs_status cs_workload_layer_cost(const struct cs_workload *w, const struct 
 /* FLOPs of one whole step of plan p over all GPUs: model FLOPs (forward + backward of gbs
  * samples) and hardware FLOPs (plus recomputation). Independent of how the plan shards. */
 enum cs_status cs_workload_step_flops(const struct cs_workload *w, const struct cs_plan *p,
-                                      double *model_flops, double *hw_flops,
-                                      struct cs_error *err);
+                                      double *model_flops, double *hw_flops, struct cs_error *err);
 
 /* The size of group g under p (1 when the group does not exist). */
 int cs_plan_group_size(const struct cs_plan *p, int g);

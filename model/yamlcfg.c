@@ -27,7 +27,9 @@ static yaml_node_t *node_of(const struct cs_yaml *d, int id) {
   return id > 0 ? yaml_document_get_node((yaml_document_t *)&d->doc, id) : NULL;
 }
 
-const char *cs_yaml_path(const struct cs_yaml *d) { return d->path; }
+const char *cs_yaml_path(const struct cs_yaml *d) {
+  return d->path;
+}
 
 void cs_yaml_mark(const struct cs_yaml *d, int node, long *line, long *col) {
   yaml_node_t *n = node_of(d, node);
@@ -55,10 +57,14 @@ enum cs_yaml_kind cs_yaml_kind(const struct cs_yaml *d, int node) {
   yaml_node_t *n = node_of(d, node);
   if (n == NULL) return CS_YAML_NONE;
   switch (n->type) {
-  case YAML_SCALAR_NODE: return CS_YAML_SCALAR;
-  case YAML_SEQUENCE_NODE: return CS_YAML_SEQ;
-  case YAML_MAPPING_NODE: return CS_YAML_MAP;
-  default: return CS_YAML_NONE;
+  case YAML_SCALAR_NODE:
+    return CS_YAML_SCALAR;
+  case YAML_SEQUENCE_NODE:
+    return CS_YAML_SEQ;
+  case YAML_MAPPING_NODE:
+    return CS_YAML_MAP;
+  default:
+    return CS_YAML_NONE;
   }
 }
 
@@ -104,7 +110,10 @@ int cs_yaml_get(const struct cs_yaml *d, int map, const char *key) {
   return 0;
 }
 
-struct keyref { const char *key; int node; };
+struct keyref {
+  const char *key;
+  int node;
+};
 
 static int cmp_keyref(const void *a, const void *b) {
   return strcmp(((const struct keyref *)a)->key, ((const struct keyref *)b)->key);
@@ -132,8 +141,10 @@ static enum cs_status check_tree(const struct cs_yaml *d, int node, int depth, u
     for (size_t i = 0; i < n && st == CS_OK; i++) {
       int kn = cs_yaml_key(d, node, i);
       const char *ks = cs_yaml_scalar(d, kn);
-      if (ks == NULL) st = cs_yaml_error(d, kn, err, CS_ERR_PARSE, "expected a plain key, not a collection");
-      else keys[nk++] = (struct keyref){ks, kn};
+      if (ks == NULL)
+        st = cs_yaml_error(d, kn, err, CS_ERR_PARSE, "expected a plain key, not a collection");
+      else
+        keys[nk++] = (struct keyref){ks, kn};
       if (st == CS_OK) st = check_tree(d, kn, depth + 1, seen, nnodes, err);
       if (st == CS_OK) st = check_tree(d, cs_yaml_value(d, node, i), depth + 1, seen, nnodes, err);
     }
@@ -157,16 +168,18 @@ static enum cs_status load(yaml_parser_t *parser, const char *name, struct cs_ya
   snprintf(d->path, sizeof d->path, "%s", name);
   if (!yaml_parser_load(parser, &d->doc)) {
     long line = (long)parser->problem_mark.line + 1, col = (long)parser->problem_mark.column + 1;
-    enum cs_status st = cs_error_at(err, CS_ERR_PARSE, name, line, col, "YAML syntax: %s%s%s",
-                                    parser->problem ? parser->problem : "malformed document",
-                                    parser->context ? " " : "", parser->context ? parser->context : "");
+    enum cs_status st =
+        cs_error_at(err, CS_ERR_PARSE, name, line, col, "YAML syntax: %s%s%s",
+                    parser->problem ? parser->problem : "malformed document",
+                    parser->context ? " " : "", parser->context ? parser->context : "");
     free(d);
     return st;
   }
   if (!cs_yaml_root(d)) {
     yaml_document_delete(&d->doc);
     free(d);
-    return cs_error_at(err, CS_ERR_PARSE, name, 1, 1, "expected a YAML mapping, found an empty document");
+    return cs_error_at(err, CS_ERR_PARSE, name, 1, 1,
+                       "expected a YAML mapping, found an empty document");
   }
   size_t nnodes = (size_t)(d->doc.nodes.top - d->doc.nodes.start);
   unsigned char *seen = calloc(nnodes + 1, 1);
@@ -246,7 +259,8 @@ enum cs_status cs_yaml_double(const struct cs_yaml *d, int node, double min, dou
   errno = 0;
   double v = strtod(s, &e);
   int alpha = 0;
-  for (const char *p = s; *p; p++) alpha |= isalpha((unsigned char)*p) && *p != 'e' && *p != 'E';
+  for (const char *p = s; *p; p++)
+    alpha |= isalpha((unsigned char)*p) && *p != 'e' && *p != 'E';
   if (e == s || *e != '\0' || errno == ERANGE || alpha || !isfinite(v))
     return cs_yaml_error(d, node, err, CS_ERR_PARSE, "expected a finite number, got \"%s\"", s);
   if (v < min || v > max)
@@ -269,15 +283,20 @@ enum cs_status cs_yaml_quantity(const struct cs_yaml *d, int node, enum cs_unit_
 enum cs_status cs_yaml_bool(const struct cs_yaml *d, int node, int *out, struct cs_error *err) {
   const char *s = need_scalar(d, node, "true or false", err);
   if (s == NULL) return CS_ERR_PARSE;
-  if (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0) *out = 1;
-  else if (strcmp(s, "false") == 0 || strcmp(s, "no") == 0) *out = 0;
-  else return cs_yaml_error(d, node, err, CS_ERR_PARSE, "expected true or false, got \"%s\"", s);
+  if (strcmp(s, "true") == 0 || strcmp(s, "yes") == 0)
+    *out = 1;
+  else if (strcmp(s, "false") == 0 || strcmp(s, "no") == 0)
+    *out = 0;
+  else
+    return cs_yaml_error(d, node, err, CS_ERR_PARSE, "expected true or false, got \"%s\"", s);
   return CS_OK;
 }
 
 /* ---- schema tables ----------------------------------------------------------------------- */
 
-static void *field_ptr(const struct cs_cfg_field *f, void *obj) { return (char *)obj + f->offset; }
+static void *field_ptr(const struct cs_cfg_field *f, void *obj) {
+  return (char *)obj + f->offset;
+}
 
 /* Parses text into the field through a one-scalar document, so that the same checks and messages
  * apply to file values, defaults and --set values. */
@@ -385,8 +404,8 @@ enum cs_status cs_cfg_defaults(const struct cs_cfg_field *f, size_t n, void *obj
   return CS_OK;
 }
 
-enum cs_status cs_cfg_read(const struct cs_yaml *d, int map, const struct cs_cfg_field *f,
-                           size_t n, void *obj, const char *const *extra, struct cs_error *err) {
+enum cs_status cs_cfg_read(const struct cs_yaml *d, int map, const struct cs_cfg_field *f, size_t n,
+                           void *obj, const char *const *extra, struct cs_error *err) {
   if (cs_yaml_kind(d, map) != CS_YAML_MAP)
     return cs_yaml_error(d, map, err, CS_ERR_PARSE, "expected a mapping of keys to values");
   enum cs_status st = cs_cfg_defaults(f, n, obj, err);
@@ -403,7 +422,8 @@ enum cs_status cs_cfg_read(const struct cs_yaml *d, int map, const struct cs_cfg
       continue;
     }
     int known = 0;
-    for (size_t e = 0; extra && extra[e]; e++) known |= strcmp(extra[e], k) == 0;
+    for (size_t e = 0; extra && extra[e]; e++)
+      known |= strcmp(extra[e], k) == 0;
     if (!known) {
       char list[512] = "";
       size_t w = 0;
@@ -447,10 +467,14 @@ enum cs_status cs_cfg_assign(const struct cs_cfg_field *f, size_t n, void *obj,
 
 static const char *unit_suffix(enum cs_unit_kind k) {
   switch (k) {
-  case CS_UNIT_TIME: return "us";
-  case CS_UNIT_BANDWIDTH: return "GBps";
-  case CS_UNIT_BYTES: return "B";
-  case CS_UNIT_FLOPS: return "TFLOPS";
+  case CS_UNIT_TIME:
+    return "us";
+  case CS_UNIT_BANDWIDTH:
+    return "GBps";
+  case CS_UNIT_BYTES:
+    return "B";
+  case CS_UNIT_FLOPS:
+    return "TFLOPS";
   }
   return "";
 }
@@ -516,13 +540,19 @@ void cs_cfg_dump(FILE *out, const struct cs_cfg_field *f, size_t n, const void *
     fprintf(out, "%*s%s: ", indent, "", f[i].key);
     char buf[64];
     switch (f[i].type) {
-    case CS_CFG_INT: fprintf(out, "%d\n", *(const int *)p); break;
-    case CS_CFG_DOUBLE: fprintf(out, "%.10g\n", *(const double *)p); break;
+    case CS_CFG_INT:
+      fprintf(out, "%d\n", *(const int *)p);
+      break;
+    case CS_CFG_DOUBLE:
+      fprintf(out, "%.10g\n", *(const double *)p);
+      break;
     case CS_CFG_QTY:
       cs_units_format_quantity(*(const double *)p, f[i].unit, buf, sizeof buf);
       fprintf(out, "%s\n", buf);
       break;
-    case CS_CFG_BOOL: fprintf(out, "%s\n", *(const int *)p ? "true" : "false"); break;
+    case CS_CFG_BOOL:
+      fprintf(out, "%s\n", *(const int *)p ? "true" : "false");
+      break;
     case CS_CFG_STRING:
       cs_yaml_write_string(out, p);
       fputc('\n', out);
@@ -540,9 +570,11 @@ void cs_cfg_help(FILE *out, const struct cs_cfg_field *f, size_t n) {
   static const char *const tname[] = {"integer", "number", "quantity", "boolean", "string", "name"};
   for (size_t i = 0; i < n; i++) {
     char type[32];
-    if (f[i].type == CS_CFG_QTY) snprintf(type, sizeof type, "quantity (%s)", unit_suffix(f[i].unit));
-    else snprintf(type, sizeof type, "%s", tname[f[i].type]);
-    fprintf(out, "  %-24s %-18s default %-12s %s\n", f[i].key, type, f[i].def ? f[i].def : "(required)",
-            f[i].help ? f[i].help : "");
+    if (f[i].type == CS_CFG_QTY)
+      snprintf(type, sizeof type, "quantity (%s)", unit_suffix(f[i].unit));
+    else
+      snprintf(type, sizeof type, "%s", tname[f[i].type]);
+    fprintf(out, "  %-24s %-18s default %-12s %s\n", f[i].key, type,
+            f[i].def ? f[i].def : "(required)", f[i].help ? f[i].help : "");
   }
 }

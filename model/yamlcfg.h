@@ -80,12 +80,12 @@ enum cs_cfg_type {
 struct cs_cfg_field {
   const char *key;
   enum cs_cfg_type type;
-  size_t offset;             /* offsetof(struct x, field) */
-  size_t size;               /* CS_CFG_STRING: the buffer size */
-  enum cs_unit_kind unit;    /* CS_CFG_QTY */
-  double min, max;           /* inclusive bounds for numbers */
-  const char *def;           /* default, as file text; NULL = the key is required */
-  const char *const *names;  /* CS_CFG_ENUM: NULL-terminated */
+  size_t offset;            /* offsetof(struct x, field) */
+  size_t size;              /* CS_CFG_STRING: the buffer size */
+  enum cs_unit_kind unit;   /* CS_CFG_QTY */
+  double min, max;          /* inclusive bounds for numbers */
+  const char *def;          /* default, as file text; NULL = the key is required */
+  const char *const *names; /* CS_CFG_ENUM: NULL-terminated */
   const char *help;
 };
 

@@ -176,8 +176,10 @@ enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const c
   if (p == NULL || n == 0 || x == NULL || y == NULL)
     return cs_error_set(err, CS_ERR_USAGE, "plot series \"%s\" has no points", title ? title : "");
   if ((int)kind < 0 || kind >= CS_PLOT_KIND_COUNT || group < 0 || (!p->xy && p->n > 0))
-    return cs_error_set(err, CS_ERR_USAGE, "plot series \"%s\": bad kind or group, or mixed with "
-                        "bus-bandwidth series", title ? title : "");
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plot series \"%s\": bad kind or group, or mixed with "
+                        "bus-bandwidth series",
+                        title ? title : "");
   if (p->n == p->cap) {
     size_t cap = p->cap ? 2 * p->cap : 8;
     struct cs_plot_series *s = realloc(p->series, cap * sizeof *s);

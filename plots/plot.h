@@ -55,8 +55,8 @@ struct cs_plot {
   char title[256]; /* figure title; "" for none */
   int ylog;        /* 0 (cs_plot_alloc's default): linear value axis from 0; 1: logarithmic */
   /* x-y figures (cs_plot_add_xy; sweep and sizing templates): */
-  int xy;          /* set by cs_plot_add_xy: the .dat holds x, y, y_lo, y_hi as given */
-  int xlog;        /* 1: logarithmic x axis */
+  int xy;                      /* set by cs_plot_add_xy: the .dat holds x, y, y_lo, y_hi as given */
+  int xlog;                    /* 1: logarithmic x axis */
   char xlabel[64], ylabel[64]; /* axis titles with units */
   struct cs_plot_series *series;
   size_t n, cap;

@@ -32,9 +32,9 @@ struct cs_sim_pipe; /* workspace for one (pp, vpp, m) shape */
 
 /* Per stage, what one run of the schedule gives (seconds from the step's start). */
 struct cs_sim_pipe_stage {
-  double end;   /* when its last operation ends */
-  double busy;  /* sum of its operations' durations */
-  double idle;  /* end - busy: bubble plus waiting for transfers */
+  double end;  /* when its last operation ends */
+  double busy; /* sum of its operations' durations */
+  double idle; /* end - busy: bubble plus waiting for transfers */
 };
 
 /* Allocates a workspace for pp >= 1 stages, vpp >= 1 chunks per stage and m >= 1 micro-batches.
@@ -57,10 +57,9 @@ double cs_sim_pipe_run(struct cs_sim_pipe *p, const double *fwd, const double *b
  * holds its entries lane by lane (fwd[(s * vpp + c) * lanes + l], p2p[l], st[s * lanes + l],
  * last_bwd[(s * vpp + c) * lanes + l]). Each lane's results are those of cs_sim_pipe_run_ext with
  * that lane's inputs. Returns the pipeline time of lane 0. */
-double cs_sim_pipe_run_lanes(struct cs_sim_pipe *p, int lanes, const double *fwd,
-                             const double *bwd, const double *p2p, const double *bwd_extra,
-                             const double *send_extra, struct cs_sim_pipe_stage *st,
-                             double *last_bwd);
+double cs_sim_pipe_run_lanes(struct cs_sim_pipe *p, int lanes, const double *fwd, const double *bwd,
+                             const double *p2p, const double *bwd_extra, const double *send_extra,
+                             struct cs_sim_pipe_stage *st, double *last_bwd);
 
 /* cs_sim_pipe_run_lanes again after a cs_sim_pipe_run_lanes call with the same lanes, fwd, bwd
  * and p2p, with other bwd_extra and send_extra: the same results, but only the operations from
@@ -75,8 +74,8 @@ double cs_sim_pipe_rerun_lanes(struct cs_sim_pipe *p, int lanes, const double *f
  * vpp + c] is added to the duration of that backward on stage s, chunk c, and send_extra[s * vpp +
  * c] to the transfer of its result to the previous virtual stage (the step simulator's NIC sharing
  * with the data-parallel stream). Either may be NULL (no extra). */
-double cs_sim_pipe_run_ext(struct cs_sim_pipe *p, const double *fwd, const double *bwd,
-                           double p2p, const double *bwd_extra, const double *send_extra,
+double cs_sim_pipe_run_ext(struct cs_sim_pipe *p, const double *fwd, const double *bwd, double p2p,
+                           const double *bwd_extra, const double *send_extra,
                            struct cs_sim_pipe_stage *st, double *last_bwd);
 
 #endif

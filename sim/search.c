@@ -129,7 +129,8 @@ static double net_bytes(const struct cs_sim *s) {
   double b = 0;
   for (int i = 0; i < n; i++) {
     if (info[i].nodes <= 1) continue;
-    double f = info[i].coll == CS_COLL_SEND_RECV ? 1 : cs_coll_busbw_factor(info[i].coll, info[i].ranks);
+    double f =
+        info[i].coll == CS_COLL_SEND_RECV ? 1 : cs_coll_busbw_factor(info[i].coll, info[i].ranks);
     /* a ring (or tree) leaves each node once per channel: the node's network carries the bus
      * bytes of one member, shared by the group's members on that node */
     int g = info[i].gpus_per_node > 0 ? info[i].gpus_per_node : 1;
@@ -142,8 +143,7 @@ static double net_bytes(const struct cs_sim *s) {
 static enum cs_status simulate(const struct cs_search_inputs *in, struct cs_sim_cache *cache,
                                const struct cs_plan *p, const struct cs_memory *mem,
                                struct cs_search_entry *e, struct cs_error *err) {
-  struct cs_sim_inputs si = {in->workload, p, in->compute, in->topology, in->cal,
-                             in->interference};
+  struct cs_sim_inputs si = {in->workload, p, in->compute, in->topology, in->cal, in->interference};
   struct cs_sim *s = NULL;
   enum cs_status st = cs_sim_alloc_cached(&si, cache, &s, err);
   if (st != CS_OK) return st;
@@ -179,8 +179,8 @@ enum cs_status cs_search_band(const struct cs_search_inputs *in, struct cs_searc
                               size_t k, struct cs_error *err) {
   for (size_t i = 0; i < k && i < r->n; i++) {
     struct cs_search_entry *e = &r->e[i];
-    struct cs_sim_inputs si = {in->workload, &e->plan, in->compute, in->topology, in->cal,
-                               in->interference};
+    struct cs_sim_inputs si = {in->workload, &e->plan, in->compute,
+                               in->topology, in->cal,  in->interference};
     struct cs_sim_result res;
     enum cs_status st = cs_sim_predict(&si, &res, err);
     if (st != CS_OK) return st;
@@ -203,7 +203,9 @@ struct walk {
   struct cs_error *err;
 };
 
-static int divides(long a, long b) { return a > 0 && b % a == 0; }
+static int divides(long a, long b) {
+  return a > 0 && b % a == 0;
+}
 
 static enum cs_status push(struct walk *w, const struct cs_search_entry *e) {
   struct cs_search_result *r = w->r;
@@ -300,7 +302,9 @@ static enum cs_status walk_inner(struct walk *w, struct cs_plan *p, int nblocks)
   struct cs_plan lo = *p;
   lo.vpp = 1;
   lo.mbs = 1;
-  lo.recompute = (rmask & 4u) ? CS_RECOMPUTE_FULL : (rmask & 2u) ? CS_RECOMPUTE_SELECTIVE : CS_RECOMPUTE_NONE;
+  lo.recompute = (rmask & 4u)   ? CS_RECOMPUTE_FULL
+                 : (rmask & 2u) ? CS_RECOMPUTE_SELECTIVE
+                                : CS_RECOMPUTE_NONE;
   lo.sp = p->tp > 1 && sp->sp != 0 && (w->in->workload->seq / p->cp) % p->tp == 0;
   struct cs_memory m;
   double tot = memory_of(w, &lo, &m);
@@ -334,7 +338,8 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
                              struct cs_error *err) {
   memset(r, 0, sizeof *r);
   if (!in || !in->workload || !in->compute || !in->topology || !in->cal)
-    return cs_error_set(err, CS_ERR_USAGE, "the search needs a workload, a GPU, a topology and a "
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "the search needs a workload, a GPU, a topology and a "
                         "calibration");
   if (sp->gpus < 1 || sp->gbs < 1)
     return cs_error_set(err, CS_ERR_USAGE, "the search needs gpus >= 1 and gbs >= 1 (got %ld, %d)",
@@ -357,8 +362,7 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
   if (st != CS_OK) return st;
   for (int tp = 1; tp <= max_tp && st == CS_OK; tp++) {
     if (!divides(tp, sp->gpus)) continue;
-    if (transformer && (wl->heads % tp || wl->ffn % tp ||
-                        (wl->kv_heads % tp && tp % wl->kv_heads)))
+    if (transformer && (wl->heads % tp || wl->ffn % tp || (wl->kv_heads % tp && tp % wl->kv_heads)))
       continue;
     if (!transformer && tp > 1) continue;
     for (int cp = 1; cp <= max_cp && st == CS_OK; cp++) {

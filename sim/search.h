@@ -63,14 +63,14 @@ const char *cs_family_name(int f);
 int cs_family_parse(const char *name);
 
 struct cs_search_space {
-  long gpus;          /* GPUs of the plan: nodes * GPUs per node */
-  int gbs;            /* global batch, samples (> 0) */
+  long gpus;                                    /* GPUs of the plan: nodes * GPUs per node */
+  int gbs;                                      /* global batch, samples (> 0) */
   int max_tp, max_cp, max_pp, max_vpp, max_mbs; /* 0 = defaults above */
-  unsigned families;  /* bit (1u << family) per family kept; 0 = all */
-  unsigned zero_mask; /* bit z for ZeRO stage z; 0 = all four */
-  unsigned recompute_mask; /* bit r per enum cs_recompute; 0 = all three */
-  int sp;             /* -1 both, 0 off, 1 on where tp > 1 */
-  struct cs_plan base;/* the fixed part of every plan */
+  unsigned families;                            /* bit (1u << family) per family kept; 0 = all */
+  unsigned zero_mask;                           /* bit z for ZeRO stage z; 0 = all four */
+  unsigned recompute_mask;                      /* bit r per enum cs_recompute; 0 = all three */
+  int sp;                                       /* -1 both, 0 off, 1 on where tp > 1 */
+  struct cs_plan base;                          /* the fixed part of every plan */
 };
 
 /* Fills s with the defaults for gpus GPUs and global batch gbs (base = cs_plan_init). */
@@ -80,35 +80,35 @@ void cs_search_space_init(struct cs_search_space *s, long gpus, int gbs);
 struct cs_search_inputs {
   const struct cs_workload *workload;
   const struct cs_compute *compute;
-  const struct cs_gpu *gpu;          /* memory capacity */
+  const struct cs_gpu *gpu; /* memory capacity */
   const struct cs_topology *topology;
   const struct cs_cal *cal;
-  double interference;               /* >= 1, see step.h */
+  double interference; /* >= 1, see step.h */
 };
 
 struct cs_search_entry {
   struct cs_plan plan;
-  int family;                /* enum cs_family */
+  int family;                    /* enum cs_family */
   double step, step_lo, step_hi; /* s; lo = hi = step until cs_search_band */
   double samples_per_s, tokens_per_s, mfu;
-  double memory;             /* bytes per GPU on the fullest stage */
-  double headroom;           /* capacity - memory, bytes (>= 0) */
-  double net_bytes;          /* bytes per GPU of the critical stage that cross the network per
-                                step: for each collective of a group that spans more than one
-                                NVLink domain, nccl-tests size times the bus factor (what leaves
-                                a node per ring) divided by the group's members per node */
-  double comm_bytes;         /* the same over every tier (step.h's comm_bytes) */
-  int pareto;                /* 1: on the front of (step, -headroom, net_bytes) */
+  double memory;     /* bytes per GPU on the fullest stage */
+  double headroom;   /* capacity - memory, bytes (>= 0) */
+  double net_bytes;  /* bytes per GPU of the critical stage that cross the network per
+                        step: for each collective of a group that spans more than one
+                        NVLink domain, nccl-tests size times the bus factor (what leaves
+                        a node per ring) divided by the group's members per node */
+  double comm_bytes; /* the same over every tier (step.h's comm_bytes) */
+  int pareto;        /* 1: on the front of (step, -headroom, net_bytes) */
 };
 
 struct cs_search_stats {
-  long points;      /* points of the space enumerated (this rank's share when split) */
-  long invalid;     /* rejected by cs_plan_check or the step simulator's placement */
-  long memory;      /* rejected: do not fit memory */
-  long pruned;      /* skipped without evaluation by an exact memory bound */
-  long simulated;   /* simulated and kept */
+  long points;                   /* points of the space enumerated (this rank's share when split) */
+  long invalid;                  /* rejected by cs_plan_check or the step simulator's placement */
+  long memory;                   /* rejected: do not fit memory */
+  long pruned;                   /* skipped without evaluation by an exact memory bound */
+  long simulated;                /* simulated and kept */
   long cache_hits, cache_misses; /* collective-cost cache */
-  double seconds;   /* wall time of cs_search_run */
+  double seconds;                /* wall time of cs_search_run */
 };
 
 struct cs_search_result {

@@ -81,7 +81,8 @@ static enum cs_status transport_defaults(int tr, double *lat, double *sw, double
 enum cs_status cs_net_edit_apply(struct cs_topology *t, const struct cs_net_edit *e,
                                  struct cs_error *err) {
   int any = e->rails || e->sharp >= 0 || e->transport >= 0 || e->latency > 0;
-  for (int i = 0; i < CS_TOPO_MAX_LEVELS; i++) any |= e->oversub[i] > 0;
+  for (int i = 0; i < CS_TOPO_MAX_LEVELS; i++)
+    any |= e->oversub[i] > 0;
   if (!any) return CS_OK;
   if (t->net.nics <= 0)
     return cs_error_set(err, CS_ERR_USAGE, "%s has no network to edit", t->name);
@@ -100,7 +101,8 @@ enum cs_status cs_net_edit_apply(struct cs_topology *t, const struct cs_net_edit
     if (i >= t->net.nlevels)
       return cs_error_set(err, CS_ERR_USAGE, "%s has no switch level %d", t->name, i);
     if (e->oversub[i] < 1)
-      return cs_error_set(err, CS_ERR_USAGE, "oversubscription must be >= 1, got %g", e->oversub[i]);
+      return cs_error_set(err, CS_ERR_USAGE, "oversubscription must be >= 1, got %g",
+                          e->oversub[i]);
     t->net.level[i].oversub = e->oversub[i];
   }
   if (e->sharp >= 0) t->net.sharp = e->sharp != 0;
@@ -120,29 +122,40 @@ enum cs_status cs_net_edit_apply(struct cs_topology *t, const struct cs_net_edit
 
 enum cs_status cs_target_parse(const char *text, struct cs_target *t, struct cs_error *err) {
   const char *eq = text ? strchr(text, '=') : NULL;
-  if (!eq) return cs_error_set(err, CS_ERR_USAGE, "target \"%s\": expected eff=0.8, mfu=0.4 or "
-                               "tokens=1e6", text ? text : "");
+  if (!eq)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "target \"%s\": expected eff=0.8, mfu=0.4 or "
+                        "tokens=1e6",
+                        text ? text : "");
   size_t k = (size_t)(eq - text);
-  if (k == 3 && strncasecmp(text, "eff", 3) == 0) t->kind = CS_TARGET_EFF;
-  else if (k == 3 && strncasecmp(text, "mfu", 3) == 0) t->kind = CS_TARGET_MFU;
+  if (k == 3 && strncasecmp(text, "eff", 3) == 0)
+    t->kind = CS_TARGET_EFF;
+  else if (k == 3 && strncasecmp(text, "mfu", 3) == 0)
+    t->kind = CS_TARGET_MFU;
   else if ((k == 6 && strncasecmp(text, "tokens", 6) == 0) ||
            (k == 7 && strncasecmp(text, "samples", 7) == 0))
     t->kind = CS_TARGET_TOKENS;
-  else return cs_error_set(err, CS_ERR_USAGE, "target \"%s\": unknown kind (eff, mfu, tokens)", text);
+  else
+    return cs_error_set(err, CS_ERR_USAGE, "target \"%s\": unknown kind (eff, mfu, tokens)", text);
   char *end;
   double v = strtod(eq + 1, &end);
   if (*end == '%' && end[1] == '\0' && t->kind != CS_TARGET_TOKENS) v /= 100, end++;
   if (*end || !(v > 0) || !isfinite(v) || (t->kind != CS_TARGET_TOKENS && v > 1))
-    return cs_error_set(err, CS_ERR_USAGE, "target \"%s\": expected a value in (0, 1] (or a "
-                        "percentage) for eff and mfu, > 0 for tokens", text);
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "target \"%s\": expected a value in (0, 1] (or a "
+                        "percentage) for eff and mfu, > 0 for tokens",
+                        text);
   t->value = v;
   return CS_OK;
 }
 
 void cs_target_format(const struct cs_target *t, char *buf, size_t len) {
-  if (t->kind == CS_TARGET_EFF) snprintf(buf, len, "%.0f%% network scaling efficiency", 100 * t->value);
-  else if (t->kind == CS_TARGET_MFU) snprintf(buf, len, "%.0f%% MFU", 100 * t->value);
-  else snprintf(buf, len, "%.4g tokens/s", t->value);
+  if (t->kind == CS_TARGET_EFF)
+    snprintf(buf, len, "%.0f%% network scaling efficiency", 100 * t->value);
+  else if (t->kind == CS_TARGET_MFU)
+    snprintf(buf, len, "%.0f%% MFU", 100 * t->value);
+  else
+    snprintf(buf, len, "%.4g tokens/s", t->value);
 }
 
 /* ---- the context -------------------------------------------------------------------------- */
@@ -151,16 +164,16 @@ struct cs_decide {
   struct cs_search_inputs in;
   struct cs_topology topo;
   struct cs_search_result all;
-  double *ideal;                      /* [all.n] step at the unlimited network */
-  size_t *order[CS_FAMILY_COUNT];     /* indices into all.e sorted by ideal */
+  double *ideal;                  /* [all.n] step at the unlimited network */
+  size_t *order[CS_FAMILY_COUNT]; /* indices into all.e sorted by ideal */
   size_t count[CS_FAMILY_COUNT];
   struct cs_sim_cache *cache;
   int evaluations;
   /* per plan, the steps already simulated: memo[i * MEMO + k] at bandwidth memo_bw[...] */
   double *memo, *memo_bw;
   int *nmemo;
-  double *bound;   /* [all.n] scratch: lower bounds for one query */
-  size_t *visit;   /* [all.n] scratch: visiting order */
+  double *bound; /* [all.n] scratch: lower bounds for one query */
+  size_t *visit; /* [all.n] scratch: visiting order */
 };
 
 #define MEMO 96
@@ -174,22 +187,27 @@ void cs_decide_free(struct cs_decide *d) {
   free(d->nmemo);
   free(d->bound);
   free(d->visit);
-  for (int f = 0; f < CS_FAMILY_COUNT; f++) free(d->order[f]);
+  for (int f = 0; f < CS_FAMILY_COUNT; f++)
+    free(d->order[f]);
   cs_sim_cache_free(d->cache);
   free(d);
 }
 
-const struct cs_topology *cs_decide_topology(const struct cs_decide *d) { return &d->topo; }
+const struct cs_topology *cs_decide_topology(const struct cs_decide *d) {
+  return &d->topo;
+}
 size_t cs_decide_count(const struct cs_decide *d, int f) {
   return f >= 0 && f < CS_FAMILY_COUNT ? d->count[f] : 0;
 }
-const struct cs_search_result *cs_decide_search(const struct cs_decide *d) { return &d->all; }
+const struct cs_search_result *cs_decide_search(const struct cs_decide *d) {
+  return &d->all;
+}
 
 /* Step of entry e's plan on d->topo at its current rate. */
 static enum cs_status step_of(struct cs_decide *d, const struct cs_search_entry *e, double *step,
                               struct cs_error *err) {
-  struct cs_sim_inputs si = {d->in.workload, &e->plan, d->in.compute, &d->topo, d->in.cal,
-                             d->in.interference};
+  struct cs_sim_inputs si = {d->in.workload, &e->plan,  d->in.compute,
+                             &d->topo,       d->in.cal, d->in.interference};
   struct cs_sim *s = NULL;
   enum cs_status st = cs_sim_alloc_cached(&si, d->cache, &s, err);
   if (st != CS_OK) return st;
@@ -226,7 +244,8 @@ enum cs_status cs_decide_alloc(const struct cs_search_inputs *in, const struct c
   if (st == CS_OK) st = cs_sim_cache_alloc(&d->cache, err);
   size_t n = d->all.n + 1;
   if (st == CS_OK &&
-      (!(d->ideal = malloc(n * sizeof *d->ideal)) || !(d->memo = malloc(n * MEMO * sizeof *d->memo)) ||
+      (!(d->ideal = malloc(n * sizeof *d->ideal)) ||
+       !(d->memo = malloc(n * MEMO * sizeof *d->memo)) ||
        !(d->memo_bw = malloc(n * MEMO * sizeof *d->memo_bw)) ||
        !(d->nmemo = calloc(n, sizeof *d->nmemo)) || !(d->bound = malloc(n * sizeof *d->bound)) ||
        !(d->visit = malloc(n * sizeof *d->visit))))
@@ -364,8 +383,10 @@ enum cs_status cs_decide_size(struct cs_decide *d, int f, const struct cs_target
     while (hi / lo > 1 + o->rel_tol) {
       double mid = sqrt(lo * hi);
       if ((st = cs_decide_best(d, f, mid, &e, err)) != CS_OK) return st;
-      if (e.step <= out->threshold) hi = mid;
-      else lo = mid;
+      if (e.step <= out->threshold)
+        hi = mid;
+      else
+        lo = mid;
     }
     /* whole Gb/s per NIC, so that predict --net-gbps reproduces it */
     double nic = ceil(hi * per_nic - 1e-9);
@@ -386,8 +407,10 @@ enum cs_status cs_decide_size(struct cs_decide *d, int f, const struct cs_target
     double mid = sqrt(lo * hi);
     if ((st = cs_decide_best(d, f, mid, &a, err)) != CS_OK) return st;
     if ((st = cs_decide_best(d, f, 2 * mid, &b, err)) != CS_OK) return st;
-    if (a.step / b.step - 1 < o->knee_gain) hi = mid;
-    else lo = mid;
+    if (a.step / b.step - 1 < o->knee_gain)
+      hi = mid;
+    else
+      lo = mid;
   }
   out->knee_gbps_gpu = hi;
   if ((st = cs_decide_best(d, f, hi, &out->knee, err)) != CS_OK) return st;
@@ -420,8 +443,10 @@ enum cs_status cs_prices_load(const char *path, struct cs_prices *p, struct cs_e
       st = cs_yaml_int(y, v, 1, 1, &ver, err);
     } else if (strcmp(key, "currency") == 0) {
       const char *s = cs_yaml_scalar(y, v);
-      if (!s) st = cs_yaml_error(y, v, err, CS_ERR_PARSE, "currency: expected a name");
-      else snprintf(p->currency, sizeof p->currency, "%s", s);
+      if (!s)
+        st = cs_yaml_error(y, v, err, CS_ERR_PARSE, "currency: expected a name");
+      else
+        snprintf(p->currency, sizeof p->currency, "%s", s);
     } else if (strcmp(key, "node") == 0) {
       st = cs_yaml_double(y, v, 0, 1e12, &p->node, err);
     } else if (strcmp(key, "speeds") == 0) {
@@ -446,9 +471,10 @@ enum cs_status cs_prices_load(const char *path, struct cs_prices *p, struct cs_e
           const char *kk = cs_yaml_scalar(y, cs_yaml_key(y, m, j));
           int vv = cs_yaml_value(y, m, j);
           if (!kk) kk = "";
-          double *dst = strcmp(kk, "nic") == 0 ? &pr->nic
+          double *dst = strcmp(kk, "nic") == 0           ? &pr->nic
                         : strcmp(kk, "switch_port") == 0 ? &pr->port
-                        : strcmp(kk, "cable") == 0 ? &pr->cable : NULL;
+                        : strcmp(kk, "cable") == 0       ? &pr->cable
+                                                         : NULL;
           if (strcmp(kk, "speed") == 0) {
             double bps;
             st = cs_yaml_quantity(y, vv, CS_UNIT_BANDWIDTH, &bps, err);
@@ -462,7 +488,8 @@ enum cs_status cs_prices_load(const char *path, struct cs_prices *p, struct cs_e
                                "unknown key \"%s\" (speed, nic, switch_port, cable)", kk);
           }
         }
-        if (st == CS_OK && pr->gbps < 0) st = cs_yaml_error(y, m, err, CS_ERR_PARSE, "speed missing");
+        if (st == CS_OK && pr->gbps < 0)
+          st = cs_yaml_error(y, m, err, CS_ERR_PARSE, "speed missing");
         if (st == CS_OK) p->n++;
       }
     } else {

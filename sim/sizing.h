@@ -42,13 +42,13 @@ void cs_topo_set_gbps_per_gpu(struct cs_topology *t, double gbps);
 
 /* Topology edits the sizing can apply; a field at its "keep" value leaves the topology alone. */
 struct cs_net_edit {
-  int rails;                           /* NICs per node; 0 keep. The per-GPU rate is kept. */
-  double oversub[CS_TOPO_MAX_LEVELS];  /* per switch level, >= 1; 0 keep */
-  int sharp, nvls;                     /* 1 on, 0 off, -1 keep */
-  int transport;                       /* enum cs_topo_transport; -1 keep. Re-derives latency,
-                                          switch latency and efficiency from the loader's defaults
-                                          for that transport */
-  double latency;                      /* s per network step; 0 keep (applied after transport) */
+  int rails;                          /* NICs per node; 0 keep. The per-GPU rate is kept. */
+  double oversub[CS_TOPO_MAX_LEVELS]; /* per switch level, >= 1; 0 keep */
+  int sharp, nvls;                    /* 1 on, 0 off, -1 keep */
+  int transport;                      /* enum cs_topo_transport; -1 keep. Re-derives latency,
+                                         switch latency and efficiency from the loader's defaults
+                                         for that transport */
+  double latency;                     /* s per network step; 0 keep (applied after transport) */
 };
 
 /* Sets every field of e to "keep". */
@@ -103,16 +103,16 @@ double cs_decide_threshold(struct cs_decide *d, int family, const struct cs_targ
 
 struct cs_sizing {
   int family;
-  int reachable;          /* 0: not even the unlimited network meets the target */
-  double threshold;       /* s: the step time the target allows */
-  double gbps_gpu;        /* least Gb/s per GPU meeting it (rounded up to whole Gb/s per NIC) */
+  int reachable;    /* 0: not even the unlimited network meets the target */
+  double threshold; /* s: the step time the target allows */
+  double gbps_gpu;  /* least Gb/s per GPU meeting it (rounded up to whole Gb/s per NIC) */
   double gbps_nic, gbps_node;
-  struct cs_search_entry at;     /* the family's best plan at gbps_gpu */
-  struct cs_search_entry below;  /* the family's best plan at 0.9 * gbps_gpu (does not meet) */
-  struct cs_search_entry ideal;  /* the family's best at the unlimited network */
-  double knee_gbps_gpu;   /* least B where doubling gains < knee_gain */
+  struct cs_search_entry at;    /* the family's best plan at gbps_gpu */
+  struct cs_search_entry below; /* the family's best plan at 0.9 * gbps_gpu (does not meet) */
+  struct cs_search_entry ideal; /* the family's best at the unlimited network */
+  double knee_gbps_gpu;         /* least B where doubling gains < knee_gain */
   struct cs_search_entry knee;
-  int evaluations;        /* family-best evaluations made */
+  int evaluations; /* family-best evaluations made */
 };
 
 struct cs_sizing_opts {

@@ -23,8 +23,9 @@
 #include "pipeline.h"
 
 #define NLEV 3 /* 0: predicted, 1: low bound, 2: high bound */
-#define LANES CS_SIM_PIPE_LANES /* cs_sim_run's four schedule runs: levels 0, 1, 2 and level 0
-                                   with free transfers (the bubble) */
+#define LANES                                                                                      \
+  CS_SIM_PIPE_LANES /* cs_sim_run's four schedule runs: levels 0, 1, 2 and level 0                 \
+                       with free transfers (the bubble) */
 #define MAX_CACHE 96
 
 /* One distinct collective (kind, group, size) and its cost. */
@@ -41,7 +42,7 @@ struct sgroup {
   int exists;
   struct cs_cal cal; /* shallow copy of the calibration with this group's links */
   struct cs_coll_query q;
-  unsigned what;     /* what cs_topo_model_apply wrote */
+  unsigned what; /* what cs_topo_model_apply wrote */
 };
 
 /* ---- the shared collective-cost cache ----------------------------------------------------- */
@@ -88,19 +89,25 @@ void cs_sim_cache_free(struct cs_sim_cache *c) {
   free(c);
 }
 
-long cs_sim_cache_hits(const struct cs_sim_cache *c) { return c ? c->hits : 0; }
-long cs_sim_cache_misses(const struct cs_sim_cache *c) { return c ? c->misses : 0; }
+long cs_sim_cache_hits(const struct cs_sim_cache *c) {
+  return c ? c->hits : 0;
+}
+long cs_sim_cache_misses(const struct cs_sim_cache *c) {
+  return c ? c->misses : 0;
+}
 
 static size_t khash(const struct ckey *k) {
   const unsigned char *b = (const unsigned char *)k;
   unsigned long long h = 1469598103934665603ull;
-  for (size_t i = 0; i < sizeof *k; i++) h = (h ^ b[i]) * 1099511628211ull;
+  for (size_t i = 0; i < sizeof *k; i++)
+    h = (h ^ b[i]) * 1099511628211ull;
   return (size_t)(h ^ (h >> 29));
 }
 
 static struct cslot *cache_find(struct cs_sim_cache *c, const struct ckey *k) {
   size_t i = khash(k) & (c->cap - 1);
-  while (c->slot[i].used && memcmp(&c->slot[i].k, k, sizeof *k) != 0) i = (i + 1) & (c->cap - 1);
+  while (c->slot[i].used && memcmp(&c->slot[i].k, k, sizeof *k) != 0)
+    i = (i + 1) & (c->cap - 1);
   return &c->slot[i];
 }
 
@@ -121,7 +128,7 @@ static int cache_room(struct cs_sim_cache *c) {
 
 /* One layer as the step uses it. */
 struct slayer {
-  int stage, chunk; /* chunk local to the stage, 0 .. vpp-1 */
+  int stage, chunk;  /* chunk local to the stage, 0 .. vpp-1 */
   double bdur[NLEV]; /* backward of one micro-batch with its blocking collectives */
   double grad[2];    /* bytes produced for the DP and EDP gradient reductions */
 };
@@ -131,8 +138,8 @@ struct schunk {
   double F[NLEV], B[NLEV];
   double comp, tp[NLEV], cp[NLEV], ep[NLEV], z3[NLEV], interf[NLEV];
   double cpb[NLEV], epb[NLEV]; /* of which in one backward: what may share the NIC */
-  double tail[2][NLEV]; /* last partial gradient bucket, DP and EDP */
-  size_t first, last;   /* layer index range [first, last] of the chunk, in model order */
+  double tail[2][NLEV];        /* last partial gradient bucket, DP and EDP */
+  size_t first, last;          /* layer index range [first, last] of the chunk, in model order */
   int has_layers;
 };
 
@@ -148,27 +155,27 @@ struct cs_sim {
   int ncache;
   size_t nl;
   struct slayer *L;
-  struct schunk *C;             /* [pp * v] */
+  struct schunk *C; /* [pp * v] */
   double p2p[NLEV];
-  double bucket_cost[2][NLEV];  /* one full bucket, DP and EDP */
-  int grad_coll;                /* all_reduce (ZeRO-0) or reduce_scatter */
-  double *opt;                  /* [pp] optimizer time */
-  double *param[NLEV];          /* [pp] ZeRO-1/2 weight all-gather after the step */
-  double *embed[NLEV];          /* [pp] tied-embedding all-reduce */
-  double *first_fwd;            /* [pp] compute of the first forward (hides the weight gather) */
-  double *comm_bytes;           /* [pp] */
+  double bucket_cost[2][NLEV]; /* one full bucket, DP and EDP */
+  int grad_coll;               /* all_reduce (ZeRO-0) or reduce_scatter */
+  double *opt;                 /* [pp] optimizer time */
+  double *param[NLEV];         /* [pp] ZeRO-1/2 weight all-gather after the step */
+  double *embed[NLEV];         /* [pp] tied-embedding all-reduce */
+  double *first_fwd;           /* [pp] compute of the first forward (hides the weight gather) */
+  double *comm_bytes;          /* [pp] */
   struct cs_sim_pipe *pipe;
-  int share;                    /* NIC sharing between the DP stream and other network traffic */
+  int share; /* NIC sharing between the DP stream and other network traffic */
   int net_dp, net_edp, net_pp, net_ep, net_cp; /* the group's collectives leave the node */
   /* constants of a run (prepare_run), one block of memory (run_mem) */
   double model_flops, hw_flops;
-  double *fwd0, *bwd0;          /* [nc] chunk forward and backward at the predicted level */
-  double *fwdl, *bwdl;          /* [nc * LANES] the same per lane (levels 0, 1, 2, 0) */
-  double *qS, *qR;              /* [(nc * 2 + g) * NLEV + l] gradient queue of chunk k, group g:
-                                   its total service and its finish when it starts at 0 */
-  double *qwin;                 /* [nc * NLEV] network-crossing bucket time during the last
-                                   backward (NIC sharing) */
-  double *dpbusy, *window;      /* [pp * NLEV] gradient stream busy time; last backwards' time */
+  double *fwd0, *bwd0;     /* [nc] chunk forward and backward at the predicted level */
+  double *fwdl, *bwdl;     /* [nc * LANES] the same per lane (levels 0, 1, 2, 0) */
+  double *qS, *qR;         /* [(nc * 2 + g) * NLEV + l] gradient queue of chunk k, group g:
+                              its total service and its finish when it starts at 0 */
+  double *qwin;            /* [nc * NLEV] network-crossing bucket time during the last
+                              backward (NIC sharing) */
+  double *dpbusy, *window; /* [pp * NLEV] gradient stream busy time; last backwards' time */
   /* scratch of a run */
   struct cs_sim_pipe_stage *st; /* [pp * LANES] */
   double *lb;                   /* [nc * LANES] start of each chunk's last backward */
@@ -226,7 +233,8 @@ static enum cs_status map_groups(struct cs_sim *s, struct cs_error *err) {
   if (p->tp > 1) st = map_group(s, CS_GROUP_TP, 3, s3, 0, 0, err);
   if (st == CS_OK && p->cp > 1) st = map_group(s, CS_GROUP_CP, 5, s5, 1, 0, err);
   if (st == CS_OK && p->ep > 1)
-    st = five ? map_group(s, CS_GROUP_EP, 5, s5, 2, 0, err) : map_group(s, CS_GROUP_EP, 3, s3, 1, 0, err);
+    st = five ? map_group(s, CS_GROUP_EP, 5, s5, 2, 0, err)
+              : map_group(s, CS_GROUP_EP, 3, s3, 1, 0, err);
   if (st == CS_OK && p->dp * p->cp > 1) st = map_group(s, CS_GROUP_DP, 3, s3, 1, 0, err);
   if (st == CS_OK && p->dp * p->cp / p->ep > 1)
     st = five && p->cp == 1 ? map_group(s, CS_GROUP_EDP, 5, s5, 3, 0, err)
@@ -354,7 +362,8 @@ static double zero3_chunk(int n, const double *dur, const double *cmp, const dou
       double ov = ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i];
       *extra += (interf - 1) * ov;
     }
-    t = start + dur[i] + (prefetch && i + 1 < n ? (interf - 1) * (ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i]) : 0);
+    t = start + dur[i] +
+        (prefetch && i + 1 < n ? (interf - 1) * (ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i]) : 0);
     if (rs[i] > 0) {
       double issue = free_at > t ? free_at : t;
       free_at = issue + rs[i];
@@ -386,7 +395,8 @@ static enum cs_status cp_ring(struct cs_sim *s, int stage, const double ring[2],
                              ring[b], calls, x, err);
     if (st != CS_OK) return st;
     s->comm_bytes[stage] += (double)calls * ring[b];
-    for (int l = 0; l < NLEV; l++) out[l] = (cp - 1) * (x[l] > blk ? x[l] - blk : 0);
+    for (int l = 0; l < NLEV; l++)
+      out[l] = (cp - 1) * (x[l] > blk ? x[l] - blk : 0);
   }
   return CS_OK;
 }
@@ -447,7 +457,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
     st = cost(s, s->grad_coll, group, CS_PHASE_GRAD, p->bucket, 0, s->bucket_cost[g], err);
     if (st != CS_OK) return st;
   }
-  for (int k = 0; k < nc; k++) s->C[k].first = (size_t)-1;
+  for (int k = 0; k < nc; k++)
+    s->C[k].first = (size_t)-1;
 
   /* per-layer scratch for ZeRO-3 in execution order */
   size_t nl = w->nlayer;
@@ -515,17 +526,25 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
       long calls = cm->count * (cm->phase <= CS_PHASE_BWD ? s->m : 1);
       st = cost(s, cm->coll, cm->group, cm->phase, cm->bytes, calls, t, err);
       if (st != CS_OK) break;
-      s->comm_bytes[stage] += calls * cm->bytes *
-                              (cm->coll == CS_COLL_SEND_RECV ? 1 : cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group)));
+      s->comm_bytes[stage] +=
+          calls * cm->bytes *
+          (cm->coll == CS_COLL_SEND_RECV
+               ? 1
+               : cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group)));
       int g = cm->group, fwd = cm->phase == CS_PHASE_FWD;
       for (int l = 0; l < NLEV; l++) {
         double x = cm->count * t[l];
         if (cm->phase == CS_PHASE_FWD || cm->phase == CS_PHASE_BWD) {
-          if (g == CS_GROUP_TP || g == CS_GROUP_EMBED) (fwd ? tpf : tpb)[l] += x;
-          else if (g == CS_GROUP_CP) (fwd ? cpf : cpb)[l] += x;
-          else if (g == CS_GROUP_EP) (fwd ? epf : epb)[l] += x;
-          else if (cm->coll == CS_COLL_ALL_GATHER) (fwd ? ag_f : ag_b)[l] += x;
-          else r_s[l] += x;
+          if (g == CS_GROUP_TP || g == CS_GROUP_EMBED)
+            (fwd ? tpf : tpb)[l] += x;
+          else if (g == CS_GROUP_CP)
+            (fwd ? cpf : cpb)[l] += x;
+          else if (g == CS_GROUP_EP)
+            (fwd ? epf : epb)[l] += x;
+          else if (cm->coll == CS_COLL_ALL_GATHER)
+            (fwd ? ag_f : ag_b)[l] += x;
+          else
+            r_s[l] += x;
         } else if (cm->phase == CS_PHASE_GRAD) {
           if (g == CS_GROUP_EMBED) s->embed[l][stage] += x;
         } else {
@@ -572,11 +591,15 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
     int n = (int)(C->last - C->first + 1);
     double tot[2] = {0, 0};
     for (size_t i = C->first; i <= C->last; i++)
-      for (int g = 0; g < 2; g++) tot[g] += s->L[i].grad[g];
+      for (int g = 0; g < 2; g++)
+        tot[g] += s->L[i].grad[g];
     for (int g = 0; g < 2 && st == CS_OK; g++) {
       double rem = fmod(tot[g], p->bucket);
-      if (rem > 0) st = cost(s, s->grad_coll, g ? CS_GROUP_EDP : CS_GROUP_DP, CS_PHASE_GRAD, rem, 0, C->tail[g], err);
-      else memcpy(C->tail[g], zero, sizeof zero);
+      if (rem > 0)
+        st = cost(s, s->grad_coll, g ? CS_GROUP_EDP : CS_GROUP_DP, CS_PHASE_GRAD, rem, 0,
+                  C->tail[g], err);
+      else
+        memcpy(C->tail[g], zero, sizeof zero);
     }
     for (int l = 0; l < NLEV; l++) {
       double F = 0, B = 0;
@@ -597,7 +620,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
         double *d2 = e + 4 * n, *c2 = e + 5 * n, *a2 = e + 6 * n, *r2 = e + 7 * n;
         for (int j = 0; j < n; j++) {
           size_t fi = C->first + (size_t)j, bi = C->last - (size_t)j;
-          d1[j] = fdur[fi * NLEV + l], c1[j] = cf[fi * NLEV + l], a1[j] = agf[fi * NLEV + l], r1[j] = 0;
+          d1[j] = fdur[fi * NLEV + l], c1[j] = cf[fi * NLEV + l], a1[j] = agf[fi * NLEV + l],
+          r1[j] = 0;
           d2[j] = bdur[bi * NLEV + l], c2[j] = cb[bi * NLEV + l], a2[j] = agb[bi * NLEV + l];
           r2[j] = rs[bi * NLEV + l];
         }
@@ -611,7 +635,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
       }
     }
     (void)stage;
-    for (int g = 0; g < 2; g++) s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
+    for (int g = 0; g < 2; g++)
+      s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
   }
   if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL && p->dp > 1)
     st = dataparallel(s, (dense[0] + dense[1]), dp_grad, err);
@@ -626,7 +651,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
         out = lc.out_bytes;
       }
     }
-    if (st == CS_OK) st = cost(s, CS_COLL_SEND_RECV, CS_GROUP_PP, CS_PHASE_FWD, out, 2 * s->m * v, s->p2p, err);
+    if (st == CS_OK)
+      st = cost(s, CS_COLL_SEND_RECV, CS_GROUP_PP, CS_PHASE_FWD, out, 2 * s->m * v, s->p2p, err);
   }
   free(z);
   free(dense);
@@ -642,7 +668,8 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
                                    struct cs_sim **out, struct cs_error *err) {
   *out = NULL;
   if (!in->workload || !in->plan || !in->compute || !in->topology || !in->cal)
-    return cs_error_set(err, CS_ERR_USAGE, "the step simulator needs a workload, a plan, a GPU, "
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "the step simulator needs a workload, a plan, a GPU, "
                         "a topology and a calibration");
   if (!(in->interference >= 1) || in->interference > 10)
     return cs_error_set(err, CS_ERR_USAGE, "interference must be between 1 and 10, got %g",
@@ -651,12 +678,13 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
   if (st != CS_OK) return st;
   if (in->plan->bucket <= 0) return cs_error_set(err, CS_ERR_USAGE, "bucket must be > 0");
   const struct cs_plan *ip = in->plan;
-  if (ip->dp_mode == CS_DP_DATAPARALLEL && (ip->zero > 0 || ip->tp > 1 || ip->pp > 1 ||
-                                            ip->cp > 1 || ip->ep > 1))
+  if (ip->dp_mode == CS_DP_DATAPARALLEL &&
+      (ip->zero > 0 || ip->tp > 1 || ip->pp > 1 || ip->cp > 1 || ip->ep > 1))
     return cs_error_set(err, CS_ERR_USAGE,
                         "plan: dp_mode=dataparallel replicates the whole model from one process: "
                         "it needs zero=0 and tp=pp=cp=ep=1 (got zero=%d, tp=%d, pp=%d, cp=%d, "
-                        "ep=%d)", ip->zero, ip->tp, ip->pp, ip->cp, ip->ep);
+                        "ep=%d)",
+                        ip->zero, ip->tp, ip->pp, ip->cp, ip->ep);
   struct cs_sim *s = calloc(1, sizeof *s);
   if (!s) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   s->in = *in;
@@ -712,7 +740,8 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
       s->grp[CS_GROUP_DP].q.nodes > 1)
     st = cs_error_set(err, CS_ERR_USAGE,
                       "plan: dp_mode=dataparallel runs in one process on one node, but dp=%d "
-                      "spans %d nodes of the topology", s->plan.dp, s->grp[CS_GROUP_DP].q.nodes);
+                      "spans %d nodes of the topology",
+                      s->plan.dp, s->grp[CS_GROUP_DP].q.nodes);
   if (st == CS_OK) {
     s->share = 1;
     s->net_dp = s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.nodes > 1;
@@ -802,13 +831,16 @@ static enum cs_status prepare_run(struct cs_sim *s, struct cs_error *err) {
       for (int c = v - 1; c >= 0; c--) { /* the order the stream serves them */
         const int k = sg * v + c;
         double *S = &s->qS[(k * 2) * NLEV], *R = &s->qR[(k * 2) * NLEV], SS[2], RR[2], win = 0;
-        if (s->C[k].has_layers) queue_chunk(s, k, l, SS, RR, &busy, &win);
-        else SS[0] = SS[1] = 0, RR[0] = RR[1] = -INFINITY;
+        if (s->C[k].has_layers)
+          queue_chunk(s, k, l, SS, RR, &busy, &win);
+        else
+          SS[0] = SS[1] = 0, RR[0] = RR[1] = -INFINITY;
         S[l] = SS[0], S[NLEV + l] = SS[1];
         R[l] = RR[0], R[NLEV + l] = RR[1];
         s->qwin[k * NLEV + l] = win;
       }
-      for (int c = 0; c < v; c++) window += s->C[sg * v + c].B[l];
+      for (int c = 0; c < v; c++)
+        window += s->C[sg * v + c].B[l];
       s->dpbusy[sg * NLEV + l] = busy;
       s->window[sg * NLEV + l] = window;
     }
@@ -819,8 +851,8 @@ static enum cs_status prepare_run(struct cs_sim *s, struct cs_error *err) {
  * lanes) in s->st and s->lb; add (NULL = none) lengthens the network-crossing streams after
  * each chunk (NIC sharing); fch (NULL = not wanted) receives when they are free after each chunk,
  * before that lengthening. */
-static double dp_stream(const struct cs_sim *s, int sg, int l, int ln, int lanes,
-                        const double *add, double *fch) {
+static double dp_stream(const struct cs_sim *s, int sg, int l, int ln, int lanes, const double *add,
+                        double *fch) {
   const int v = s->v, og = s->plan.overlap_grad;
   const int net[2] = {s->net_dp, s->net_edp};
   double f[2] = {0, 0};
@@ -966,7 +998,8 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   const double *add = NULL;
   if (sharing(s)) {
     int any = 0;
-    for (int ln = 0; ln < NLEV; ln++) any |= nic_sharing(s, ln, ln, LANES, p2p[ln]);
+    for (int ln = 0; ln < NLEV; ln++)
+      any |= nic_sharing(s, ln, ln, LANES, p2p[ln]);
     if (any) {
       const int nc = s->pp * s->v;
       for (int k = 0; k < nc; k++) /* the bubble's lane: free transfers share nothing */
@@ -1038,7 +1071,9 @@ enum cs_status cs_sim_single_gpu(const struct cs_workload *w, const struct cs_pl
   return CS_OK;
 }
 
-void cs_sim_set_nic_sharing(struct cs_sim *s, int on) { s->share = on != 0; }
+void cs_sim_set_nic_sharing(struct cs_sim *s, int on) {
+  s->share = on != 0;
+}
 
 int cs_sim_collectives(const struct cs_sim *s, struct cs_sim_coll_info *info, int max) {
   int n = 0;
@@ -1046,9 +1081,9 @@ int cs_sim_collectives(const struct cs_sim *s, struct cs_sim_coll_info *info, in
     const struct centry *e = &s->cache[i];
     if (e->calls == 0) continue;
     const struct sgroup *g = &s->grp[e->group];
-    info[n++] = (struct cs_sim_coll_info){e->group, e->coll, e->phase, e->bytes, (int)e->calls,
-                                          g->q.ranks, g->q.nodes, g->q.gpus_per_node, e->algo,
-                                          e->proto, e->t[0], e->t[1], e->t[2]};
+    info[n++] = (struct cs_sim_coll_info){
+        e->group,           e->coll, e->phase, e->bytes, (int)e->calls, g->q.ranks, g->q.nodes,
+        g->q.gpus_per_node, e->algo, e->proto, e->t[0],  e->t[1],       e->t[2]};
   }
   return n;
 }

@@ -90,39 +90,39 @@ long cs_sim_cache_misses(const struct cs_sim_cache *c);
 /* What one simulation needs; every pointer is borrowed and must outlive the struct cs_sim. */
 struct cs_sim_inputs {
   const struct cs_workload *workload;
-  const struct cs_plan *plan;        /* must pass cs_plan_check for the workload */
-  const struct cs_compute *compute;  /* the GPU at the plan's precision (maybe calibrated) */
+  const struct cs_plan *plan;       /* must pass cs_plan_check for the workload */
+  const struct cs_compute *compute; /* the GPU at the plan's precision (maybe calibrated) */
   const struct cs_topology *topology;
-  const struct cs_cal *cal;          /* collective model and its uncertainty */
-  double interference;               /* >= 1: compute slowdown under overlapped collectives */
+  const struct cs_cal *cal; /* collective model and its uncertainty */
+  double interference;      /* >= 1: compute slowdown under overlapped collectives */
 };
 
 /* Where the time of the step goes, on the pipeline stage that finishes last (seconds). The parts
  * add up to step: compute + tp + cp + ep + dp + pp + bubble + optimizer. */
 struct cs_sim_breakdown {
-  double compute;   /* kernels, including recomputation and interference */
-  double tp, cp, ep;/* exposed tensor-, context- and expert-parallel collectives */
-  double dp;        /* exposed data-parallel traffic: gradient tail, ZeRO waits, weight gathers,
-                       tied-embedding reduction */
-  double pp;        /* waiting for point-to-point transfers between stages */
-  double bubble;    /* pipeline idle time that the schedule leaves with free transfers */
+  double compute;    /* kernels, including recomputation and interference */
+  double tp, cp, ep; /* exposed tensor-, context- and expert-parallel collectives */
+  double dp;         /* exposed data-parallel traffic: gradient tail, ZeRO waits, weight gathers,
+                        tied-embedding reduction */
+  double pp;         /* waiting for point-to-point transfers between stages */
+  double bubble;     /* pipeline idle time that the schedule leaves with free transfers */
   double optimizer;
 };
 
 struct cs_sim_result {
-  double step, step_lo, step_hi;   /* s; lo/hi: every collective at its band's bounds */
-  struct cs_sim_breakdown part;    /* of the predicted step */
-  int stage;                       /* the critical pipeline stage */
+  double step, step_lo, step_hi; /* s; lo/hi: every collective at its band's bounds */
+  struct cs_sim_breakdown part;  /* of the predicted step */
+  int stage;                     /* the critical pipeline stage */
   long gpus, microbatches;
-  double samples;                  /* per step (the global batch) */
-  double tokens;                   /* per step; 0 when the workload has no sequence */
-  double model_flops, hw_flops;    /* per step, all GPUs */
+  double samples;               /* per step (the global batch) */
+  double tokens;                /* per step; 0 when the workload has no sequence */
+  double model_flops, hw_flops; /* per step, all GPUs */
   double samples_per_s, tokens_per_s;
-  double tflops_per_gpu;           /* model FLOP/s per GPU / 1e12 */
-  double hw_tflops_per_gpu;        /* including recomputation */
-  double mfu;                      /* model FLOP/s per GPU / peak */
-  double comm_bytes;               /* bytes one GPU sends into collectives per step (nccl-tests
-                                      sizes times the bus factor) */
+  double tflops_per_gpu;    /* model FLOP/s per GPU / 1e12 */
+  double hw_tflops_per_gpu; /* including recomputation */
+  double mfu;               /* model FLOP/s per GPU / peak */
+  double comm_bytes;        /* bytes one GPU sends into collectives per step (nccl-tests
+                               sizes times the bus factor) */
 };
 
 struct cs_sim;
@@ -168,13 +168,13 @@ void cs_sim_set_nic_sharing(struct cs_sim *s, int on);
 
 /* One line per collective kind for --explain: fills at most max entries, returns how many. */
 struct cs_sim_coll_info {
-  int group;        /* enum cs_group */
-  int coll;         /* enum cs_coll */
-  int phase;        /* enum cs_phase */
-  double bytes;     /* one call's nccl-tests size */
-  int calls;        /* per step on the critical stage */
+  int group;    /* enum cs_group */
+  int coll;     /* enum cs_coll */
+  int phase;    /* enum cs_phase */
+  double bytes; /* one call's nccl-tests size */
+  int calls;    /* per step on the critical stage */
   int ranks, nodes, gpus_per_node;
-  int algo, proto;  /* the model's choice */
+  int algo, proto;     /* the model's choice */
   double time, lo, hi; /* s, one call */
 };
 int cs_sim_collectives(const struct cs_sim *s, struct cs_sim_coll_info *info, int max);

@@ -184,7 +184,8 @@ static long sweep(const struct verb_case *c, int nomem_exit2_ok) {
                   c->argv[0], c->name, count, __lsan_do_recoverable_leak_check ? ", no leak" : "");
   else
     print_message("%-12s %-24s %5ld allocations, every %ld-th failed once (%ld runs): status 1, "
-                  "no crash%s\n", c->argv[0], c->name, count, step, runs,
+                  "no crash%s\n",
+                  c->argv[0], c->name, count, step, runs,
                   __lsan_do_recoverable_leak_check ? ", no leak" : "");
   return runs;
 }
@@ -195,10 +196,12 @@ static const struct verb_case setup_cases[] = {
     /* the inputs of later cases, made once without failures */
     {"setup-import",
      cs_cmd_import,
-     {"import", "-q", "%D/h200x2/nccl-tests-single-process.log", "-o", "%T/m.csv", NULL}, 1},
+     {"import", "-q", "%D/h200x2/nccl-tests-single-process.log", "-o", "%T/m.csv", NULL},
+     1},
     {"setup-append",
      cs_cmd_import,
-     {"import", "-q", "%D/h200x2/nccl-tests-mpirun.log", "-o", "%T/append.csv", NULL}, 1},
+     {"import", "-q", "%D/h200x2/nccl-tests-mpirun.log", "-o", "%T/append.csv", NULL},
+     1},
     {"setup-fit", cs_cmd_fit, {"fit", "-q", "--no-cv", "%T/m.csv", "-o", "%T/cal.yaml", NULL}, 1},
 };
 
@@ -206,45 +209,56 @@ static const struct verb_case cases[] = {
     {"import-text-json-tuning",
      cs_cmd_import,
      {"import", "%D/h200x2/nccl-tests-mpirun.log", "%D/nccltests/all_reduce.json",
-      "%D/h200x2/nccl-tests-tuning-debug.log", "-o", "%T/import.csv", NULL}, 1},
+      "%D/h200x2/nccl-tests-tuning-debug.log", "-o", "%T/import.csv", NULL},
+     1},
     {"import-append",
      cs_cmd_import,
-     {"import", "--append", "%D/nccltests/two-hosts-tagged.log", "-o", "%T/append.csv", NULL}, 1},
+     {"import", "--append", "%D/nccltests/two-hosts-tagged.log", "-o", "%T/append.csv", NULL},
+     1},
     /* (append.csv changes only when a run succeeds: the last one of the sweep) */
     {"fit-csv",
      cs_cmd_fit,
-     {"fit", "%D/h200x2-commscale/cs_allreduce_auto.csv", "-o", "%T/fit.yaml", NULL}, 1},
+     {"fit", "%D/h200x2-commscale/cs_allreduce_auto.csv", "-o", "%T/fit.yaml", NULL},
+     1},
     {"fit-log-report-nccl",
      cs_cmd_fit,
      {"fit", "--no-cv", "--report", "--format", "json", "%D/h200x2/nccl-tests-mpirun.log",
-      "--nccl-log", "%D/h200x2/nccl-tests-tuning-debug.log", "-o", "%T/fit2.yaml", NULL}, 1},
+      "--nccl-log", "%D/h200x2/nccl-tests-tuning-debug.log", "-o", "%T/fit2.yaml", NULL},
+     1},
     {"coll-cal-json",
      cs_cmd_coll,
      {"coll", "--cal", "%T/cal.yaml", "--nodes", "1,4,16,400", "-g", "8", "--sizes", "8:1G:8",
-      "--net-bw", "3200Gbps", "--format", "json", NULL}, 1},
+      "--net-bw", "3200Gbps", "--format", "json", NULL},
+     1},
     {"coll-topology-csv",
      cs_cmd_coll,
      {"coll", "--topology", "dgx-h100", "--nodes", "1,32", "--sizes", "1M,1G", "--format", "csv",
-      NULL}, 1},
+      NULL},
+     1},
     {"topology-show", cs_cmd_topology, {"topology", "show", "dgx-h100", NULL}, 1},
     {"topology-map",
      cs_cmd_topology,
-     {"topology", "map", "llama3-pod", "--sizes", "tp=8,pp=4,dp=16", "--group", "dp", NULL}, 1},
+     {"topology", "map", "llama3-pod", "--sizes", "tp=8,pp=4,dp=16", "--group", "dp", NULL},
+     1},
     {"topology-import-smi",
      cs_cmd_topology,
-     {"topology", "import-smi", "%D/h200x2/machine.txt", "--nic-speed", "400Gbps", NULL}, 1},
+     {"topology", "import-smi", "%D/h200x2/machine.txt", "--nic-speed", "400Gbps", NULL},
+     1},
     {"workload-llama",
      cs_cmd_workload,
      {"workload", "-w", "llama3-8b", "-p", "tp=8,pp=2,dp=4,zero=1,mbs=1,gbs=256", "-g", "h100-sxm",
-      "--format", "json", NULL}, 1},
+      "--format", "json", NULL},
+     1},
     {"workload-moe-layers",
      cs_cmd_workload,
      {"workload", "-w", "mixtral-8x7b", "-p", "tp=2,ep=8,dp=8,pp=1,mbs=1,gbs=64", "-g", "h200",
-      "--layers", NULL}, 1},
+      "--layers", NULL},
+     1},
     {"plot-busbw",
      cs_cmd_plot,
      {"plot", "busbw", "--cal", "%T/cal.yaml", "%T/m.csv", "--nodes", "1,16", "-g", "8", "--sizes",
-      "1K:1G:32", "--format", "svg", "-o", "%T/busbw", NULL}, 1},
+      "1K:1G:32", "--format", "svg", "-o", "%T/busbw", NULL},
+     1},
     /* the decision verbs, on small models and few GPUs (and --set layers=N where the verb has
      * it) so that a run takes milliseconds; still tens of thousands of allocations each, so the
      * longer ones fail every stride-th allocation only (primes, so that the points sampled fall at
@@ -252,24 +266,47 @@ static const struct verb_case cases[] = {
     {"search-4gpu",
      cs_cmd_search,
      {"search", "-w", "gpt2-124m", "--gpu", "h100-sxm", "-t", "dgx-h100", "--gpus", "4", "--gbs",
-      "8", "--max-mbs", "2", "--set", "layers=4", "-n", "5", "--band", NULL}, 307},
+      "8", "--max-mbs", "2", "--set", "layers=4", "-n", "5", "--band", NULL},
+     307},
     {"search-csv-family",
      cs_cmd_search,
-     {"search", "-w", "gpt2-355m", "--gpu", "h100-sxm", "-t", "dgx-h100", "--gpus", "16", "--gbs",
-      "16", "--family", "tp+pp", "--max-mbs", "1", "--max-pp", "2", "--format", "csv", NULL}, 97},
+     {"search", "-w",       "gpt2-355m", "--gpu",    "h100-sxm", "-t",    "dgx-h100",
+      "--gpus", "16",       "--gbs",     "16",       "--family", "tp+pp", "--max-mbs",
+      "1",      "--max-pp", "2",         "--format", "csv",      NULL},
+     97},
     {"sweep-2nodes",
      cs_cmd_sweep,
      {"sweep", "-w", "gpt2-124m", "--gpu", "h100-sxm", "-t", "dgx-h100", "--nodes", "1,2", "--gbs",
-      "16", "--net-gbps", "100,400", "--families", "dp+tp", "--set", "layers=2", NULL}, 1499},
+      "16", "--net-gbps", "100,400", "--families", "dp+tp", "--set", "layers=2", NULL},
+     1499},
     {"sweep-plans-json",
      cs_cmd_sweep,
      {"sweep", "-w", "gpt2-124m", "--gpu", "h100-sxm", "-t", "dgx-h100", "--nodes", "1,2", "--gbs",
-      "32", "--net-gbps", "200", "--plans", "tp=2;pp=2", "--format", "json", NULL}, 1},
+      "32", "--net-gbps", "200", "--plans", "tp=2;pp=2", "--format", "json", NULL},
+     1},
     {"size-network-prices",
      cs_cmd_size_network,
-     {"size-network", "-w", "gpt2-124m", "--gpu", "h100-sxm", "-t", "dgx-h100", "--nodes", "2",
-      "--gbs", "16", "--family", "dp+tp", "--set", "layers=2", "--range", "10:1000", "--prices", "%D/../../sim/prices/example.yaml",
-      NULL}, 997},
+     {"size-network",
+      "-w",
+      "gpt2-124m",
+      "--gpu",
+      "h100-sxm",
+      "-t",
+      "dgx-h100",
+      "--nodes",
+      "2",
+      "--gbs",
+      "16",
+      "--family",
+      "dp+tp",
+      "--set",
+      "layers=2",
+      "--range",
+      "10:1000",
+      "--prices",
+      "%D/../../sim/prices/example.yaml",
+      NULL},
+     997},
     /* report runs all four verbs and gnuplot three times a run: sampled with a stride */
     {"report-tiny", cs_cmd_report, {"report", "%T/tiny.yaml", "-o", "%T/report", NULL}, 12007},
 };
@@ -281,27 +318,28 @@ static const struct verb_case predict_cases[] = {
     {"predict-dp8",
      cs_cmd_predict,
      {"predict", "--workload", "gpt2-124m", "--gpu", "h100-sxm", "--topology", "dgx-h100", "--plan",
-      "dp=8", "--gpus", "8", NULL}, 1},
+      "dp=8", "--gpus", "8", NULL},
+     1},
     {"predict-cal-net-json",
      cs_cmd_predict,
      {"predict", "-w", "gpt2-355m", "--gpu", "h100-sxm", "-t", "dgx-h100", "--cal", "%T/cal.yaml",
-      "-p", "tp=2,pp=2,zero=1,mbs=2,gbs=64", "--nodes", "1,2", "--net-gbps", "100,400",
-      "--explain", "--format", "json", NULL}, 7},
+      "-p", "tp=2,pp=2,zero=1,mbs=2,gbs=64", "--nodes", "1,2", "--net-gbps", "100,400", "--explain",
+      "--format", "json", NULL},
+     7},
 };
 
 /* The scenario of the report case: one node, a small model, one sweep point. */
-static const char tiny_scenario[] =
-    "version: 1\n"
-    "title: tiny\n"
-    "workload: gpt2-124m\n"
-    "gpu: h100-sxm\n"
-    "topology: dgx-h100\n"
-    "nodes: 1\n"
-    "gbs: 16\n"
-    "target: eff=0.8\n"
-    "plan: \"dp=8\"\n"
-    "sweep_nodes: \"1\"\n"
-    "sweep_net_gbps: \"100\"\n";
+static const char tiny_scenario[] = "version: 1\n"
+                                    "title: tiny\n"
+                                    "workload: gpt2-124m\n"
+                                    "gpu: h100-sxm\n"
+                                    "topology: dgx-h100\n"
+                                    "nodes: 1\n"
+                                    "gbs: 16\n"
+                                    "target: eff=0.8\n"
+                                    "plan: \"dp=8\"\n"
+                                    "sweep_nodes: \"1\"\n"
+                                    "sweep_net_gbps: \"100\"\n";
 
 static void allocation_failures(void **state) {
   (void)state;

@@ -18,8 +18,8 @@ static struct cs_model plain(void) {
   return m;
 }
 
-static double t_us(const struct cs_model *m, enum cs_coll c, enum cs_algo a, enum cs_proto p,
-                   int N, int g, double bytes) {
+static double t_us(const struct cs_model *m, enum cs_coll c, enum cs_algo a, enum cs_proto p, int N,
+                   int g, double bytes) {
   struct cs_coll_query q = {c, a, p, N * g, N, g, bytes};
   struct cs_coll_pred pr;
   assert_int_equal(cs_model_time(m, &q, a, p, &pr, NULL), CS_OK);
@@ -65,8 +65,7 @@ static void bandwidth(void **state) {
   m.bw[CS_TIER_NET] = 100e9;
   double lat2 = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 8, 0);
   assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 8, S),
-               lat2 + S * 30.0 / 16.0 / pow(pow(360e9, -8) + pow(100e9, -8), -1.0 / 8) * 1e6,
-               1e-9);
+               lat2 + S * 30.0 / 16.0 / pow(pow(360e9, -8) + pow(100e9, -8), -1.0 / 8) * 1e6, 1e-9);
   /* all-gather busbw factor (n-1)/n; LL at 0.39 efficiency */
   double lat3 = t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, 0);
   assert_close(t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, S),
@@ -91,8 +90,10 @@ static void own_share(void **state) {
   assert_close(t_us(&m, CS_COLL_SEND_RECV, CS_ALGO_P2P, CS_PROTO_SIMPLE, 1, 2, S),
                lat3 + S / 360e9 * 1e6, 1e-9);
   /* busbw of a 1 GiB all_gather rises from 2 to 8 ranks */
-  double bus2 = S * 0.5 / (t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 2, S) * 1e-6);
-  double bus8 = S * 0.875 / (t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 8, S) * 1e-6);
+  double bus2 =
+      S * 0.5 / (t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 2, S) * 1e-6);
+  double bus8 =
+      S * 0.875 / (t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 1, 8, S) * 1e-6);
   assert_true(bus8 > bus2 * 1.1);
   /* NVLS: all_reduce at eff 1.30, all_gather capped at the link rate */
   double latn = t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_NVLS, CS_PROTO_SIMPLE, 1, 8, 0);
@@ -200,9 +201,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(nccl_latencies), cmocka_unit_test(multinode_latency),
       cmocka_unit_test(bandwidth),      cmocka_unit_test(window),
-      cmocka_unit_test(own_share),
-      cmocka_unit_test(selection),      cmocka_unit_test(bad_queries),
-      cmocka_unit_test(param_table),    cmocka_unit_test(band),
+      cmocka_unit_test(own_share),      cmocka_unit_test(selection),
+      cmocka_unit_test(bad_queries),    cmocka_unit_test(param_table),
+      cmocka_unit_test(band),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

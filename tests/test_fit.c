@@ -1,8 +1,8 @@
 /* test_fit.c — the fitter on synthetic data generated from known parameters (fixed seed, 3%
  * log-normal noise) at 1, 2 and 4 nodes: every parameter must come back within 5%, except one
  * whose standard error the fit itself reports above 2.5% (the data cannot pin it), which must come
- * back within 3 standard errors; predictions at 32 and 128 nodes within 5% of the truth. Also: robustness to
- * outliers, selection of rows by configuration and launch, and the refusals. */
+ * back within 3 standard errors; predictions at 32 and 128 nodes within 5% of the truth. Also:
+ * robustness to outliers, selection of rows by configuration and launch, and the refusals. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,18 +14,19 @@
 #include "fit.h"
 #include "testutil.h"
 
-struct truth { const char *name; double value; };
+struct truth {
+  const char *name;
+  double value;
+};
 
 /* Differs from the defaults by 15-60% in each parameter the generated shapes exercise. */
 static const struct truth truths[] = {
-    {"bw.nvlink", 300e9},         {"bw.net", 200e9},
-    {"hop.nvlink.ll", 0.8e-6},    {"hop.nvlink.simple", 2.5e-6},
-    {"hop.net.ll", 3.5e-6},       {"hop.net.simple", 10e-6},
-    {"base.ring.ll", 5e-6},       {"base.ring.simple", 11e-6},
-    {"base.tree.ll", 9e-6},       {"base.tree.simple", 12e-6},
-    {"eff.ring.ll", 0.45},        {"eff.tree.ll", 0.2},
-    {"eff.tree.simple", 0.75},    {"win.ring.ll", 1048576},
-    {"force_lat.ll", 2e-6},          {"force_lat.simple", 4e-6},
+    {"bw.nvlink", 300e9},          {"bw.net", 200e9},           {"hop.nvlink.ll", 0.8e-6},
+    {"hop.nvlink.simple", 2.5e-6}, {"hop.net.ll", 3.5e-6},      {"hop.net.simple", 10e-6},
+    {"base.ring.ll", 5e-6},        {"base.ring.simple", 11e-6}, {"base.tree.ll", 9e-6},
+    {"base.tree.simple", 12e-6},   {"eff.ring.ll", 0.45},       {"eff.tree.ll", 0.2},
+    {"eff.tree.simple", 0.75},     {"win.ring.ll", 1048576},    {"force_lat.ll", 2e-6},
+    {"force_lat.simple", 4e-6},
 };
 #define NTRUTH (sizeof truths / sizeof truths[0])
 
@@ -132,7 +133,8 @@ static void outliers(void **state) {
   struct cs_meas_set set;
   cs_meas_set_init(&set);
   generate(&set, &truth, 0.02, 7);
-  for (size_t i = 0; i < set.n; i += 20) set.rows[i].time_us *= 3;
+  for (size_t i = 0; i < set.n; i += 20)
+    set.rows[i].time_us *= 3;
   struct cs_fit_opts o;
   cs_fit_opts_default(&o);
   o.cross_validate = 0;
@@ -158,7 +160,8 @@ static void selection(void **state) {
   struct cs_model slow = truth;
   slow.bw[CS_TIER_NVLINK] = 30e9;
   generate(&set, &slow, 0.01, 4);
-  for (size_t i = n0; i < set.n; i++) strcpy(set.rows[i].config, "NCCL_P2P_DISABLE=1");
+  for (size_t i = n0; i < set.n; i++)
+    strcpy(set.rows[i].config, "NCCL_P2P_DISABLE=1");
   struct cs_fit_opts o;
   cs_fit_opts_default(&o);
   o.cross_validate = 0;

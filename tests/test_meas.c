@@ -75,22 +75,32 @@ static void round_trip(void **state) {
 /* Each bad file must fail with a message naming path:line:col and the expected thing. */
 static void rejects(void **state) {
   (void)state;
-  static const struct { const char *body; const char *expect; } cases[] = {
+  static const struct {
+    const char *body;
+    const char *expect;
+  } cases[] = {
       {"not a csv\n", "not a commscale measurements file"},
       {CS_MEAS_MAGIC "\n# gpu: x\n", "expected the CSV header"},
       {CS_MEAS_MAGIC "\ncollective,algorithm\n", "column \"protocol\""},
-      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_smoosh,auto,auto,float,2,1,2,8,15,,,,0,0,0,thread,,x\n",
+      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER
+                     "\nall_smoosh,auto,auto,float,2,1,2,8,15,,,,0,0,0,thread,,x\n",
        ":3:1: column collective"},
-      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_reduce,auto,auto,float,2,1,2,8,nan,,,,0,0,0,thread,,x\n",
+      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER
+                     "\nall_reduce,auto,auto,float,2,1,2,8,nan,,,,0,0,0,thread,,x\n",
        "column time_us"},
-      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_reduce,auto,auto,float,2,1,2,8,-3,,,,0,0,0,thread,,x\n",
+      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER
+                     "\nall_reduce,auto,auto,float,2,1,2,8,-3,,,,0,0,0,thread,,x\n",
        "column time_us"},
-      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_reduce,auto,auto,float,3,1,2,8,3,,,,0,0,0,thread,,x\n",
+      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER
+                     "\nall_reduce,auto,auto,float,3,1,2,8,3,,,,0,0,0,thread,,x\n",
        "ranks = nodes x gpus_per_node"},
-      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_reduce,auto,auto,float,2,1,2,8\n", "expected 18 fields, found 8"},
-      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_reduce,auto,auto,float,2,1,2,1e30,3,,,,0,0,0,thread,,x\n",
+      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_reduce,auto,auto,float,2,1,2,8\n",
+       "expected 18 fields, found 8"},
+      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER
+                     "\nall_reduce,auto,auto,float,2,1,2,1e30,3,,,,0,0,0,thread,,x\n",
        "column bytes"},
-      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER "\nall_reduce,auto,auto,float,2,1,2,8,3,,,,0,0,0,thread,,\"x\n",
+      {CS_MEAS_MAGIC "\n" CS_MEAS_HEADER
+                     "\nall_reduce,auto,auto,float,2,1,2,8,3,,,,0,0,0,thread,,\"x\n",
        "closing double quote"},
   };
   char path[512];
@@ -102,7 +112,8 @@ static void rejects(void **state) {
     struct cs_error err = {0};
     enum cs_status st = cs_meas_read_file(path, &set, &err);
     assert_int_not_equal(st, CS_OK);
-    if (strstr(err.msg, cases[i].expect) == NULL) fail_msg("case %zu: message \"%s\" lacks \"%s\"", i, err.msg, cases[i].expect);
+    if (strstr(err.msg, cases[i].expect) == NULL)
+      fail_msg("case %zu: message \"%s\" lacks \"%s\"", i, err.msg, cases[i].expect);
     assert_non_null(strstr(err.msg, path));
     cs_meas_set_fini(&set);
   }

@@ -111,9 +111,9 @@ static void zero_stages(void **state) {
   const double l = 36, h = 4096, V = 51200, s = 2048, Nd = 64, K = 12;
   const double psi = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
   const double expect[4][3] = {
-      {2 * psi, 2 * psi, K * psi},           /* DDP */
-      {2 * psi, 2 * psi, K * psi / Nd},      /* ZeRO-1: optimizer state */
-      {2 * psi, 2 * psi / Nd, K * psi / Nd}, /* ZeRO-2: + gradients */
+      {2 * psi, 2 * psi, K * psi},                /* DDP */
+      {2 * psi, 2 * psi, K * psi / Nd},           /* ZeRO-1: optimizer state */
+      {2 * psi, 2 * psi / Nd, K * psi / Nd},      /* ZeRO-2: + gradients */
       {2 * psi / Nd, 2 * psi / Nd, K * psi / Nd}, /* ZeRO-3: + weights */
   };
   struct cs_error err = {0};
@@ -127,11 +127,14 @@ static void zero_stages(void **state) {
     assert_close(m.weights, expect[z][0], 0.01);
     assert_close(m.grads, expect[z][1], 0.01);
     assert_close(m.optimizer, expect[z][2], 0.01);
-    assert_close(m.weights + m.grads + m.optimizer, expect[z][0] + expect[z][1] + expect[z][2], 0.01);
+    assert_close(m.weights + m.grads + m.optimizer, expect[z][0] + expect[z][1] + expect[z][2],
+                 0.01);
     assert_close(m.params, psi, 0.01);
     /* temporary buffers: two DDP buckets, or two gathered layers under ZeRO-3 */
-    if (z < 3) assert_close(m.temp, 2 * 25 * 1048576.0, 1e-12);
-    else assert_close(m.temp, 2 * 2 * (V + s) * h, 1e-9); /* the largest layer: embeddings */
+    if (z < 3)
+      assert_close(m.temp, 2 * 25 * 1048576.0, 1e-12);
+    else
+      assert_close(m.temp, 2 * 2 * (V + s) * h, 1e-9); /* the largest layer: embeddings */
   }
   /* Adam in fp32: 4 + 4 + 8 bytes; K set explicitly */
   struct cs_plan p;
@@ -165,8 +168,8 @@ static void fits(void **state) {
   struct cs_workload *w = bundled("gpt3-175b");
   char path[4096];
   struct cs_error err = {0};
-  assert_int_equal(cs_datadir_find("gpus", "model/gpus", "a100-80gb", NULL, path, sizeof path, &err),
-                   CS_OK);
+  assert_int_equal(
+      cs_datadir_find("gpus", "model/gpus", "a100-80gb", NULL, path, sizeof path, &err), CS_OK);
   struct cs_gpu g;
   assert_int_equal(cs_gpu_load(path, &g, &err), CS_OK);
   struct cs_plan p;
@@ -176,7 +179,8 @@ static void fits(void **state) {
   assert_true(cs_memory_fits(&m));
   assert_int_equal(cs_memory_check(&m, g.name, &err), CS_OK);
   assert_int_equal(m.stage, 0);
-  assert_close(m.total, m.weights + m.grads + m.optimizer + m.activations + m.temp + m.reserve, 1e-12);
+  assert_close(m.total, m.weights + m.grads + m.optimizer + m.activations + m.temp + m.reserve,
+               1e-12);
   /* data parallelism alone: 175B parameters at 16 bytes do not fit 80 GiB */
   plan_of("dp=64,mbs=1", &p);
   assert_int_equal(cs_memory_estimate(w, &p, &g, &m, &err), CS_OK);

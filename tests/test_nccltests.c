@@ -383,7 +383,8 @@ static void edge_two_hosts(void **state) {
     assert_int_equal(r->proto, CS_PROTO_AUTO);
     /* "NCCL_SOCKET_IFNAME set by environment to eth0"; NCCL_DEBUG=INFO logs every call, so it
      * stays in the tag with its subsystems */
-    assert_string_equal(r->config, "NCCL_DEBUG=INFO;NCCL_DEBUG_SUBSYS=INIT,ENV;NCCL_SOCKET_IFNAME=eth0");
+    assert_string_equal(r->config,
+                        "NCCL_DEBUG=INFO;NCCL_DEBUG_SUBSYS=INIT,ENV;NCCL_SOCKET_IFNAME=eth0");
   }
   assert_true(set.rows[2].bytes == 4194304);
   assert_close(set.rows[2].time_us, 88.35, 1e-12);

@@ -308,8 +308,8 @@ static void render_reproducible(void **state) {
   struct cs_error err = {0};
   struct cs_plot *p = sample_plot();
   char dir[512], prefix[600], path[700];
-  struct cs_plot_opts o = busbw_opts("plot_render", CS_PLOT_SVG | CS_PLOT_PNG, dir, sizeof dir,
-                                     prefix, sizeof prefix);
+  struct cs_plot_opts o =
+      busbw_opts("plot_render", CS_PLOT_SVG | CS_PLOT_PNG, dir, sizeof dir, prefix, sizeof prefix);
   enum cs_status st = cs_plot_write(p, &o, &err);
   if (st != CS_OK) print_error("%s\n", err.msg);
   assert_int_equal(st, CS_OK);
@@ -384,8 +384,8 @@ static void gnuplot_missing(void **state) {
   struct cs_error err = {0};
   struct cs_plot *p = sample_plot();
   char dir[512], prefix[600], path[700];
-  struct cs_plot_opts o = busbw_opts("plot_nognuplot", CS_PLOT_SVG | CS_PLOT_PNG, dir,
-                                     sizeof dir, prefix, sizeof prefix);
+  struct cs_plot_opts o = busbw_opts("plot_nognuplot", CS_PLOT_SVG | CS_PLOT_PNG, dir, sizeof dir,
+                                     prefix, sizeof prefix);
   o.gnuplot = "/nonexistent/gnuplot";
   assert_int_equal(cs_plot_write(p, &o, &err), CS_ERR_EXTERNAL);
   assert_non_null(strstr(err.msg, "cannot run gnuplot"));
@@ -406,8 +406,8 @@ static void gnuplot_fails(void **state) {
   struct cs_error err = {0};
   struct cs_plot *p = sample_plot();
   char dir[512], tdir[512], prefix[600], path[700];
-  struct cs_plot_opts o = busbw_opts("plot_gpfail", CS_PLOT_SVG | CS_PLOT_PNG, dir, sizeof dir,
-                                     prefix, sizeof prefix);
+  struct cs_plot_opts o =
+      busbw_opts("plot_gpfail", CS_PLOT_SVG | CS_PLOT_PNG, dir, sizeof dir, prefix, sizeof prefix);
   fresh_dir("plot_badtpl", tdir, sizeof tdir);
   snprintf(path, sizeof path, "%s/busbw.gp", tdir);
   cs_test_write_file(path, "set xrange [1:2]\nplot cs_data index 0 using 1:2 with nosuchstyle\n");

@@ -85,8 +85,7 @@ static void read_and_table(void **state) {
   free(pts);
 
   /* no fp8 rows: the message says what the file has */
-  assert_int_equal(cs_probe_gemm_table(&set, "fp8", 1978.9e12, &pts, &n, &err),
-                   CS_ERR_UNSUPPORTED);
+  assert_int_equal(cs_probe_gemm_table(&set, "fp8", 1978.9e12, &pts, &n, &err), CS_ERR_UNSUPPORTED);
   assert_null(pts);
   assert_int_equal(n, 0);
   assert_non_null(strstr(err.msg, "no gemm rows of dtype fp8 (the file has bf16, fp16)"));

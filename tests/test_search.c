@@ -107,10 +107,12 @@ static void check_brute(const char *wl, long gpus, int gbs) {
   cs_plan_format(&r.e[0].plan, got, sizeof got);
   printf("# %s on %ld GPUs, gbs %d: search %zu feasible of %ld points in %.3f s, best %s %.6g s; "
          "brute force %ld feasible, best %s %.6g s\n",
-         wl, gpus, gbs, r.n, r.stats.points, r.stats.seconds, got, r.e[0].step, feasible, plan, best);
+         wl, gpus, gbs, r.n, r.stats.points, r.stats.seconds, got, r.e[0].step, feasible, plan,
+         best);
   assert_int_equal((long)r.n, feasible);
   assert_true(fabs(r.e[0].step - best) <= 1e-9 * best);
-  assert_int_equal(r.stats.points, r.stats.invalid + r.stats.memory + r.stats.pruned + r.stats.simulated);
+  assert_int_equal(r.stats.points,
+                   r.stats.invalid + r.stats.memory + r.stats.pruned + r.stats.simulated);
   /* sorted, and the front is exactly the non-dominated set */
   for (size_t i = 0; i < r.n; i++) {
     if (i) assert_true(r.e[i - 1].step <= r.e[i].step);

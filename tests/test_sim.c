@@ -22,7 +22,6 @@
 #include "topology.h"
 #include "workload.h"
 
-
 /* Everything one prediction needs, loaded by name. */
 struct setup {
   struct cs_workload *w;
@@ -57,8 +56,8 @@ static void setup_fini(struct setup *s) {
 }
 
 static struct cs_sim_inputs inputs(struct setup *s) {
-  return (struct cs_sim_inputs){s->w, &s->plan, &s->comp, &s->topo, &s->cal,
-                                CS_SIM_DEFAULT_INTERFERENCE};
+  return (struct cs_sim_inputs){s->w,     &s->plan, &s->comp,
+                                &s->topo, &s->cal,  CS_SIM_DEFAULT_INTERFERENCE};
 }
 
 static struct cs_sim_result predict(struct setup *s) {
@@ -77,12 +76,14 @@ static void check_bubble(int pp, int v, long m) {
   assert_int_equal(cs_sim_pipe_alloc(pp, v, m, &p, &err), CS_OK);
   double f[256], b[256];
   struct cs_sim_pipe_stage st[64];
-  for (int i = 0; i < pp * v; i++) f[i] = 1.0 / v, b[i] = 2.0 / v; /* a stage: fwd 1, bwd 2 */
+  for (int i = 0; i < pp * v; i++)
+    f[i] = 1.0 / v, b[i] = 2.0 / v; /* a stage: fwd 1, bwd 2 */
   double end = cs_sim_pipe_run(p, f, b, 0, st, NULL);
   /* every stage busy m * 3; the first stage idles (p - 1) * 3 / v */
   assert_close(end, m * 3.0 + (pp - 1) * 3.0 / v, 1e-12);
   if (v == 1) assert_close(st[0].idle / end, (pp - 1.0) / (m + pp - 1.0), 1e-12);
-  for (int s = 0; s < pp; s++) assert_close(st[s].busy, m * 3.0, 1e-12);
+  for (int s = 0; s < pp; s++)
+    assert_close(st[s].busy, m * 3.0, 1e-12);
   cs_sim_pipe_free(p);
 }
 
@@ -127,12 +128,15 @@ static void test_pipe_lanes(void **state) {
     bx[i] = (double)((x >> 8) & 255) / 256;
     sx[i] = (double)((x >> 30) & 255) / 512;
   }
-  for (int l = 0; l < L; l++) p2p[l] = 0.1 * l;
+  for (int l = 0; l < L; l++)
+    p2p[l] = 0.1 * l;
   struct cs_sim_pipe_stage st[PP * L], one[PP];
   double lb[NC * L], lb1[NC];
   for (int pass = 0; pass < 2; pass++) {
-    if (pass == 0) cs_sim_pipe_run_lanes(p, L, f, b, p2p, NULL, NULL, st, lb);
-    else cs_sim_pipe_rerun_lanes(p, L, f, b, p2p, bx, sx, st, lb);
+    if (pass == 0)
+      cs_sim_pipe_run_lanes(p, L, f, b, p2p, NULL, NULL, st, lb);
+    else
+      cs_sim_pipe_rerun_lanes(p, L, f, b, p2p, bx, sx, st, lb);
     for (int l = 0; l < L; l++) {
       double fl[NC], bl[NC], bxl[NC], sxl[NC];
       for (int k = 0; k < NC; k++)
@@ -142,7 +146,8 @@ static void test_pipe_lanes(void **state) {
         assert_true(st[s * L + l].end == one[s].end);
         assert_true(st[s * L + l].busy == one[s].busy);
       }
-      for (int k = 0; k < NC; k++) assert_true(lb[k * L + l] == lb1[k]);
+      for (int k = 0; k < NC; k++)
+        assert_true(lb[k * L + l] == lb1[k]);
     }
     if (pass == 0) cs_sim_pipe_run_lanes(p, L, f, b, p2p, NULL, NULL, st, lb); /* for the rerun */
   }
@@ -231,7 +236,8 @@ static void test_bucket_latency(void **state) {
 static void test_zero3_network(void **state) {
   (void)state;
   struct setup s;
-  setup_load(&s, "gpt3-6.7b", "v100-32gb", "dgx1-v100-edr", "dp=64,zero=3,mbs=1,gbs=64,precision=fp16");
+  setup_load(&s, "gpt3-6.7b", "v100-32gb", "dgx1-v100-edr",
+             "dp=64,zero=3,mbs=1,gbs=64,precision=fp16");
   s.topo.net.nodes = 0;
   double eff[4];
   const double gbps[4] = {100, 200, 400, 800};
@@ -358,11 +364,14 @@ static void check_ring(int mbs, double nic_gbps, int expect_exposed) {
   double ef = f.time - af / 4, eb = b.time - ab / 4;
   double hand = 2 * 32 * 3 * ((ef > 0 ? ef : 0) + (eb > 0 ? eb : 0));
   print_message("ring attention at %g Gb/s: step %.1f us, attention %.1f/%.1f us, steps %.1f/%.1f "
-                "us, exposed CP %.4f ms (hand %.4f ms)\n", nic_gbps, f.time * 1e6, af * 1e6,
-                ab * 1e6, f.time * 1e6, b.time * 1e6, r.part.cp * 1e3, hand * 1e3);
+                "us, exposed CP %.4f ms (hand %.4f ms)\n",
+                nic_gbps, f.time * 1e6, af * 1e6, ab * 1e6, f.time * 1e6, b.time * 1e6,
+                r.part.cp * 1e3, hand * 1e3);
   assert_close(r.part.cp, hand, 1e-9);
-  if (expect_exposed) assert_true(hand > 0);
-  else assert_true(hand == 0);
+  if (expect_exposed)
+    assert_true(hand > 0);
+  else
+    assert_true(hand == 0);
   cs_sim_free(sim);
   setup_fini(&s);
 }
@@ -400,8 +409,8 @@ static void test_nic_sharing(void **state) {
   assert_int_equal(x.nodes, 2);
   assert_true(x.time < g);
   assert_close(on.step - off.step, x.time, 1e-6);
-  double parts = on.part.compute + on.part.tp + on.part.cp + on.part.ep + on.part.dp +
-                 on.part.pp + on.part.bubble + on.part.optimizer;
+  double parts = on.part.compute + on.part.tp + on.part.cp + on.part.ep + on.part.dp + on.part.pp +
+                 on.part.bubble + on.part.optimizer;
   assert_close(parts, on.step, 1e-9);
   /* doubling every NIC makes the shared step faster still */
   s.topo.net.nic_bw *= 2;

@@ -29,7 +29,8 @@ static void quantity_errors(void **state) {
   struct cs_error err = {0};
   assert_int_equal(cs_units_parse_quantity("400", CS_UNIT_BANDWIDTH, &v, &err), CS_ERR_PARSE);
   assert_non_null(strstr(err.msg, "no unit"));
-  assert_int_equal(cs_units_parse_quantity("400furlongs", CS_UNIT_BANDWIDTH, &v, &err), CS_ERR_PARSE);
+  assert_int_equal(cs_units_parse_quantity("400furlongs", CS_UNIT_BANDWIDTH, &v, &err),
+                   CS_ERR_PARSE);
   assert_int_equal(cs_units_parse_quantity("-1us", CS_UNIT_TIME, &v, &err), CS_ERR_PARSE);
   assert_int_equal(cs_units_parse_quantity("nanus", CS_UNIT_TIME, &v, &err), CS_ERR_PARSE);
   assert_int_equal(cs_units_parse_quantity("1e999us", CS_UNIT_TIME, &v, &err), CS_ERR_PARSE);
@@ -112,7 +113,7 @@ static void formatting(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(quantities), cmocka_unit_test(quantity_errors), cmocka_unit_test(sizes),
-      cmocka_unit_test(size_lists), cmocka_unit_test(int_lists),      cmocka_unit_test(formatting),
+      cmocka_unit_test(size_lists), cmocka_unit_test(int_lists),       cmocka_unit_test(formatting),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,8 +88,8 @@ static void flops_megatron_2021(void **state) {
     assert_close(hw, megatron_hw(B, l, h), 0.01);
     assert_close(model, model_flops(B, l, h), 0.01);
     /* parameters: 12 l h^2 (1 + 13/12h + (V + s)/12lh) */
-    assert_close(cs_workload_params(w), 12 * l * h * h * (1 + 13 / (12 * h) + (V + S) / (12 * l * h)),
-                 0.01);
+    assert_close(cs_workload_params(w),
+                 12 * l * h * h * (1 + 13 / (12 * h) + (V + S) / (12 * l * h)), 0.01);
     cs_workload_free(w);
   }
 }
@@ -138,11 +138,14 @@ static void flops_sequence_parallel_2022(void **state) {
 
 static void published_parameters(void **state) {
   (void)state;
-  static const struct { const char *name; double params, tol; } rows[] = {
-      {"gpt2-124m", 124e6, 0.01},   {"gpt2-1.5b", 1.5e9, 0.05},    {"gpt3-175b", 175e9, 0.01},
-      {"gpt3-6.7b", 6.7e9, 0.02},   {"llama3-8b", 8.03e9, 0.01},   {"llama3-70b", 70.6e9, 0.01},
+  static const struct {
+    const char *name;
+    double params, tol;
+  } rows[] = {
+      {"gpt2-124m", 124e6, 0.01},     {"gpt2-1.5b", 1.5e9, 0.05},     {"gpt3-175b", 175e9, 0.01},
+      {"gpt3-6.7b", 6.7e9, 0.02},     {"llama3-8b", 8.03e9, 0.01},    {"llama3-70b", 70.6e9, 0.01},
       {"llama3-405b", 405.8e9, 0.01}, {"mixtral-8x7b", 46.7e9, 0.01}, {"bloom-176b", 176.2e9, 0.01},
-      {"bert-base", 110e6, 0.02},   {"bert-large", 340e6, 0.02},   {"resnet50", 25.6e6, 0.02},
+      {"bert-base", 110e6, 0.02},     {"bert-large", 340e6, 0.02},    {"resnet50", 25.6e6, 0.02},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
     struct cs_workload *w = bundled(rows[i].name);
@@ -160,7 +163,8 @@ static void resnet50(void **state) {
   assert_false(cs_workload_is_transformer(w));
   assert_close(cs_workload_params(w), 25.6e6, 0.02);
   double fwd = 0;
-  for (size_t i = 0; i < w->nlayer; i++) fwd += w->layer[i].fwd_flops;
+  for (size_t i = 0; i < w->nlayer; i++)
+    fwd += w->layer[i].fwd_flops;
   assert_close(fwd / 2, 4.1e9, 0.02); /* the literature's "4.1 GFLOPs" are multiply-adds */
   struct cs_plan p;
   plan_of("dp=8,mbs=128", &p);
@@ -188,7 +192,8 @@ static void resnet50(void **state) {
 
 /* ---- per-layer collectives ------------------------------------------------------------------ */
 
-static const struct cs_comm *find_comm(const struct cs_layer_cost *c, int coll, int group, int phase) {
+static const struct cs_comm *find_comm(const struct cs_layer_cost *c, int coll, int group,
+                                       int phase) {
   for (size_t i = 0; i < c->ncomm; i++)
     if (c->comm[i].coll == coll && c->comm[i].group == group && c->comm[i].phase == phase)
       return &c->comm[i];
@@ -239,7 +244,7 @@ static void collectives(void **state) {
   assert_int_equal(cs_workload_layer_stage(w, &p, 0), 0);
   assert_int_equal(cs_workload_layer_stage(w, &p, w->nlayer - 1), 7);
   assert_int_equal(cs_workload_layer_chunk(w, &p, 1), 0);
-  assert_int_equal(cs_workload_layer_chunk(w, &p, 5), 1); /* 4 blocks per chunk */
+  assert_int_equal(cs_workload_layer_chunk(w, &p, 5), 1);  /* 4 blocks per chunk */
   assert_int_equal(cs_workload_layer_stage(w, &p, 33), 0); /* block 33: chunk 8, stage 0 */
   cs_workload_free(w);
 
@@ -262,8 +267,8 @@ static void plans(void **state) {
   (void)state;
   struct cs_plan p;
   struct cs_error err = {0};
-  assert_int_equal(cs_plan_parse("tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective", &p,
-                                 &err), CS_OK);
+  assert_int_equal(
+      cs_plan_parse("tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective", &p, &err), CS_OK);
   assert_int_equal(p.tp, 8);
   assert_int_equal(p.pp, 8);
   assert_int_equal(p.dp, 16);
@@ -272,7 +277,8 @@ static void plans(void **state) {
   assert_int_equal(cs_plan_gpus(&p), 1024);
   assert_int_equal(cs_plan_microbatches(&p), 96);
   assert_close(p.bucket, 25 * 1048576.0, 0);
-  assert_int_equal(cs_plan_parse(" tp = 2 , sp=true, bucket=100MB, precision=fp8", &p, &err), CS_OK);
+  assert_int_equal(cs_plan_parse(" tp = 2 , sp=true, bucket=100MB, precision=fp8", &p, &err),
+                   CS_OK);
   assert_int_equal(p.tp, 2);
   assert_int_equal(p.sp, 1);
   assert_close(p.bucket, 100e6, 0);
@@ -289,7 +295,9 @@ static void plans(void **state) {
   cs_plan_param_bytes(&p, &wb, &gb, &ob);
   assert_true(wb + gb + ob == 16 && wb == 4);
 
-  static const struct { const char *text, *msg; } bad[] = {
+  static const struct {
+    const char *text, *msg;
+  } bad[] = {
       {"tp=8,pp=x", "plan item 2 \"pp=x\""},
       {"tp=8,foo=1", "unknown key \"foo\""},
       {"recompute=partial", "expected one of none, selective, full"},
@@ -306,7 +314,11 @@ static void plans(void **state) {
 
   struct cs_workload *w = bundled("gpt3-175b");
   struct cs_workload *moe = bundled("mixtral-8x7b");
-  static const struct { const char *text; int moe; const char *msg; } bad_plan[] = {
+  static const struct {
+    const char *text;
+    int moe;
+    const char *msg;
+  } bad_plan[] = {
       {"tp=7", 0, "96 attention heads, not divisible by tp=7"},
       {"pp=5", 0, "96 layers, not divisible by pp*vpp"},
       {"pp=8,vpp=5", 0, "not divisible by pp*vpp = 8*5"},
@@ -323,7 +335,8 @@ static void plans(void **state) {
     assert_int_equal(cs_plan_check(&p, bad_plan[i].moe ? moe : w, &err), CS_ERR_USAGE);
     if (strstr(err.msg, bad_plan[i].msg) == NULL) fail_msg("\"%s\": %s", bad_plan[i].text, err.msg);
     struct cs_layer_cost c;
-    assert_int_equal(cs_workload_layer_cost(bad_plan[i].moe ? moe : w, &p, 1, &c, &err), CS_ERR_USAGE);
+    assert_int_equal(cs_workload_layer_cost(bad_plan[i].moe ? moe : w, &p, 1, &c, &err),
+                     CS_ERR_USAGE);
   }
   plan_of("tp=8,pp=8,vpp=3,dp=4,cp=2", &p);
   assert_int_equal(cs_plan_check(&p, w, &err), CS_OK);
@@ -331,7 +344,8 @@ static void plans(void **state) {
   cs_workload_free(moe);
 }
 
-/* ---- workload files --------------------------------------------------------------------------- */
+/* ---- workload files ---------------------------------------------------------------------------
+ */
 
 static const char *gqa =
     "version: 1\nname: t\ntype: decoder\nlayers: 2\nhidden: 1024\nheads: 16\nkv_heads: 4\n"
@@ -347,8 +361,8 @@ static void workload_files(void **state) {
   assert_close(w->layer[1].params, 2 * h * h + 2 * h * kvd + 3 * h * f + 2 * h, 1e-12);
   assert_close(w->layer[1].fwd_flops,
                2 * 512 * (2 * h * h + 2 * h * kvd + 3 * h * f) + 4 * 512.0 * 512 * h, 1e-12);
-  assert_close(w->layer[0].params, 1000 * h, 1e-12);      /* no positions */
-  assert_close(w->layer[3].params, 1000 * h + h, 1e-12);  /* untied head + final RMSNorm */
+  assert_close(w->layer[0].params, 1000 * h, 1e-12);     /* no positions */
+  assert_close(w->layer[3].params, 1000 * h + h, 1e-12); /* untied head + final RMSNorm */
   assert_int_equal(cs_workload_set(w, "seq=1024", &err), CS_OK);
   assert_int_equal(w->seq, 1024);
   assert_close(w->layer[1].fwd_flops,
@@ -367,20 +381,24 @@ static void workload_files(void **state) {
   assert_non_null(strstr(err.msg, "KV heads"));
   cs_workload_free(w);
 
-  static const struct { const char *text, *where, *what; } bad[] = {
-      {"version: 1\nname: t\ntype: decoder\nlayers: 2\nhidden: 1000\nheads: 16\nvocab: 10\nseq: 8\n",
+  static const struct {
+    const char *text, *where, *what;
+  } bad[] = {
+      {"version: 1\nname: t\ntype: decoder\nlayers: 2\nhidden: 1000\nheads: 16\nvocab: 10\nseq: "
+       "8\n",
        "t.yaml:6:8:", "not divisible by heads"},
       {"version: 1\nname: t\ntype: decoder\nlayerz: 2\n", "t.yaml:4:1:", "unknown key \"layerz\""},
-      {"version: 1\nname: t\ntype: decoder\nhidden: 64\nheads: 4\nvocab: 10\nseq: 8\n", "t.yaml:1:1:",
-       "needs layers"},
+      {"version: 1\nname: t\ntype: decoder\nhidden: 64\nheads: 4\nvocab: 10\nseq: 8\n",
+       "t.yaml:1:1:", "needs layers"},
       {"version: 1\nname: t\ntype: layers\nlayer_list:\n  - {type: conv, name: c, cout: 4}\n",
        "t.yaml:5:5:", "needs cin, cout and in_size"},
       {"version: 1\nname: t\ntype: layers\nlayer_list:\n  - {type: generic, name: g, act: 5}\n",
        "t.yaml:5:35:", "no unit"},
-      {"version: 1\nname: t\ntype: layers\nhidden: 3\nlayer_list: []\n", "t.yaml:4:9:",
-       "belongs to transformers"},
+      {"version: 1\nname: t\ntype: layers\nhidden: 3\nlayer_list: []\n",
+       "t.yaml:4:9:", "belongs to transformers"},
       {"version: 1\nname: t\ntype: decoder\nlayers: 2\nhidden: 64\nheads: 4\nvocab: 10\nseq: 8\n"
-       "experts: 4\ntop_k: 5\n", "t.yaml:10:8:", "top_k must be from 1 to experts"},
+       "experts: 4\ntop_k: 5\n",
+       "t.yaml:10:8:", "top_k must be from 1 to experts"},
       {"version: 2\nname: t\ntype: decoder\n", "t.yaml:1:10:", "from 1 to 1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -396,9 +414,11 @@ static void workload_files(void **state) {
   /* a generic layer list */
   assert_int_equal(cs_workload_load_string(
                        "version: 1\nname: g\ntype: layers\nlayer_list:\n"
-                       "  - {type: generic, name: x, params: 1000, fwd_flops: 1e9, act: 1MB, io: 2MB, repeat: 3}\n"
+                       "  - {type: generic, name: x, params: 1000, fwd_flops: 1e9, act: 1MB, io: "
+                       "2MB, repeat: 3}\n"
                        "  - {type: linear, name: fc, cin: 100, cout: 10, bias: true, tokens: 4}\n",
-                       "g.yaml", &w, &err), CS_OK);
+                       "g.yaml", &w, &err),
+                   CS_OK);
   assert_int_equal(w->nlayer, 4);
   assert_string_equal(w->layer[2].name, "x.3");
   assert_close(cs_workload_params(w), 3000 + 1010, 1e-12);
@@ -423,21 +443,26 @@ static void gpus_and_compute(void **state) {
   struct cs_error err = {0};
   assert_int_equal(cs_datadir_list("gpus", "model/gpus", NULL, &names, &n, &err), CS_OK);
   assert_true(n >= 9);
-  for (size_t i = 0; i < n; i++) bundled_gpu(names[i], &g); /* every bundled file loads */
+  for (size_t i = 0; i < n; i++)
+    bundled_gpu(names[i], &g); /* every bundled file loads */
   cs_datadir_list_free(names, n);
   assert_int_equal(cs_datadir_list("workloads", "model/workloads", NULL, &names, &n, &err), CS_OK);
-  for (size_t i = 0; i < n; i++) cs_workload_free(bundled(names[i]));
+  for (size_t i = 0; i < n; i++)
+    cs_workload_free(bundled(names[i]));
   cs_datadir_list_free(names, n);
   char path[256];
-  assert_int_equal(cs_datadir_find("gpus", "model/gpus", "no-such-gpu", NULL, path, sizeof path, &err),
-                   CS_ERR_IO);
+  assert_int_equal(
+      cs_datadir_find("gpus", "model/gpus", "no-such-gpu", NULL, path, sizeof path, &err),
+      CS_ERR_IO);
   assert_non_null(strstr(err.msg, "no-such-gpu"));
 
-  assert_int_equal(cs_gpu_load_string("version: 1\nname: x\nmemory: 80\nhbm_bw: 1TBps\n", "g.yaml",
-                                      &g, &err), CS_ERR_PARSE);
+  assert_int_equal(
+      cs_gpu_load_string("version: 1\nname: x\nmemory: 80\nhbm_bw: 1TBps\n", "g.yaml", &g, &err),
+      CS_ERR_PARSE);
   assert_non_null(strstr(err.msg, "g.yaml:3:9:"));
-  assert_int_equal(cs_gpu_load_string("version: 1\nname: x\nmemory: 8GiB\nhbm_bw: 1TBps\n", "g.yaml",
-                                      &g, &err), CS_ERR_RANGE);
+  assert_int_equal(
+      cs_gpu_load_string("version: 1\nname: x\nmemory: 8GiB\nhbm_bw: 1TBps\n", "g.yaml", &g, &err),
+      CS_ERR_RANGE);
   assert_non_null(strstr(err.msg, "at least one precision"));
 
   /* roofline: a large square GEMM at gemm_efficiency * x/(x + half) of peak */
@@ -475,7 +500,8 @@ static void gpus_and_compute(void **state) {
   free(per);
   /* the forward of a GPT runs at a plausible fraction of peak: between 30% and 80% */
   double flops = 0;
-  for (size_t i = 0; i < w->nlayer; i++) flops += w->layer[i].fwd_flops * 8;
+  for (size_t i = 0; i < w->nlayer; i++)
+    flops += w->layer[i].fwd_flops * 8;
   assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
   assert_int_equal(cs_compute_microbatch(&c, w, &p, -1, NULL, &sum, &err), CS_OK);
   assert_true(flops / sum.fwd > 0.3 * 312e12 && flops / sum.fwd < 0.8 * 312e12);
@@ -490,14 +516,10 @@ static void gpus_and_compute(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(flops_megatron_2021),
-      cmocka_unit_test(flops_sequence_parallel_2022),
-      cmocka_unit_test(published_parameters),
-      cmocka_unit_test(resnet50),
-      cmocka_unit_test(collectives),
-      cmocka_unit_test(plans),
-      cmocka_unit_test(workload_files),
-      cmocka_unit_test(gpus_and_compute),
+      cmocka_unit_test(flops_megatron_2021),  cmocka_unit_test(flops_sequence_parallel_2022),
+      cmocka_unit_test(published_parameters), cmocka_unit_test(resnet50),
+      cmocka_unit_test(collectives),          cmocka_unit_test(plans),
+      cmocka_unit_test(workload_files),       cmocka_unit_test(gpus_and_compute),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 
 /* Fails the test unless |actual - expected| <= rel * |expected| (or <= rel when expected == 0). */
-#define assert_close(actual, expected, rel)                                                     \
+#define assert_close(actual, expected, rel)                                                        \
   cs_test_assert_close((actual), (expected), (rel), #actual, __FILE__, __LINE__)
 void cs_test_assert_close(double actual, double expected, double rel, const char *expr,
                           const char *file, int line);

@@ -127,7 +127,8 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
       size_t l = end ? (size_t)(end - q) : strlen(q);
       /* printable ASCII only: the name goes into a YAML string of the dump */
       size_t ok = 0;
-      while (ok < l && q[ok] >= 0x20 && q[ok] < 0x7f) ok++;
+      while (ok < l && q[ok] >= 0x20 && q[ok] < 0x7f)
+        ok++;
       if (l > 0 && l < sizeof gpu && ok == l) {
         memcpy(gpu, q, l);
         gpu[l] = '\0';

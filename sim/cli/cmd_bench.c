@@ -25,10 +25,13 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_verb verb = {
-    "bench", "[--fit MEASUREMENTS...] [--search] [--sim-only] [-n N]",
+    "bench",
+    "[--fit MEASUREMENTS...] [--search] [--sim-only] [-n N]",
     "Time the cost model's predictions, the step simulator (GPT-3 175B, tp=8,pp=16,dp=25 on 400 "
     "x DGX H100) and, with --fit, the fit of the given measurements.",
-    NULL, opts, (int)(sizeof opts / sizeof opts[0])};
+    NULL,
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 static double now(void) {
   struct timespec ts;
@@ -56,7 +59,8 @@ static void cpu_name(char *buf, size_t len) {
       char *c = strchr(line, ':');
       if (c) {
         c++;
-        while (*c == ' ') c++;
+        while (*c == ' ')
+          c++;
         c[strcspn(c, "\n")] = '\0';
         snprintf(buf, len, "%s", c);
       }
@@ -72,9 +76,11 @@ static enum cs_status load_gpt3(struct cs_workload **w, struct cs_gpu *g, struct
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
   exe[n > 0 ? (size_t)n : 0] = '\0';
   *w = NULL;
-  enum cs_status st = cs_datadir_find("workloads", "model/workloads", "gpt3-175b", exe, path, sizeof path, err);
+  enum cs_status st =
+      cs_datadir_find("workloads", "model/workloads", "gpt3-175b", exe, path, sizeof path, err);
   if (st == CS_OK) st = cs_workload_load(path, w, err);
-  if (st == CS_OK) st = cs_datadir_find("gpus", "model/gpus", "h100-sxm", exe, path, sizeof path, err);
+  if (st == CS_OK)
+    st = cs_datadir_find("gpus", "model/gpus", "h100-sxm", exe, path, sizeof path, err);
   if (st == CS_OK) st = cs_gpu_load(path, g, err);
   if (st == CS_OK) st = cs_topo_find("dgx-h100", path, sizeof path, err);
   if (st == CS_OK) st = cs_topo_load(path, topo, err);
@@ -92,8 +98,10 @@ static double sim_rate(struct cs_sim *s, const struct cs_sim_inputs *in, enum si
     struct cs_sim_result res;
     do {
       for (int j = 0; j < 50; j++) {
-        if (what == SIM_STEP) cs_sim_run_step(s, &res);
-        else if (what == SIM_BAND) cs_sim_run(s, &res);
+        if (what == SIM_STEP)
+          cs_sim_run_step(s, &res);
+        else if (what == SIM_BAND)
+          cs_sim_run(s, &res);
         else {
           struct cs_sim *s2 = NULL;
           res.step = 0;
@@ -137,11 +145,14 @@ static enum cs_status bench_sim(int reps, double *t, double *sink, struct cs_err
     double band = sim_rate(s, &in, SIM_BAND, reps, t, sink);
     double full = sim_rate(s, &in, SIM_FULL, reps, t, sink);
     printf("  replayed steps per second, predicted step only (cs_sim_run_step): %.0f; target >= "
-           "100000: %s\n", step, step >= 1e5 ? "met" : "MISSED");
+           "100000: %s\n",
+           step, step >= 1e5 ? "met" : "MISSED");
     printf("  replayed steps per second with band (cs_sim_run: predicted, low, high and the bubble "
-           "split): %.0f\n", band);
+           "split): %.0f\n",
+           band);
     printf("  full predictions per second including preparation (cs_sim_alloc + cs_sim_run + "
-           "cs_sim_free): %.0f\n", full);
+           "cs_sim_free): %.0f\n",
+           full);
   }
   cs_sim_free(s);
   cs_workload_free(w);
@@ -230,7 +241,8 @@ int cs_cmd_bench(int argc, char **argv) {
     t[r] = (now() - t0) / (20.0 * nodes * sizes);
   }
   printf("predict (auto all_reduce, NCCL-style choice of 3 algorithms x 3 protocols): %.2f us per "
-         "prediction, %.0f per second\n", median(t, reps) * 1e6, 1.0 / median(t, reps));
+         "prediction, %.0f per second\n",
+         median(t, reps) * 1e6, 1.0 / median(t, reps));
   for (int r = 0; r < reps; r++) {
     double t0 = now();
     for (int i = 0; i < nodes; i++)
@@ -252,7 +264,8 @@ int cs_cmd_bench(int argc, char **argv) {
     struct cs_meas_set set;
     cs_meas_set_init(&set);
     enum cs_status st = CS_OK;
-    for (int i = 0; i < a.npos && st == CS_OK; i++) st = cli_read_measurements(a.pos[i], &set, &err);
+    for (int i = 0; i < a.npos && st == CS_OK; i++)
+      st = cli_read_measurements(a.pos[i], &set, &err);
     for (int cv = 0; cv < 2 && st == CS_OK; cv++) {
       int points = 0, nfit = 0;
       for (int r = 0; r < reps && st == CS_OK; r++) {

@@ -27,21 +27,22 @@
 #define MAXARGS 512
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: commscale calibrate [--cal calibration.yaml] [--no-fit] [--runner PATH]\n"
-          "                           [RUNNER OPTIONS] [-o measurements.csv]\n\n"
-          "Measure collectives on this launch's GPUs (nccl) or CPU processes (mpi) with\n"
-          "commscale-run, on sub-groups of 1..N nodes and 1, 2, 4, .. G ranks per node, then fit\n"
-          "the cost model to the measurements.\n\n"
-          "options of this verb:\n"
-          "  --cal FILE          calibration file to write [calibration.yaml beside the CSV]\n"
-          "  --no-fit            measure only\n"
-          "  --fit-args ARGS     extra arguments for the fit, one string (\"--config X --report\")\n"
-          "  --runner PATH       the commscale-run executable to use [$CS_RUNNER, beside commscale]\n"
-          "  -o FILE             measurements CSV [measurements.csv]; add --resume to continue it\n"
-          "  --probes LIST       also GEMM, memory and interference probes (--probe-output FILE);\n"
-          "                      --probes-only measures them alone and fits nothing\n\n"
-          "Every other option goes to commscale-run; its options follow.\n\n");
+  fprintf(
+      f,
+      "usage: commscale calibrate [--cal calibration.yaml] [--no-fit] [--runner PATH]\n"
+      "                           [RUNNER OPTIONS] [-o measurements.csv]\n\n"
+      "Measure collectives on this launch's GPUs (nccl) or CPU processes (mpi) with\n"
+      "commscale-run, on sub-groups of 1..N nodes and 1, 2, 4, .. G ranks per node, then fit\n"
+      "the cost model to the measurements.\n\n"
+      "options of this verb:\n"
+      "  --cal FILE          calibration file to write [calibration.yaml beside the CSV]\n"
+      "  --no-fit            measure only\n"
+      "  --fit-args ARGS     extra arguments for the fit, one string (\"--config X --report\")\n"
+      "  --runner PATH       the commscale-run executable to use [$CS_RUNNER, beside commscale]\n"
+      "  -o FILE             measurements CSV [measurements.csv]; add --resume to continue it\n"
+      "  --probes LIST       also GEMM, memory and interference probes (--probe-output FILE);\n"
+      "                      --probes-only measures them alone and fits nothing\n\n"
+      "Every other option goes to commscale-run; its options follow.\n\n");
 }
 
 static int executable(const char *p) {
@@ -122,10 +123,14 @@ int cs_cmd_calibrate(int argc, char **argv) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     int more = i + 1 < argc;
-    if (strcmp(a, "--cal") == 0 && more) cal = argv[++i];
-    else if (strcmp(a, "--no-fit") == 0) no_fit = 1;
-    else if (strcmp(a, "--runner") == 0 && more) runner = argv[++i];
-    else if (strcmp(a, "--fit-args") == 0 && more) fit_args = argv[++i];
+    if (strcmp(a, "--cal") == 0 && more)
+      cal = argv[++i];
+    else if (strcmp(a, "--no-fit") == 0)
+      no_fit = 1;
+    else if (strcmp(a, "--runner") == 0 && more)
+      runner = argv[++i];
+    else if (strcmp(a, "--fit-args") == 0 && more)
+      fit_args = argv[++i];
     else if ((strcmp(a, "--cal") == 0 || strcmp(a, "--runner") == 0 ||
               strcmp(a, "--fit-args") == 0)) {
       fprintf(stderr, "commscale calibrate: %s needs a value\n", a);
@@ -135,9 +140,12 @@ int cs_cmd_calibrate(int argc, char **argv) {
       if (strcmp(a, "--dry-run") == 0) dry = 1;
       if (strcmp(a, "--check") == 0) check = 1;
       if (strcmp(a, "--probes-only") == 0) probes_only = 1;
-      if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && more) out = argv[i + 1];
-      else if (strncmp(a, "--output=", 9) == 0) out = a + 9;
-      else if (strncmp(a, "-o", 2) == 0 && a[2]) out = a + 2;
+      if ((strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) && more)
+        out = argv[i + 1];
+      else if (strncmp(a, "--output=", 9) == 0)
+        out = a + 9;
+      else if (strncmp(a, "-o", 2) == 0 && a[2])
+        out = a + 2;
       if (nc >= MAXARGS - 4) {
         fprintf(stderr, "commscale calibrate: too many arguments\n");
         return 2;
@@ -172,8 +180,10 @@ int cs_cmd_calibrate(int argc, char **argv) {
   child[nc] = NULL;
   int rc = run_child(child);
   if (rc != 0) {
-    if (rc < 0) fprintf(stderr, "commscale calibrate: cannot start %s\n", path);
-    else fprintf(stderr, "commscale calibrate: %s ended with status %d\n", path, rc);
+    if (rc < 0)
+      fprintf(stderr, "commscale calibrate: cannot start %s\n", path);
+    else
+      fprintf(stderr, "commscale calibrate: %s ended with status %d\n", path, rc);
     return rc == 2 ? 2 : 1;
   }
   if (no_fit || dry || check || probes_only || launcher_rank() != 0) return 0;

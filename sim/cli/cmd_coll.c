@@ -18,16 +18,20 @@
 
 static const struct cli_opt opts[] = {
     {"cal", 'c', "FILE", "calibration.yaml from commscale fit (default: NCCL-anchored constants)"},
-    {"coll", 0, "NAME", "collective: all_reduce (default), all_gather, reduce_scatter, broadcast, "
-                        "reduce, all_to_all, send_recv"},
+    {"coll", 0, "NAME",
+     "collective: all_reduce (default), all_gather, reduce_scatter, broadcast, "
+     "reduce, all_to_all, send_recv"},
     {"nodes", 'N', "LIST", "node counts, e.g. 1,4,16,64,400 or 1:400 (default 1)"},
     {"gpus-per-node", 'g', "G", "GPUs per node (default: the calibration's, else 8)"},
     {"sizes", 's', "LIST", "message sizes, e.g. 8:8G (x2 steps), 1M,64M (default 8:8G)"},
-    {"algo", 0, "ALGO", "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO"},
+    {"algo", 0, "ALGO",
+     "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO"},
     {"proto", 0, "PROTO", "force a protocol (ll, ll128, simple) as NCCL_PROTO"},
-    {"enable", 0, "LIST", "algorithms the system also offers, e.g. nvls,collnet (as a topology would)"},
-    {"topology", 't', "NAME", "cluster topology (a bundled name such as dgx-h100, or a file): each "
-                              "shape gets the links, NICs and algorithms it would use there"},
+    {"enable", 0, "LIST",
+     "algorithms the system also offers, e.g. nvls,collnet (as a topology would)"},
+    {"topology", 't', "NAME",
+     "cluster topology (a bundled name such as dgx-h100, or a file): each "
+     "shape gets the links, NICs and algorithms it would use there"},
     {"net-bw", 0, "BW", "network bandwidth per node, e.g. 3200Gbps (8 x 400G); taken as exact"},
     {"net-lat", 0, "TIME", "network per-hop latency for Simple, e.g. 14us; taken as exact"},
     {"select", 0, "HOW", "how auto picks the pair: nccl (as NCCL's tuner, default) or fastest"},
@@ -36,12 +40,14 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_verb verb = {
-    "coll", "[--cal calibration.yaml] [--coll all_reduce] [--nodes 1,4,16] [-g 8] [--sizes 8:8G]",
+    "coll",
+    "[--cal calibration.yaml] [--coll all_reduce] [--nodes 1,4,16] [-g 8] [--sizes 8:8G]",
     "Predict collective times with their band at any size, GPU count and node count.",
     "Columns: time_us with time_lo_us..time_hi_us (~95%: parameter uncertainty, defaults no data\n"
     "determined, and, beyond the measured node count, both network-latency forms); algbw and\n"
     "busbw as nccl-tests defines them; 'bound' says whether latency or bandwidth dominates.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 struct rec {
   int nodes, gpn, ranks;
@@ -70,23 +76,26 @@ static void write_csv(FILE *f, const struct rec *r, size_t n, const char *coll) 
   fprintf(f, "collective,nodes,gpus_per_node,ranks,bytes,algorithm,protocol,time_us,time_lo_us,"
              "time_hi_us,algbw_GBps,busbw_GBps,latency_us\n");
   for (size_t i = 0; i < n; i++)
-    fprintf(f, "%s,%d,%d,%d,%.0f,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", coll, r[i].nodes,
-            r[i].gpn, r[i].ranks, r[i].bytes, cs_algo_name(r[i].algo), cs_proto_name(r[i].proto),
-            r[i].t, r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat);
+    fprintf(f, "%s,%d,%d,%d,%.0f,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", coll, r[i].nodes, r[i].gpn,
+            r[i].ranks, r[i].bytes, cs_algo_name(r[i].algo), cs_proto_name(r[i].proto), r[i].t,
+            r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat);
 }
 
 static void write_json(FILE *f, const struct rec *r, size_t n, const char *coll, int argc,
                        char **argv, const char *calpath) {
   cli_json_head(f, argc, argv);
   fputs(", \"calibration\": ", f);
-  if (calpath) cli_json_string(f, calpath);
-  else fputs("null", f);
+  if (calpath)
+    cli_json_string(f, calpath);
+  else
+    fputs("null", f);
   fprintf(f, ", \"collective\": \"%s\", \"predictions\": [\n", coll);
   for (size_t i = 0; i < n; i++)
     fprintf(f,
             "  {\"nodes\": %d, \"gpus_per_node\": %d, \"ranks\": %d, \"bytes\": %.0f, "
             "\"algorithm\": \"%s\", \"protocol\": \"%s\", \"time_us\": %.6g, \"time_lo_us\": %.6g, "
-            "\"time_hi_us\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"latency_us\": %.6g}%s\n",
+            "\"time_hi_us\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"latency_us\": "
+            "%.6g}%s\n",
             r[i].nodes, r[i].gpn, r[i].ranks, r[i].bytes, cs_algo_name(r[i].algo),
             cs_proto_name(r[i].proto), r[i].t, r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat,
             i + 1 < n ? "," : "");
@@ -94,8 +103,8 @@ static void write_json(FILE *f, const struct rec *r, size_t n, const char *coll,
 }
 
 /* Parses an option's quantity that must be > 0; a bad one is a usage error naming the option. */
-static enum cs_status positive(const char *opt, const char *text, enum cs_unit_kind kind,
-                               double *v, struct cs_error *err) {
+static enum cs_status positive(const char *opt, const char *text, enum cs_unit_kind kind, double *v,
+                               struct cs_error *err) {
   if (cs_units_parse_quantity(text, kind, v, err) != CS_OK) {
     cs_error_prefix(err, opt);
     err->status = CS_ERR_USAGE;
@@ -139,9 +148,13 @@ static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, co
     }
   }
   if (select) {
-    if (strcmp(select, "nccl") == 0) cal->model.select = CS_SELECT_NCCL;
-    else if (strcmp(select, "fastest") == 0) cal->model.select = CS_SELECT_FASTEST;
-    else return cs_error_set(err, CS_ERR_USAGE, "--select expects nccl or fastest, got \"%s\"", select);
+    if (strcmp(select, "nccl") == 0)
+      cal->model.select = CS_SELECT_NCCL;
+    else if (strcmp(select, "fastest") == 0)
+      cal->model.select = CS_SELECT_FASTEST;
+    else
+      return cs_error_set(err, CS_ERR_USAGE, "--select expects nccl or fastest, got \"%s\"",
+                          select);
   }
   return CS_OK;
 }
@@ -156,7 +169,8 @@ int cs_cmd_coll(int argc, char **argv) {
     return 0;
   }
   if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale coll --help)", a.pos[0]);
+    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale coll --help)",
+                 a.pos[0]);
     return cli_fail("coll", &err);
   }
   const char *outpath = cli_get(&verb, &a, "output");
@@ -180,7 +194,8 @@ int cs_cmd_coll(int argc, char **argv) {
     return cli_fail("coll", &err);
   }
   if (q.algo != CS_ALGO_AUTO && !cs_coll_algo_valid(q.coll, q.algo)) {
-    cs_error_set(&err, CS_ERR_USAGE, "--algo %s cannot run %s", cs_algo_name(q.algo), cs_coll_name(q.coll));
+    cs_error_set(&err, CS_ERR_USAGE, "--algo %s cannot run %s", cs_algo_name(q.algo),
+                 cs_coll_name(q.coll));
     return cli_fail("coll", &err);
   }
 
@@ -192,8 +207,10 @@ int cs_cmd_coll(int argc, char **argv) {
   size_t nn = 0, ng = 0, ns = 0;
   struct rec *recs = NULL;
   enum cs_status st = CS_OK;
-  if (calpath) st = cs_calfile_read(calpath, &cal, &err);
-  else fprintf(stderr, "commscale coll: no --cal given: using NCCL-anchored default constants\n");
+  if (calpath)
+    st = cs_calfile_read(calpath, &cal, &err);
+  else
+    fprintf(stderr, "commscale coll: no --cal given: using NCCL-anchored default constants\n");
   if (st == CS_OK)
     st = apply_overrides(&cal, cli_get(&verb, &a, "net-bw"), cli_get(&verb, &a, "net-lat"),
                          cli_get(&verb, &a, "enable"), cli_get(&verb, &a, "select"), &err);
@@ -207,13 +224,15 @@ int cs_cmd_coll(int argc, char **argv) {
   }
   if (st == CS_OK) {
     char def[16];
-    snprintf(def, sizeof def, "%d", cal.quality.max_gpus_per_node > 0 ? cal.quality.max_gpus_per_node : 8);
+    snprintf(def, sizeof def, "%d",
+             cal.quality.max_gpus_per_node > 0 ? cal.quality.max_gpus_per_node : 8);
     s = cli_get(&verb, &a, "gpus-per-node");
     st = cs_units_parse_ints(s ? s : def, 1, 1024, &gpn, &ng, &err);
     if (st != CS_OK) {
       cs_error_prefix(&err, "--gpus-per-node");
       if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
-    } else if (ng != 1) st = cs_error_set(&err, CS_ERR_USAGE, "--gpus-per-node takes one number");
+    } else if (ng != 1)
+      st = cs_error_set(&err, CS_ERR_USAGE, "--gpus-per-node takes one number");
   }
   if (st == CS_OK) {
     s = cli_get(&verb, &a, "sizes");
@@ -249,7 +268,8 @@ int cs_cmd_coll(int argc, char **argv) {
       unsigned what = CS_TOPO_APPLY_ALGOS;
       /* measured links win over the topology's nominal ones; what the user gave wins over both */
       if (cal.source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
-      if (cal.source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
+      if (cal.source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER)
+        what |= CS_TOPO_APPLY_LAT;
       char intra[32];
       snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
       if (cal.source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
@@ -281,11 +301,15 @@ int cs_cmd_coll(int argc, char **argv) {
   }
   if (st == CS_OK) {
     FILE *f = cli_open_out(outpath, &err);
-    if (f == NULL) st = CS_ERR_IO;
+    if (f == NULL)
+      st = CS_ERR_IO;
     else {
-      if (fmt == CLI_CSV) write_csv(f, recs, n, cs_coll_name(q.coll));
-      else if (fmt == CLI_JSON) write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath);
-      else write_table(f, recs, n, cs_coll_name(q.coll));
+      if (fmt == CLI_CSV)
+        write_csv(f, recs, n, cs_coll_name(q.coll));
+      else if (fmt == CLI_JSON)
+        write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath);
+      else
+        write_table(f, recs, n, cs_coll_name(q.coll));
       cli_close_out(f);
     }
   }

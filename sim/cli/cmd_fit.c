@@ -20,28 +20,36 @@
 
 static const struct cli_opt opts[] = {
     {"output", 'o', "FILE", "calibration file to write (default calibration.yaml; - = stdout)"},
-    {"config", 0, "TAG", "fit the rows with this NCCL_* configuration tag (default: untagged rows)"},
-    {"launch", 0, "KIND", "fit rows launched as 'process' (one per GPU) or 'thread' (default: most rows)"},
+    {"config", 0, "TAG",
+     "fit the rows with this NCCL_* configuration tag (default: untagged rows)"},
+    {"launch", 0, "KIND",
+     "fit rows launched as 'process' (one per GPU) or 'thread' (default: most rows)"},
     {"in-place", 0, NULL, "fit in-place rows too (default: out-of-place only)"},
     {"no-cv", 0, NULL, "skip leave-one-shape-out cross-validation"},
     {"report", 0, NULL, "print every fitted point and per-shape error summaries"},
-    {"nccl-log", 0, "LOG", "compare with NCCL's own model read from an NCCL_DEBUG_SUBSYS=TUNING log"},
+    {"nccl-log", 0, "LOG",
+     "compare with NCCL's own model read from an NCCL_DEBUG_SUBSYS=TUNING log"},
     {"format", 0, "FMT", "report format: table (default), csv or json"},
     {"quiet", 'q', NULL, "print nothing but errors"},
 };
 
 static const struct cli_verb verb = {
-    "fit", "MEASUREMENTS... [-o calibration.yaml] [--report] [--nccl-log LOG]",
+    "fit",
+    "MEASUREMENTS... [-o calibration.yaml] [--report] [--nccl-log LOG]",
     "Fit the collective cost model to measurements (commscale CSV or nccl-tests logs).",
     "The fit uses one configuration at a time: rows whose NCCL_* settings (other than NCCL_ALGO\n"
     "and NCCL_PROTO) differ are different systems. Parameters no row depends on keep their\n"
     "NCCL-anchored defaults and are marked 'default'. See docs/model.md and docs/calibration.md.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
-static double percent(double x) { return 100.0 * x; }
+static double percent(double x) {
+  return 100.0 * x;
+}
 
 static void print_model(FILE *o, const struct cs_cal *cal) {
-  fprintf(o, "# fitted parameters (value, relative standard error; the rest keep their defaults)\n");
+  fprintf(o,
+          "# fitted parameters (value, relative standard error; the rest keep their defaults)\n");
   fprintf(o, "%-26s %16s %8s\n", "parameter", "value", "se");
   for (int k = 0; k < cal->n_fit; k++) {
     int i = cal->fit_index[k];
@@ -49,33 +57,41 @@ static void print_model(FILE *o, const struct cs_cal *cal) {
     cs_model_param_name(i, name, sizeof name);
     double v = cs_model_param_get(&cal->model, i);
     const char *u = cs_model_param_unit(i);
-    if (strcmp(u, "s") == 0) snprintf(val, sizeof val, "%.4g us", v * 1e6);
-    else if (strcmp(u, "Bps") == 0) snprintf(val, sizeof val, "%.4g GB/s", v / 1e9);
-    else if (strcmp(u, "B") == 0) snprintf(val, sizeof val, "%.4g KiB", v / 1024);
-    else snprintf(val, sizeof val, "%.4g", v);
+    if (strcmp(u, "s") == 0)
+      snprintf(val, sizeof val, "%.4g us", v * 1e6);
+    else if (strcmp(u, "Bps") == 0)
+      snprintf(val, sizeof val, "%.4g GB/s", v / 1e9);
+    else if (strcmp(u, "B") == 0)
+      snprintf(val, sizeof val, "%.4g KiB", v / 1024);
+    else
+      snprintf(val, sizeof val, "%.4g", v);
     fprintf(o, "%-26s %16s %7.1f%%\n", name, val, percent(cs_cal_param_se(cal, i)));
   }
 }
 
 static void print_quality(FILE *o, const struct cs_cal *cal) {
   const struct cs_cal_quality *q = &cal->quality;
-  fprintf(o, "# fit: %d points, median |error| %.1f%%, p90 %.1f%%, max %.1f%%, robust noise %.1f%%, "
-         "%d outliers down-weighted\n",
-         q->points, percent(q->median_rel_err), percent(q->p90_rel_err), percent(q->max_rel_err),
-         percent(q->noise_rel), q->outliers);
+  fprintf(o,
+          "# fit: %d points, median |error| %.1f%%, p90 %.1f%%, max %.1f%%, robust noise %.1f%%, "
+          "%d outliers down-weighted\n",
+          q->points, percent(q->median_rel_err), percent(q->p90_rel_err), percent(q->max_rel_err),
+          percent(q->noise_rel), q->outliers);
   if (!q->net_determined)
-    fprintf(o, "# network latency: not determined by this data (one node count); predictions across "
-           "nodes carry both the ring-linear and tree-log forms in their band\n");
+    fprintf(o,
+            "# network latency: not determined by this data (one node count); predictions across "
+            "nodes carry both the ring-linear and tree-log forms in their band\n");
   else
-    fprintf(o, "# network latency: %s explains the data better (AIC ring-linear %.1f, tree-log %.1f)\n",
-           cal->model.net_form == CS_NET_RING_LINEAR ? "ring-linear" : "tree-log", q->aic[0],
-           q->aic[1]);
+    fprintf(
+        o, "# network latency: %s explains the data better (AIC ring-linear %.1f, tree-log %.1f)\n",
+        cal->model.net_form == CS_NET_RING_LINEAR ? "ring-linear" : "tree-log", q->aic[0],
+        q->aic[1]);
   if (q->n_cv > 0) {
-    fprintf(o, "# cross-validation: each shape held out, the rest refitted, the held-out shape predicted\n");
+    fprintf(o, "# cross-validation: each shape held out, the rest refitted, the held-out shape "
+               "predicted\n");
     fprintf(o, "%-32s %6s %9s %9s\n", "held_out", "points", "median", "max");
     for (int i = 0; i < q->n_cv; i++)
       fprintf(o, "%-32s %6d %8.1f%% %8.1f%%\n", q->cv[i].group, q->cv[i].points,
-             percent(q->cv[i].median_rel_err), percent(q->cv[i].max_rel_err));
+              percent(q->cv[i].median_rel_err), percent(q->cv[i].max_rel_err));
   }
 }
 
@@ -101,46 +117,56 @@ static void med_max(double *v, size_t n, double *med, double *max) {
 
 static void print_report(FILE *o, const struct point_rec *p, size_t n, int fmt, int have_nccl) {
   if (fmt == CLI_CSV) {
-    fprintf(o, "collective,algorithm,protocol,ranks,nodes,gpus_per_node,bytes,measured_us,model_us,"
-           "err_pct%s\n", have_nccl ? ",nccl_us,nccl_err_pct" : "");
+    fprintf(o,
+            "collective,algorithm,protocol,ranks,nodes,gpus_per_node,bytes,measured_us,model_us,"
+            "err_pct%s\n",
+            have_nccl ? ",nccl_us,nccl_err_pct" : "");
   } else if (fmt == CLI_JSON) {
     fprintf(o, "{\"tool\": \"commscale %s\", \"points\": [\n", CS_VERSION);
   } else {
-    fprintf(o, "# every fitted point: measured vs model%s\n", have_nccl ? " vs NCCL's own table" : "");
+    fprintf(o, "# every fitted point: measured vs model%s\n",
+            have_nccl ? " vs NCCL's own table" : "");
     fprintf(o, "%-14s %-5s %-6s %5s %5s %4s %12s %11s %11s %7s", "collective", "algo", "proto",
-           "ranks", "nodes", "gpn", "bytes", "measured_us", "model_us", "err%");
+            "ranks", "nodes", "gpn", "bytes", "measured_us", "model_us", "err%");
     if (have_nccl) fprintf(o, " %11s %7s", "nccl_us", "err%");
     fprintf(o, "\n");
   }
   for (size_t i = 0; i < n; i++) {
     const struct cs_meas_row *r = p[i].row;
     if (fmt == CLI_CSV) {
-      fprintf(o, "%s,%s,%s,%d,%d,%d,%.0f,%.6g,%.6g,%.3f", cs_coll_name(r->coll), cs_algo_name(r->algo),
-             cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node, r->bytes, r->time_us,
-             p[i].model_us, percent(p[i].err));
+      fprintf(o, "%s,%s,%s,%d,%d,%d,%.0f,%.6g,%.6g,%.3f", cs_coll_name(r->coll),
+              cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
+              r->bytes, r->time_us, p[i].model_us, percent(p[i].err));
       if (have_nccl) {
-        if (isfinite(p[i].nccl_us)) fprintf(o, ",%.6g,%.3f", p[i].nccl_us, percent(p[i].nccl_err));
-        else fprintf(o, ",,");
+        if (isfinite(p[i].nccl_us))
+          fprintf(o, ",%.6g,%.3f", p[i].nccl_us, percent(p[i].nccl_err));
+        else
+          fprintf(o, ",,");
       }
       fprintf(o, "\n");
     } else if (fmt == CLI_JSON) {
-      fprintf(o, "  {\"collective\": \"%s\", \"algorithm\": \"%s\", \"protocol\": \"%s\", \"ranks\": %d, "
-             "\"nodes\": %d, \"gpus_per_node\": %d, \"bytes\": %.0f, \"measured_us\": %.6g, "
-             "\"model_us\": %.6g, \"err_pct\": %.3f",
-             cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks,
-             r->nodes, r->gpus_per_node, r->bytes, r->time_us, p[i].model_us, percent(p[i].err));
+      fprintf(
+          o,
+          "  {\"collective\": \"%s\", \"algorithm\": \"%s\", \"protocol\": \"%s\", \"ranks\": %d, "
+          "\"nodes\": %d, \"gpus_per_node\": %d, \"bytes\": %.0f, \"measured_us\": %.6g, "
+          "\"model_us\": %.6g, \"err_pct\": %.3f",
+          cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes,
+          r->gpus_per_node, r->bytes, r->time_us, p[i].model_us, percent(p[i].err));
       if (have_nccl && isfinite(p[i].nccl_us))
-        fprintf(o, ", \"nccl_us\": %.6g, \"nccl_err_pct\": %.3f", p[i].nccl_us, percent(p[i].nccl_err));
+        fprintf(o, ", \"nccl_us\": %.6g, \"nccl_err_pct\": %.3f", p[i].nccl_us,
+                percent(p[i].nccl_err));
       fprintf(o, "}%s\n", i + 1 < n ? "," : "");
     } else {
       char sz[32];
       cs_units_format_size(r->bytes, sz, sizeof sz);
       fprintf(o, "%-14s %-5s %-6s %5d %5d %4d %12s %11.2f %11.2f %+6.1f%%", cs_coll_name(r->coll),
-             cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
-             sz, r->time_us, p[i].model_us, percent(p[i].err));
+              cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
+              sz, r->time_us, p[i].model_us, percent(p[i].err));
       if (have_nccl) {
-        if (isfinite(p[i].nccl_us)) fprintf(o, " %11.2f %+6.1f%%", p[i].nccl_us, percent(p[i].nccl_err));
-        else fprintf(o, " %11s %7s", "-", "-");
+        if (isfinite(p[i].nccl_us))
+          fprintf(o, " %11.2f %+6.1f%%", p[i].nccl_us, percent(p[i].nccl_err));
+        else
+          fprintf(o, " %11s %7s", "-", "-");
       }
       fprintf(o, "\n");
     }
@@ -154,9 +180,10 @@ static void print_summary(FILE *o, const struct point_rec *p, size_t n, int have
   double *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
   char *done = calloc(n ? n : 1, 1);
   if (!a || !b || !done) goto out;
-  fprintf(o, "# error per shape: commscale%s on the same points\n", have_nccl ? " vs NCCL's own model" : "");
+  fprintf(o, "# error per shape: commscale%s on the same points\n",
+          have_nccl ? " vs NCCL's own model" : "");
   fprintf(o, "%-14s %-5s %-6s %5s %5s %4s %6s %13s %10s", "collective", "algo", "proto", "ranks",
-         "nodes", "gpn", "points", "sizes", "median");
+          "nodes", "gpn", "points", "sizes", "median");
   fprintf(o, " %9s", "max");
   if (have_nccl) fprintf(o, " %12s %9s", "nccl_median", "nccl_max");
   fprintf(o, "\n");
@@ -184,11 +211,13 @@ static void print_summary(FILE *o, const struct point_rec *p, size_t n, int have
     cs_units_format_size(hi, sh, sizeof sh);
     snprintf(range, sizeof range, "%s-%s", sl, sh);
     fprintf(o, "%-14s %-5s %-6s %5d %5d %4d %6zu %13s %9.1f%% %8.1f%%", cs_coll_name(r->coll),
-           cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
-           na, range, percent(am), percent(ax));
+            cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
+            na, range, percent(am), percent(ax));
     if (have_nccl) {
-      if (nb) fprintf(o, " %11.1f%% %8.1f%%", percent(bm), percent(bx));
-      else fprintf(o, " %12s %9s", "-", "-");
+      if (nb)
+        fprintf(o, " %11.1f%% %8.1f%%", percent(bm), percent(bx));
+      else
+        fprintf(o, " %12s %9s", "-", "-");
     }
     fprintf(o, "\n");
   }
@@ -208,7 +237,8 @@ int cs_cmd_fit(int argc, char **argv) {
     return 0;
   }
   if (a.npos == 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "expected at least one measurements file (see commscale fit --help)");
+    cs_error_set(&err, CS_ERR_USAGE,
+                 "expected at least one measurements file (see commscale fit --help)");
     return cli_fail("fit", &err);
   }
   int fmt = cli_format(cli_get(&verb, &a, "format"), NULL);
@@ -264,12 +294,13 @@ int cs_cmd_fit(int argc, char **argv) {
   if (st == CS_OK) st = cs_fit_run(&set, &fo, &cal, &res, &err);
   if (st == CS_OK) st = cs_calfile_write(out, &cal, &err);
   if (st == CS_OK && !quiet) {
-    for (int i = 0; i < res.n_notes; i++) fprintf(stderr, "commscale fit: %s\n", res.notes[i]);
+    for (int i = 0; i < res.n_notes; i++)
+      fprintf(stderr, "commscale fit: %s\n", res.notes[i]);
     fprintf(stderr, "commscale fit: wrote %s\n", out);
     FILE *o = strcmp(out, "-") == 0 ? stderr : stdout; /* "-": the calibration owns stdout */
     fprintf(o, "# commscale fit: %zu rows, configuration \"%s\", launch %s, %s%s%s\n", res.n,
-           cal.prov.config, cal.prov.launch, cal.prov.gpu[0] ? cal.prov.gpu : "unknown GPU",
-           cal.prov.nccl[0] ? ", NCCL " : "", cal.prov.nccl);
+            cal.prov.config, cal.prov.launch, cal.prov.gpu[0] ? cal.prov.gpu : "unknown GPU",
+            cal.prov.nccl[0] ? ", NCCL " : "", cal.prov.nccl);
     print_model(o, &cal);
     print_quality(o, &cal);
     if (cli_get(&verb, &a, "report")) {

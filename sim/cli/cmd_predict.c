@@ -25,18 +25,22 @@ static const struct cli_opt opts[] = {
     {"gpu", 0, "NAME|FILE", "a bundled GPU or a GPU YAML file"},
     {"topology", 't', "NAME|FILE", "a bundled topology (commscale topology --list) or a YAML file"},
     {"cal", 'c', "FILE", "calibration.yaml from commscale fit (default: NCCL-anchored constants)"},
-    {"plan", 'p', "PLAN", "e.g. \"tp=8,pp=8,zero=1,mbs=1,gbs=1536\"; dp defaults to what fills the "
-                          "GPUs (GPUs / (tp*pp*cp))"},
+    {"plan", 'p', "PLAN",
+     "e.g. \"tp=8,pp=8,zero=1,mbs=1,gbs=1536\"; dp defaults to what fills the "
+     "GPUs (GPUs / (tp*pp*cp))"},
     {"nodes", 'N', "LIST", "node counts, e.g. 1,2,4,8 or 1:400 (default 1)"},
     {"gpus", 'G', "LIST", "GPU counts instead of node counts, e.g. 1,8,16,32"},
-    {"accum", 0, "K", "when the plan has no gbs: K micro-batches per step per replica (default 1), "
-                      "so the per-GPU batch stays fixed as nodes grow"},
+    {"accum", 0, "K",
+     "when the plan has no gbs: K micro-batches per step per replica (default 1), "
+     "so the per-GPU batch stays fixed as nodes grow"},
     {"set", 0, "K=V,...", "override workload architecture keys, e.g. seq=4096"},
-    {"measured", 0, "TIME", "measured single-GPU time of one micro-batch (fwd+bwd), e.g. 322ms: "
-                            "layer times are scaled to it"},
+    {"measured", 0, "TIME",
+     "measured single-GPU time of one micro-batch (fwd+bwd), e.g. 322ms: "
+     "layer times are scaled to it"},
     {"interference", 0, "X", "compute slowdown under overlapped collectives (default 1.05)"},
-    {"probes", 0, "FILE", "compute probes of this GPU (commscale-run --probes): measured GEMM "
-                          "efficiencies and, unless --interference, the median interference"},
+    {"probes", 0, "FILE",
+     "compute probes of this GPU (commscale-run --probes): measured GEMM "
+     "efficiencies and, unless --interference, the median interference"},
     {"net-gbps", 0, "LIST", "re-cost the network at these speeds per NIC, e.g. 100,200,400"},
     {"ignore-memory", 0, NULL, "do not reject plans that exceed the GPU's memory"},
     {"explain", 0, NULL, "also print the collectives of the first feasible row"},
@@ -51,12 +55,14 @@ static const struct cli_verb verb = {
     "[--nodes 1:400]",
     "Predict step time, throughput, speedup and scaling efficiency of a plan at many node counts.",
     "step_lo..step_hi: the schedule re-run with every collective at the low and at the high end\n"
-    "of its ~95% band. speedup = throughput / throughput of one GPU running the same micro-batches\n"
+    "of its ~95% band. speedup = throughput / throughput of one GPU running the same "
+    "micro-batches\n"
     "(DLPerf's definition); efficiency = speedup / GPUs. TFLOP/s per GPU counts model FLOPs (hw_\n"
     "adds recomputation); MFU = model FLOP/s per GPU / peak. Breakdown columns are the seconds of\n"
     "the critical pipeline stage: compute, exposed tp/cp/ep/dp comm, pp transfer waits, bubble,\n"
     "optimizer; they add up to the step.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 struct rec {
   long nodes, gpus, dp;
@@ -76,13 +82,17 @@ static double now(void) {
 
 static void write_table(FILE *f, const struct rec *r, size_t n, const char *head) {
   fprintf(f, "# commscale %s predict\n%s", CS_VERSION, head);
-  fprintf(f, "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s %7s\n",
+  fprintf(f,
+          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
+          "%7s\n",
           "nodes", "gpus", "dp", "net", "step", "step_lo", "step_hi", "samples/s", "tokens/s",
           "TFLOP/s", "MFU", "speedup", "eff", "compute", "tp", "cp", "ep", "dp", "pp", "bubble",
           "optim", "mem");
-  fprintf(f, "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s %7s\n",
-          "", "", "", "(Gb/s)", "(s)", "(s)", "(s)", "", "", "(/GPU)", "(%)", "", "(%)", "(s)", "(s)",
-          "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
+  fprintf(f,
+          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
+          "%7s\n",
+          "", "", "", "(Gb/s)", "(s)", "(s)", "(s)", "", "", "(/GPU)", "(%)", "", "(%)", "(s)",
+          "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
   for (size_t i = 0; i < n; i++) {
     const struct rec *x = &r[i];
     if (!x->ok) {
@@ -90,12 +100,13 @@ static void write_table(FILE *f, const struct rec *r, size_t n, const char *head
       continue;
     }
     const struct cs_sim_breakdown *b = &x->r.part;
-    fprintf(f, " %5ld %6ld %5ld %8.0f %9.4g %9.4g %9.4g %10.4g %11.4g %7.1f %6.1f %8.2f %6.1f %8.4g "
-               "%7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.1f\n",
-            x->nodes, x->gpus, x->dp, x->net_gbps, x->r.step, x->r.step_lo,
-            x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s, x->r.tflops_per_gpu,
-            100 * x->r.mfu, x->speedup, 100 * x->efficiency, b->compute, b->tp, b->cp, b->ep, b->dp,
-            b->pp, b->bubble, b->optimizer, x->mem_gib);
+    fprintf(f,
+            " %5ld %6ld %5ld %8.0f %9.4g %9.4g %9.4g %10.4g %11.4g %7.1f %6.1f %8.2f %6.1f %8.4g "
+            "%7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.1f\n",
+            x->nodes, x->gpus, x->dp, x->net_gbps, x->r.step, x->r.step_lo, x->r.step_hi,
+            x->r.samples_per_s, x->r.tokens_per_s, x->r.tflops_per_gpu, 100 * x->r.mfu, x->speedup,
+            100 * x->efficiency, b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble,
+            b->optimizer, x->mem_gib);
   }
 }
 
@@ -112,15 +123,18 @@ static void write_csv(FILE *f, const struct rec *r, size_t n) {
     fprintf(f, "%ld,%ld,\"%s\",%g,%s,", x->nodes, x->gpus, x->plan, x->net_gbps,
             x->ok ? "ok" : "rejected");
     if (x->ok)
-      fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-                 "%.6g,%.6g,%d,%ld,%.6g,%.4g,",
+      fprintf(f,
+              "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+              "%.6g,%.6g,%d,%ld,%.6g,%.4g,",
               x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
               x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
               b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
               x->r.microbatches, x->r.comm_bytes, x->mem_gib);
-    else fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
+    else
+      fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
     fputc('"', f);
-    for (const char *s = x->reason; *s; s++) fputs(*s == '"' ? "\"\"" : (char[]){*s, 0}, f);
+    for (const char *s = x->reason; *s; s++)
+      fputs(*s == '"' ? "\"\"" : (char[]){*s, 0}, f);
     fputs("\"\n", f);
   }
 }
@@ -136,8 +150,10 @@ static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **
   fputs(", \"topology\": ", f);
   cli_json_string(f, topo);
   fputs(", \"calibration\": ", f);
-  if (calpath) cli_json_string(f, calpath);
-  else fputs("null", f);
+  if (calpath)
+    cli_json_string(f, calpath);
+  else
+    fputs("null", f);
   fputs(", \"plan\": ", f);
   cli_json_plan(f, plan);
   fputs(",\n \"predictions\": [\n", f);
@@ -148,16 +164,18 @@ static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **
     cli_json_string(f, x->plan);
     fprintf(f, ", \"net_Gbps\": %g, \"ok\": %s", x->net_gbps, x->ok ? "true" : "false");
     if (x->ok)
-      fprintf(f, ", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
-                 "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"tflops_per_gpu\": %.6g, "
-                 "\"hw_tflops_per_gpu\": %.6g, \"mfu\": %.6g, \"speedup\": %.6g, \"efficiency\": %.6g, "
-                 "\"breakdown_s\": {\"compute\": %.6g, \"tp\": %.6g, \"cp\": %.6g, \"ep\": %.6g, "
-                 "\"dp\": %.6g, \"pp\": %.6g, \"bubble\": %.6g, \"optimizer\": %.6g}, "
-                 "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g",
-              x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
-              x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
-              b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
-              x->r.microbatches, x->mem_gib);
+      fprintf(
+          f,
+          ", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
+          "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"tflops_per_gpu\": %.6g, "
+          "\"hw_tflops_per_gpu\": %.6g, \"mfu\": %.6g, \"speedup\": %.6g, \"efficiency\": %.6g, "
+          "\"breakdown_s\": {\"compute\": %.6g, \"tp\": %.6g, \"cp\": %.6g, \"ep\": %.6g, "
+          "\"dp\": %.6g, \"pp\": %.6g, \"bubble\": %.6g, \"optimizer\": %.6g}, "
+          "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g",
+          x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
+          x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
+          b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
+          x->r.microbatches, x->mem_gib);
     else {
       fputs(", \"reason\": ", f);
       cli_json_string(f, x->reason);
@@ -171,9 +189,9 @@ static void explain(FILE *f, const struct cs_sim *s) {
   struct cs_sim_coll_info info[96];
   int n = cs_sim_collectives(s, info, 96);
   fprintf(f, "#\n# collectives (one pipeline, per step)\n");
-  fprintf(f, "#%-6s %-15s %-6s %12s %7s %6s %5s %4s %6s %7s %11s %11s %11s\n", "group", "collective",
-          "phase", "bytes", "calls", "ranks", "nodes", "gpn", "algo", "proto", "time_us",
-          "lo_us", "hi_us");
+  fprintf(f, "#%-6s %-15s %-6s %12s %7s %6s %5s %4s %6s %7s %11s %11s %11s\n", "group",
+          "collective", "phase", "bytes", "calls", "ranks", "nodes", "gpn", "algo", "proto",
+          "time_us", "lo_us", "hi_us");
   for (int i = 0; i < n; i++) {
     char sz[32];
     cs_units_format_size(info[i].bytes, sz, sizeof sz);
@@ -191,7 +209,8 @@ static int names_key(const char *text, const char *key) {
   for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
     int start = s == text || s[-1] == ',' || s[-1] == ' ';
     const char *e = s + k;
-    while (*e == ' ') e++;
+    while (*e == ' ')
+      e++;
     if (start && *e == '=') return 1;
   }
   return 0;
@@ -259,8 +278,8 @@ int cs_cmd_predict(int argc, char **argv) {
   struct rec *recs = NULL;
   size_t nrec = 0;
   int rc = 0;
-  enum cs_status st = cli_setup_load_parts(&su, &verb, &a, &base,
-                                           CLI_SETUP_TOPOLOGY | CLI_SETUP_CAL_NOTE, &err);
+  enum cs_status st =
+      cli_setup_load_parts(&su, &verb, &a, &base, CLI_SETUP_TOPOLOGY | CLI_SETUP_CAL_NOTE, &err);
   if (st != CS_OK) {
     free(counts);
     free(nets);
@@ -278,7 +297,8 @@ int cs_cmd_predict(int argc, char **argv) {
     if (cs_units_parse_quantity(s, CS_UNIT_TIME, &m, &err) != CS_OK) {
       cs_error_prefix(&err, "--measured");
       st = err.status = CS_ERR_USAGE;
-    } else st = cs_compute_calibrate(comp, w, &one, m, &err);
+    } else
+      st = cs_compute_calibrate(comp, w, &one, m, &err);
   }
   size_t nn = nnet ? nnet : 1;
   if (st == CS_OK && !(recs = calloc(ncount * nn, sizeof *recs)))
@@ -302,7 +322,8 @@ int cs_cmd_predict(int argc, char **argv) {
       struct cs_error e2 = {0};
       if (!fixed_dp) {
         if (x->gpus % mp != 0) {
-          snprintf(x->reason, sizeof x->reason, "%ld GPUs are not a multiple of tp*pp*cp = %ld", x->gpus, mp);
+          snprintf(x->reason, sizeof x->reason, "%ld GPUs are not a multiple of tp*pp*cp = %ld",
+                   x->gpus, mp);
           continue;
         }
         plan.dp = (int)(x->gpus / mp);
@@ -317,7 +338,8 @@ int cs_cmd_predict(int argc, char **argv) {
       struct cs_memory mem;
       if (cs_plan_check(&plan, w, &e2) != CS_OK ||
           cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
-          (!cli_get(&verb, &a, "ignore-memory") && cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
+          (!cli_get(&verb, &a, "ignore-memory") &&
+           cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
         if (e2.status == CS_ERR_NOMEM) { /* no reason to reject the plan: the run fails */
           st = e2.status;
           err = e2;
@@ -350,7 +372,8 @@ int cs_cmd_predict(int argc, char **argv) {
         double t0 = now(), t1;
         struct cs_sim_result tmp;
         do {
-          for (int j = 0; j < 100; j++) cs_sim_run(sim, &tmp);
+          for (int j = 0; j < 100; j++)
+            cs_sim_run(sim, &tmp);
           reps += 100;
         } while ((t1 = now()) - t0 < 0.5);
         double replay = reps / (t1 - t0);
@@ -379,17 +402,21 @@ int cs_cmd_predict(int argc, char **argv) {
   if (st == CS_OK) {
     char head[1024];
     snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-             w->description, gpu->description, topo->description, calpath ? calpath : "(default model)");
-    if (fmt == CLI_CSV) write_csv(f, recs, nrec);
+             w->description, gpu->description, topo->description,
+             calpath ? calpath : "(default model)");
+    if (fmt == CLI_CSV)
+      write_csv(f, recs, nrec);
     else if (fmt == CLI_JSON)
       write_json(f, recs, nrec, argc, argv, &base, calpath, w->name, gpu->name, topo->name);
-    else write_table(f, recs, nrec, head);
+    else
+      write_table(f, recs, nrec, head);
     if (keep) {
       fprintf(f, "#\n# explain: %ld GPUs, %s\n", keep_rec->gpus, keep_rec->plan);
       explain(f, keep);
     }
     int any = 0;
-    for (size_t i = 0; i < nrec; i++) any |= recs[i].ok;
+    for (size_t i = 0; i < nrec; i++)
+      any |= recs[i].ok;
     if (!any && nrec > 0) {
       cs_error_set(&err, CS_ERR_USAGE, "no feasible plan: %s", recs[0].reason);
       st = CS_ERR_USAGE;

@@ -25,18 +25,21 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_verb verb = {
-    "report", "SCENARIO.yaml [-o DIR]",
+    "report",
+    "SCENARIO.yaml [-o DIR]",
     "Prediction, search, sweep and network sizing of a scenario as Markdown with SVG plots.",
-    "Runs, into DIR: predict (the scenario's plan at its nodes), search (top plans and the front),\n"
+    "Runs, into DIR: predict (the scenario's plan at its nodes), search (top plans and the "
+    "front),\n"
     "sweep (families over nodes x Gb/s per GPU, two figures) and size-network (least Gb/s per\n"
     "GPU per family for the target, with the figure and, with prices, the cost); then writes\n"
     "DIR/report.md that quotes each table, shows each figure and gives the command behind it.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 #define NKEYS 12
-static const char *const keys[NKEYS] = {"version", "title", "workload", "gpu", "topology", "cal",
-                                        "nodes", "gbs", "target", "plan", "sweep_nodes",
-                                        "sweep_net_gbps"};
+static const char *const keys[NKEYS] = {"version",  "title", "workload",    "gpu",
+                                        "topology", "cal",   "nodes",       "gbs",
+                                        "target",   "plan",  "sweep_nodes", "sweep_net_gbps"};
 
 /* Checks the scenario's values that the verbs would otherwise reject one by one (each naming its
  * own option, not the file): version, nodes, gbs, plan and the sweep lists. A bad value is
@@ -61,8 +64,7 @@ static enum cs_status check_values(const struct cs_yaml *y, const int *node, cha
     if (st == CS_ERR_NOMEM) return cs_error_set(err, st, "%s", e2.msg);
     if (st == CS_OK && k < 10 && n != 1)
       st = cs_error_set(&e2, CS_ERR_PARSE, "expected one integer, got \"%s\"", val[k]);
-    if (st != CS_OK)
-      return cs_yaml_error(y, node[k], err, CS_ERR_PARSE, "%s: %s", keys[k], e2.msg);
+    if (st != CS_OK) return cs_yaml_error(y, node[k], err, CS_ERR_PARSE, "%s: %s", keys[k], e2.msg);
   }
   if (node[9] >= 0) {
     struct cs_plan p;
@@ -77,7 +79,8 @@ static enum cs_status check_values(const struct cs_yaml *y, const int *node, cha
 /* Runs verb fn with the NULL-terminated argv, stdout redirected to path. */
 static int run_to(int (*fn)(int, char **), char **argv, const char *path) {
   int argc = 0;
-  while (argv[argc]) argc++;
+  while (argv[argc])
+    argc++;
   fflush(stdout);
   FILE *keep = stdout, *f = fopen(path, "w");
   if (!f) return 1;
@@ -93,14 +96,16 @@ static void quote(FILE *md, const char *path) {
   FILE *f = fopen(path, "r");
   char line[2048];
   fputs("```\n", md);
-  while (f && fgets(line, sizeof line, f)) fputs(line, md);
+  while (f && fgets(line, sizeof line, f))
+    fputs(line, md);
   fputs("```\n\n", md);
   if (f) fclose(f);
 }
 
 static void cmdline(FILE *md, char **argv) {
   fputs("`commscale", md);
-  for (int i = 0; argv[i]; i++) fprintf(md, strchr(argv[i], ' ') || strchr(argv[i], ';') ? " \"%s\"" : " %s", argv[i]);
+  for (int i = 0; argv[i]; i++)
+    fprintf(md, strchr(argv[i], ' ') || strchr(argv[i], ';') ? " \"%s\"" : " %s", argv[i]);
   fputs("`\n\n", md);
 }
 
@@ -124,10 +129,12 @@ int cs_cmd_report(int argc, char **argv) {
   char val[NKEYS][512], prices[1024] = "";
   memset(val, 0, sizeof val);
   int root = cs_yaml_root(y), node[NKEYS];
-  for (int i = 0; i < NKEYS; i++) node[i] = -1;
+  for (int i = 0; i < NKEYS; i++)
+    node[i] = -1;
   enum cs_status st = CS_OK;
   if (cs_yaml_kind(y, root) != CS_YAML_MAP)
-    st = cs_yaml_error(y, root, &err, CS_ERR_PARSE, "expected a mapping of scenario keys "
+    st = cs_yaml_error(y, root, &err, CS_ERR_PARSE,
+                       "expected a mapping of scenario keys "
                        "(version, workload, gpu, topology, nodes, gbs, target, plan, ...)");
   for (size_t k = 0; st == CS_OK && k < cs_yaml_len(y, root); k++) {
     const char *key = cs_yaml_scalar(y, cs_yaml_key(y, root, k));
@@ -135,8 +142,10 @@ int cs_cmd_report(int argc, char **argv) {
     int found = 0;
     if (key && v && strcmp(key, "prices") == 0) {
       const char *slash = strrchr(a.pos[0], '/');
-      if (v[0] != '/' && slash) snprintf(prices, sizeof prices, "%.*s/%s", (int)(slash - a.pos[0]), a.pos[0], v);
-      else snprintf(prices, sizeof prices, "%s", v);
+      if (v[0] != '/' && slash)
+        snprintf(prices, sizeof prices, "%.*s/%s", (int)(slash - a.pos[0]), a.pos[0], v);
+      else
+        snprintf(prices, sizeof prices, "%s", v);
       found = 1;
     }
     for (int i = 0; i < NKEYS && key && v && !found; i++)
@@ -167,44 +176,56 @@ int cs_cmd_report(int argc, char **argv) {
   }
   const char *W = val[2], *G = val[3], *T = val[4], *N = val[6], *B = val[7];
   fprintf(md, "# %s\n\n", val[1][0] ? val[1] : "commscale report");
-  fprintf(md, "Workload `%s`, GPU `%s`, topology `%s`, %s nodes, global batch %s, target `%s`. "
-              "Produced by commscale %s from `%s`; every table below is the output of the command "
-              "printed above it.\n\n", W, G, T, N, B, val[8], CS_VERSION, a.pos[0]);
+  fprintf(md,
+          "Workload `%s`, GPU `%s`, topology `%s`, %s nodes, global batch %s, target `%s`. "
+          "Produced by commscale %s from `%s`; every table below is the output of the command "
+          "printed above it.\n\n",
+          W, G, T, N, B, val[8], CS_VERSION, a.pos[0]);
   /* 1. calibration */
   fputs("## 1. Calibration\n\n", md);
   if (val[5][0]) {
     struct cs_cal cal;
     cs_cal_init(&cal);
     if (cs_calfile_read(val[5], &cal, &err) == CS_OK)
-      fprintf(md, "`%s`: %d points on up to %d nodes, median error %.1f%%, p90 %.1f%%, network "
-                  "terms %s; GPU %s, NCCL %s.\n\n", val[5], cal.quality.points, cal.quality.max_nodes,
-              100 * cal.quality.median_rel_err, 100 * cal.quality.p90_rel_err,
-              cal.quality.net_determined ? "determined by the data" : "at their defaults (one node measured)",
+      fprintf(md,
+              "`%s`: %d points on up to %d nodes, median error %.1f%%, p90 %.1f%%, network "
+              "terms %s; GPU %s, NCCL %s.\n\n",
+              val[5], cal.quality.points, cal.quality.max_nodes, 100 * cal.quality.median_rel_err,
+              100 * cal.quality.p90_rel_err,
+              cal.quality.net_determined ? "determined by the data"
+                                         : "at their defaults (one node measured)",
               cal.prov.gpu, cal.prov.nccl);
-    else fprintf(md, "`%s` could not be read: %s\n\n", val[5], err.msg);
+    else
+      fprintf(md, "`%s` could not be read: %s\n\n", val[5], err.msg);
     cs_cal_fini(&cal);
   } else
     fputs("No calibration given: collectives are costed with the NCCL-anchored default model and "
           "the topology's link rates. Bands are wide; run `commscale calibrate` on a few nodes and "
-          "add `cal:` to the scenario.\n\n", md);
+          "add `cal:` to the scenario.\n\n",
+          md);
   int rc = 0;
   char *calopt = val[5][0] ? "--cal" : NULL;
   /* 2. prediction */
   fputs("## 2. Prediction of the scenario's plan\n\n", md);
   {
-    char *av[] = {"predict", "-w", (char *)W, "--gpu", (char *)G, "-t", (char *)T, "--plan", val[9][0] ? val[9] : "tp=8,pp=8",
-                  "--nodes", (char *)N, calopt, val[5], NULL};
+    char *av[] = {"predict", "-w",      (char *)W,
+                  "--gpu",   (char *)G, "-t",
+                  (char *)T, "--plan",  val[9][0] ? val[9] : "tp=8,pp=8",
+                  "--nodes", (char *)N, calopt,
+                  val[5],    NULL};
     snprintf(path, sizeof path, "%s/predict.txt", dir);
     cmdline(md, av);
     rc |= run_to(cs_cmd_predict, av, path);
     quote(md, path);
   }
   /* 3. search */
-  fputs("## 3. Plan search\n\nEvery feasible plan, ranked by step time; P marks the Pareto front of "
-        "(step time, memory headroom, network bytes per step). Top 15 and the front:\n\n", md);
+  fputs(
+      "## 3. Plan search\n\nEvery feasible plan, ranked by step time; P marks the Pareto front of "
+      "(step time, memory headroom, network bytes per step). Top 15 and the front:\n\n",
+      md);
   {
-    char *av[] = {"search", "-w", (char *)W, "--gpu", (char *)G, "-t", (char *)T, "--nodes", (char *)N,
-                  "--gbs", (char *)B, "-n", "15", calopt, val[5], NULL};
+    char *av[] = {"search",  "-w",    (char *)W, "--gpu", (char *)G, "-t",   (char *)T, "--nodes",
+                  (char *)N, "--gbs", (char *)B, "-n",    "15",      calopt, val[5],    NULL};
     snprintf(path, sizeof path, "%s/search.txt", dir);
     cmdline(md, av);
     rc |= run_to(cs_cmd_search, av, path);
@@ -213,9 +234,11 @@ int cs_cmd_report(int argc, char **argv) {
   /* 4. sizing */
   fputs("## 4. Network sizing\n\n", md);
   {
-    char *av[] = {"size-network", "-w", (char *)W, "--gpu", (char *)G, "-t", (char *)T, "--nodes", (char *)N,
-                  "--gbs", (char *)B, "--target", val[8], "--plot", size_prefix,
-                  prices[0] ? "--prices" : NULL, prices, calopt, val[5], NULL};
+    char *av[] = {"size-network", "-w",     (char *)W,   "--gpu",
+                  (char *)G,      "-t",     (char *)T,   "--nodes",
+                  (char *)N,      "--gbs",  (char *)B,   "--target",
+                  val[8],         "--plot", size_prefix, prices[0] ? "--prices" : NULL,
+                  prices,         calopt,   val[5],      NULL};
     if (!prices[0]) av[15] = calopt, av[16] = val[5], av[17] = NULL;
     snprintf(path, sizeof path, "%s/sizing.txt", dir);
     cmdline(md, av);
@@ -235,28 +258,49 @@ int cs_cmd_report(int argc, char **argv) {
         "1/(tp x pp), overlapped with the whole backward pass of the last micro-batches. The "
         "`net/step` lines above give the bytes per GPU per step that cross the network for the "
         "plan each family picks; the least bandwidth follows from how much of it the schedule can "
-        "hide. This is DeepSpeed's advice in numbers (VALIDATION.md section 7).\n\n", md);
+        "hide. This is DeepSpeed's advice in numbers (VALIDATION.md section 7).\n\n",
+        md);
   /* 5. sweep */
   fputs("## 5. Sweep: nodes x network per GPU\n\n", md);
   {
-    char *av[] = {"sweep", "-w", (char *)W, "--gpu", (char *)G, "-t", (char *)T, "--nodes",
-                  val[10][0] ? val[10] : (char *)N, "--gbs", (char *)B, "--net-gbps",
-                  val[11][0] ? val[11] : "50,100,200,400,800", "--plot", sweep_prefix, calopt, val[5], NULL};
+    char *av[] = {"sweep",
+                  "-w",
+                  (char *)W,
+                  "--gpu",
+                  (char *)G,
+                  "-t",
+                  (char *)T,
+                  "--nodes",
+                  val[10][0] ? val[10] : (char *)N,
+                  "--gbs",
+                  (char *)B,
+                  "--net-gbps",
+                  val[11][0] ? val[11] : "50,100,200,400,800",
+                  "--plot",
+                  sweep_prefix,
+                  calopt,
+                  val[5],
+                  NULL};
     snprintf(path, sizeof path, "%s/sweep.txt", dir);
     cmdline(md, av);
     rc |= run_to(cs_cmd_sweep, av, path);
     quote(md, path);
     fputs("![throughput vs network per GPU at the largest node count](sweep-net.svg)\n\n"
-          "![speedup vs nodes](sweep-nodes.svg)\n\n", md);
+          "![speedup vs nodes](sweep-nodes.svg)\n\n",
+          md);
   }
-  fputs("## Caveats\n\nPredictions, not measurements: the step simulator's model (docs/simulator.md) "
-        "with the calibration above. Network scaling efficiency compares a family with itself on an "
-        "unlimited network; it does not include pipeline bubbles or TP overheads, which the "
-        "absolute throughput columns do.\n", md);
+  fputs(
+      "## Caveats\n\nPredictions, not measurements: the step simulator's model (docs/simulator.md) "
+      "with the calibration above. Network scaling efficiency compares a family with itself on an "
+      "unlimited network; it does not include pipeline bubbles or TP overheads, which the "
+      "absolute throughput columns do.\n",
+      md);
   fclose(md);
   if (rc) {
-    cs_error_set(&err, CS_ERR_RANGE, "a part of the report failed (see the messages above); %s is "
-                 "written with what succeeded", md_path);
+    cs_error_set(&err, CS_ERR_RANGE,
+                 "a part of the report failed (see the messages above); %s is "
+                 "written with what succeeded",
+                 md_path);
     return cli_fail("report", &err);
   }
   fprintf(stderr, "commscale report: wrote %s\n", md_path);

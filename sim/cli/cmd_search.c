@@ -26,7 +26,8 @@ static const struct cli_opt opts[] = {
     {"nodes", 'N', "N", "nodes (GPUs = N x GPUs per node of the topology)"},
     {"gpus", 'G', "N", "GPUs instead of nodes"},
     {"gbs", 0, "SAMPLES", "global batch in samples (required)"},
-    {"plan", 'p', "PLAN", "fixed plan fields for every point: precision, bucket, overlaps, reserve"},
+    {"plan", 'p', "PLAN",
+     "fixed plan fields for every point: precision, bucket, overlaps, reserve"},
     {"net-gbps", 0, "GBPS", "network Gb/s per GPU (default: the topology's)"},
     {"max-tp", 0, "N", "largest tp (default: GPUs of one NVLink domain)"},
     {"max-cp", 0, "N", "largest cp (default 1, or 16 for sequences >= 8192)"},
@@ -47,11 +48,13 @@ static const struct cli_verb verb = {
     "step time, with the Pareto front.",
     "The space is exhaustive: every divisor split of the GPUs, every ZeRO stage, micro-batch,\n"
     "recomputation and sequence-parallel setting; a point is kept when the plan is valid and fits\n"
-    "the GPU's memory. Pruning uses exact memory bounds only. Front (P): no other plan is at least\n"
+    "the GPU's memory. Pruning uses exact memory bounds only. Front (P): no other plan is at "
+    "least\n"
     "as fast, with at least as much memory headroom and at most as many network bytes per step.\n"
     "net_bytes: what one GPU sends over the network per step (nccl-tests sizes times the bus\n"
     "factor). Ranked at the predicted collective times; --band adds the ~95% band.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 static unsigned parse_families(const char *s, struct cs_error *err) {
   if (!s) return 0;
@@ -62,7 +65,8 @@ static unsigned parse_families(const char *s, struct cs_error *err) {
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     int f = cs_family_parse(t);
     if (f < 0) {
-      cs_error_set(err, CS_ERR_USAGE, "--family: unknown family \"%s\" (zero3, dp+tp, tp+pp, 3d)", t);
+      cs_error_set(err, CS_ERR_USAGE, "--family: unknown family \"%s\" (zero3, dp+tp, tp+pp, 3d)",
+                   t);
       return ~0u;
     }
     m |= 1u << f;
@@ -73,40 +77,42 @@ static unsigned parse_families(const char *s, struct cs_error *err) {
 static void write_table(FILE *f, const struct cs_search_result *r, size_t top, const char *head) {
   const struct cs_search_stats *s = &r->stats;
   fprintf(f, "# commscale %s search\n%s", CS_VERSION, head);
-  fprintf(f, "# space: %ld points; %ld invalid, %ld do not fit memory, %ld pruned by exact memory "
-             "bounds, %ld feasible and simulated; %.3f s (%.0f points/s); collective cache %ld hits, "
-             "%ld predictions\n",
+  fprintf(f,
+          "# space: %ld points; %ld invalid, %ld do not fit memory, %ld pruned by exact memory "
+          "bounds, %ld feasible and simulated; %.3f s (%.0f points/s); collective cache %ld hits, "
+          "%ld predictions\n",
           s->points, s->invalid, s->memory, s->pruned, s->simulated, s->seconds,
           s->seconds > 0 ? s->points / s->seconds : 0, s->cache_hits, s->cache_misses);
   fprintf(f, "#%4s %1s %-52s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "rank", "P", "plan",
-          "family", "step", "step_lo", "step_hi", "tokens/s", "MFU", "mem", "headroom",
-          "net/step");
-  fprintf(f, "#%4s %1s %-52s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "", "", "", "", "(s)",
-          "(s)", "(s)", "", "(%)", "(GiB)", "(GiB)", "(GB)");
+          "family", "step", "step_lo", "step_hi", "tokens/s", "MFU", "mem", "headroom", "net/step");
+  fprintf(f, "#%4s %1s %-52s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "", "", "", "", "(s)", "(s)",
+          "(s)", "", "(%)", "(GiB)", "(GiB)", "(GB)");
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
     if (top && i >= top && !e->pareto) continue;
     char plan[256];
     cs_plan_format(&e->plan, plan, sizeof plan);
     fprintf(f, " %4zu %1s %-52s %-6s %9.4g %9.4g %9.4g %11.4g %6.1f %7.1f %8.1f %9.3g\n", i + 1,
-            e->pareto ? "P" : "", plan, cs_family_name(e->family), e->step, e->step_lo,
-            e->step_hi, e->tokens_per_s, 100 * e->mfu, e->memory / 1073741824.0,
-            e->headroom / 1073741824.0, e->net_bytes / 1e9);
+            e->pareto ? "P" : "", plan, cs_family_name(e->family), e->step, e->step_lo, e->step_hi,
+            e->tokens_per_s, 100 * e->mfu, e->memory / 1073741824.0, e->headroom / 1073741824.0,
+            e->net_bytes / 1e9);
   }
 }
 
 static void write_csv(FILE *f, const struct cs_search_result *r, size_t top) {
   fputs("rank,pareto,plan,family,tp,pp,vpp,dp,cp,ep,zero,mbs,gbs,recompute,sp,step_s,step_lo_s,"
         "step_hi_s,samples_per_s,tokens_per_s,mfu,memory_GiB,headroom_GiB,net_bytes_per_gpu,"
-        "comm_bytes_per_gpu\n", f);
+        "comm_bytes_per_gpu\n",
+        f);
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
     if (top && i >= top && !e->pareto) continue;
     char plan[256];
     cs_plan_format(&e->plan, plan, sizeof plan);
     const struct cs_plan *p = &e->plan;
-    fprintf(f, "%zu,%d,\"%s\",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
-               "%.5g,%.5g,%.6g,%.6g\n",
+    fprintf(f,
+            "%zu,%d,\"%s\",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+            "%.5g,%.5g,%.6g,%.6g\n",
             i + 1, e->pareto, plan, cs_family_name(e->family), p->tp, p->pp, p->vpp, p->dp, p->cp,
             p->ep, p->zero, p->mbs, p->gbs, cs_recompute_name(p->recompute), p->sp, e->step,
             e->step_lo, e->step_hi, e->samples_per_s, e->tokens_per_s, e->mfu,
@@ -114,8 +120,8 @@ static void write_csv(FILE *f, const struct cs_search_result *r, size_t top) {
   }
 }
 
-static void write_json(FILE *f, const struct cs_search_result *r, size_t top, int argc,
-                       char **argv, const struct cli_setup *su, long gpus, int gbs) {
+static void write_json(FILE *f, const struct cs_search_result *r, size_t top, int argc, char **argv,
+                       const struct cli_setup *su, long gpus, int gbs) {
   const struct cs_search_stats *s = &r->stats;
   fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
   for (int i = 0; i < argc; i++) {
@@ -128,11 +134,12 @@ static void write_json(FILE *f, const struct cs_search_result *r, size_t top, in
   cli_json_string(f, su->gpu.name);
   fputs(", \"topology\": ", f);
   cli_json_string(f, su->topo.name);
-  fprintf(f, ", \"net_Gbps_per_gpu\": %g, \"gpus\": %ld, \"gbs\": %d,\n", cs_topo_gbps_per_gpu(&su->topo),
-          gpus, gbs);
-  fprintf(f, " \"stats\": {\"points\": %ld, \"invalid\": %ld, \"memory\": %ld, \"pruned\": %ld, "
-             "\"simulated\": %ld, \"seconds\": %.4f, \"cache_hits\": %ld, \"cache_misses\": %ld},\n"
-             " \"plans\": [\n",
+  fprintf(f, ", \"net_Gbps_per_gpu\": %g, \"gpus\": %ld, \"gbs\": %d,\n",
+          cs_topo_gbps_per_gpu(&su->topo), gpus, gbs);
+  fprintf(f,
+          " \"stats\": {\"points\": %ld, \"invalid\": %ld, \"memory\": %ld, \"pruned\": %ld, "
+          "\"simulated\": %ld, \"seconds\": %.4f, \"cache_hits\": %ld, \"cache_misses\": %ld},\n"
+          " \"plans\": [\n",
           s->points, s->invalid, s->memory, s->pruned, s->simulated, s->seconds, s->cache_hits,
           s->cache_misses);
   int first = 1;
@@ -144,10 +151,11 @@ static void write_json(FILE *f, const struct cs_search_result *r, size_t top, in
     fprintf(f, "%s  {\"rank\": %zu, \"pareto\": %s, \"plan\": ", first ? "" : ",\n", i + 1,
             e->pareto ? "true" : "false");
     cli_json_string(f, plan);
-    fprintf(f, ", \"family\": \"%s\", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
-               "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"mfu\": %.6g, \"memory_GiB\": "
-               "%.5g, \"headroom_GiB\": %.5g, \"net_bytes_per_gpu\": %.6g, \"comm_bytes_per_gpu\": "
-               "%.6g}",
+    fprintf(f,
+            ", \"family\": \"%s\", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
+            "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"mfu\": %.6g, \"memory_GiB\": "
+            "%.5g, \"headroom_GiB\": %.5g, \"net_bytes_per_gpu\": %.6g, \"comm_bytes_per_gpu\": "
+            "%.6g}",
             cs_family_name(e->family), e->step, e->step_lo, e->step_hi, e->samples_per_s,
             e->tokens_per_s, e->mfu, e->memory / 1073741824.0, e->headroom / 1073741824.0,
             e->net_bytes, e->comm_bytes);
@@ -204,7 +212,8 @@ int cs_cmd_search(int argc, char **argv) {
     char *end;
     double g = strtod(s, &end);
     if (*end || !(g > 0) || g > 1e6) { /* above 1 Pb/s per GPU: beyond any real network */
-      cs_error_set(&err, CS_ERR_USAGE, "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"%s\"", s);
+      cs_error_set(&err, CS_ERR_USAGE,
+                   "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"%s\"", s);
       cli_setup_fini(&su);
       return cli_fail("search", &err);
     }
@@ -241,13 +250,15 @@ int cs_cmd_search(int argc, char **argv) {
     char *all = NULL;
     long total = 0;
     if (rank == 0) {
-      for (int i = 0; i < size; i++) displs[i] = (int)total, total += counts[i];
+      for (int i = 0; i < size; i++)
+        displs[i] = (int)total, total += counts[i];
       all = malloc((size_t)total + 1);
     }
     MPI_Gatherv(r.e, mine, MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
-    double stats[7] = {(double)r.stats.points, (double)r.stats.invalid, (double)r.stats.memory,
-                       (double)r.stats.pruned, (double)r.stats.simulated,
-                       (double)r.stats.cache_hits, (double)r.stats.cache_misses};
+    double stats[7] = {(double)r.stats.points,      (double)r.stats.invalid,
+                       (double)r.stats.memory,      (double)r.stats.pruned,
+                       (double)r.stats.simulated,   (double)r.stats.cache_hits,
+                       (double)r.stats.cache_misses};
     double sum[7];
     double secs = r.stats.seconds, maxs = 0;
     MPI_Reduce(stats, sum, 7, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -256,9 +267,11 @@ int cs_cmd_search(int argc, char **argv) {
       struct cs_search_result m = {0};
       struct cs_search_stats ms = {(long)sum[0], (long)sum[1], (long)sum[2], (long)sum[3],
                                    (long)sum[4], (long)sum[5], (long)sum[6], maxs};
-      if (!all) st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-      else st = cs_search_merge(&m, (const struct cs_search_entry *)all,
-                                (size_t)total / sizeof *r.e, &ms, &err);
+      if (!all)
+        st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
+      else
+        st = cs_search_merge(&m, (const struct cs_search_entry *)all, (size_t)total / sizeof *r.e,
+                             &ms, &err);
       cs_search_result_free(&r);
       r = m;
     }
@@ -274,24 +287,29 @@ int cs_cmd_search(int argc, char **argv) {
   }
   if (st == CS_OK && rank == 0) {
     FILE *f = cli_open_out(outpath, &err);
-    if (!f) st = CS_ERR_IO;
+    if (!f)
+      st = CS_ERR_IO;
     else {
       char head[4096];
       snprintf(head, sizeof head,
                "# workload  %s\n# gpu       %s\n# topology  %s, %.0f Gb/s per GPU\n# cal       %s\n"
                "# GPUs %ld, gbs %d%s\n",
                su.workload->description, su.gpu.description, su.topo.description,
-               cs_topo_gbps_per_gpu(&su.topo), su.calpath[0] ? su.calpath : "(default model)",
-               gpus, (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
-      if (fmt == CLI_CSV) write_csv(f, &r, (size_t)top);
-      else if (fmt == CLI_JSON) write_json(f, &r, (size_t)top, argc, argv, &su, gpus, (int)gbs);
-      else write_table(f, &r, (size_t)top, head);
+               cs_topo_gbps_per_gpu(&su.topo), su.calpath[0] ? su.calpath : "(default model)", gpus,
+               (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
+      if (fmt == CLI_CSV)
+        write_csv(f, &r, (size_t)top);
+      else if (fmt == CLI_JSON)
+        write_json(f, &r, (size_t)top, argc, argv, &su, gpus, (int)gbs);
+      else
+        write_table(f, &r, (size_t)top, head);
       cli_close_out(f);
     }
     if (st == CS_OK && r.n == 0)
-      st = cs_error_set(&err, CS_ERR_RANGE, "no feasible plan: %ld points, %ld invalid, %ld do not "
-                        "fit memory, %ld pruned", r.stats.points, r.stats.invalid, r.stats.memory,
-                        r.stats.pruned);
+      st = cs_error_set(&err, CS_ERR_RANGE,
+                        "no feasible plan: %ld points, %ld invalid, %ld do not "
+                        "fit memory, %ld pruned",
+                        r.stats.points, r.stats.invalid, r.stats.memory, r.stats.pruned);
   }
   if (st != CS_OK && rank == 0) rc = cli_fail("search", &err);
 #ifdef CS_HAVE_MPI

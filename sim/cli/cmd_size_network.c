@@ -39,7 +39,8 @@ static const struct cli_verb verb = {
     "`commscale predict --plan PLAN --net-gbps NIC` meets the target (step <= max_step) and 10%\n"
     "less does not. knee: doubling the bandwidth beyond it gains < 5% throughput. Network edits:\n"
     "--rails, --oversub, --sharp, --nvls, --transport, --net-latency.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 struct row {
   struct cs_sizing z;
@@ -69,10 +70,12 @@ int cs_cmd_size_network(int argc, char **argv) {
   const char *outpath = cli_get(&verb, &a, "output"), *s;
   int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
   long nodes, gbs;
-  enum cs_status st = fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
+  enum cs_status st =
+      fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
   if (st == CS_OK) st = cli_int_opt(&verb, &a, "nodes", 1, 1 << 20, 0, &nodes, &err);
   if (st == CS_OK) st = cli_int_opt(&verb, &a, "gbs", 1, 1 << 30, 0, &gbs, &err);
-  if (st == CS_OK && (!nodes || !gbs)) st = cs_error_set(&err, CS_ERR_USAGE, "--nodes and --gbs are required");
+  if (st == CS_OK && (!nodes || !gbs))
+    st = cs_error_set(&err, CS_ERR_USAGE, "--nodes and --gbs are required");
   struct cs_target tg = {CS_TARGET_EFF, 0.8};
   if (st == CS_OK && (s = cli_get(&verb, &a, "target"))) st = cs_target_parse(s, &tg, &err);
   struct cs_sizing_opts so;
@@ -91,11 +94,14 @@ int cs_cmd_size_network(int argc, char **argv) {
     char *save = NULL;
     for (char *t = strtok_r(buf, ",", &save); t && st == CS_OK; t = strtok_r(NULL, ",", &save)) {
       int f = cs_family_parse(t);
-      if (f < 0) st = cs_error_set(&err, CS_ERR_USAGE, "--family: unknown family \"%s\"", t);
-      else if (nf < CS_FAMILY_COUNT) fams[nf++] = f;
+      if (f < 0)
+        st = cs_error_set(&err, CS_ERR_USAGE, "--family: unknown family \"%s\"", t);
+      else if (nf < CS_FAMILY_COUNT)
+        fams[nf++] = f;
     }
   } else
-    for (int f = 0; f < CS_FAMILY_COUNT; f++) fams[nf++] = f;
+    for (int f = 0; f < CS_FAMILY_COUNT; f++)
+      fams[nf++] = f;
   if (st != CS_OK) return cli_fail("size-network", &err);
   struct cli_setup su;
   if ((st = cli_setup_load(&su, &verb, &a, cli_get(&verb, &a, "plan"), &err)) != CS_OK)
@@ -135,15 +141,19 @@ int cs_cmd_size_network(int argc, char **argv) {
     }
     r->ok = r->z.reachable;
     if (!r->ok)
-      snprintf(r->reason, sizeof r->reason, "not reached even with an unlimited network (best "
-               "step %.4g s, target needs <= %.4g s)", r->z.ideal.step, r->z.threshold);
+      snprintf(r->reason, sizeof r->reason,
+               "not reached even with an unlimited network (best "
+               "step %.4g s, target needs <= %.4g s)",
+               r->z.ideal.step, r->z.threshold);
     if (r->ok && have_prices) {
       for (int k = 0; k < prices.n && r->price < 0; k++)
         if (prices.speed[k].gbps >= r->z.gbps_nic - 1e-9) r->price = k;
       if (r->price >= 0) {
         r->cost = cs_prices_network_cost(&prices, r->price, t, nodes, NULL, NULL);
         struct cs_search_entry e;
-        if ((st = cs_decide_best(d, fams[i], prices.speed[r->price].gbps / per_nic, &e, &err)) != CS_OK) break;
+        if ((st = cs_decide_best(d, fams[i], prices.speed[r->price].gbps / per_nic, &e, &err)) !=
+            CS_OK)
+          break;
         r->tokens_at_price = e.tokens_per_s > 0 ? e.tokens_per_s : e.samples_per_s;
         double total = r->cost + prices.node * nodes;
         r->per_cost = total > 0 ? r->tokens_at_price / total * 1e6 : 0;
@@ -173,14 +183,16 @@ int cs_cmd_size_network(int argc, char **argv) {
                             ys, NULL, NULL, &err);
       double thr = rows[i].z.threshold > 0 ? rows[i].z.threshold : 0;
       if (st == CS_OK && rows[i].ok) {
-        double y = rows[i].z.at.tokens_per_s > 0 ? rows[i].z.at.tokens_per_s / 1e6 : rows[i].z.at.samples_per_s;
+        double y = rows[i].z.at.tokens_per_s > 0 ? rows[i].z.at.tokens_per_s / 1e6
+                                                 : rows[i].z.at.samples_per_s;
         double x = rows[i].z.gbps_gpu;
         char lab[96];
         snprintf(lab, sizeof lab, "%s: least %.0f Gb/s", cs_family_name(fams[i]), x);
         st = cs_plot_add_xy(pl, CS_PLOT_MEASURED, lab, fams[i], 1, &x, &y, NULL, NULL, &err);
         /* the target as a line at the family's threshold throughput */
-        double per_step = rows[i].z.at.tokens_per_s > 0 ? rows[i].z.at.tokens_per_s * rows[i].z.at.step / 1e6
-                                                        : rows[i].z.at.samples_per_s * rows[i].z.at.step;
+        double per_step = rows[i].z.at.tokens_per_s > 0
+                              ? rows[i].z.at.tokens_per_s * rows[i].z.at.step / 1e6
+                              : rows[i].z.at.samples_per_s * rows[i].z.at.step;
         double tx[2] = {10, 10000}, ty[2] = {per_step / thr, per_step / thr};
         snprintf(lab, sizeof lab, "%s target", cs_family_name(fams[i]));
         if (st == CS_OK)
@@ -189,7 +201,8 @@ int cs_cmd_size_network(int argc, char **argv) {
     }
     if (st == CS_OK) {
       snprintf(pl->xlabel, sizeof pl->xlabel, "network per GPU (Gb/s)");
-      snprintf(pl->ylabel, sizeof pl->ylabel, "%s", su.workload->seq ? "throughput (million tokens/s)" : "samples/s");
+      snprintf(pl->ylabel, sizeof pl->ylabel, "%s",
+               su.workload->seq ? "throughput (million tokens/s)" : "samples/s");
       pl->xlog = 1;
       struct cs_plot_opts po = {s, CS_PLOT_SVG, NULL, NULL};
       st = cs_plot_write(pl, &po, &err);
@@ -202,8 +215,9 @@ int cs_cmd_size_network(int argc, char **argv) {
     char tt[96];
     cs_target_format(&tg, tt, sizeof tt);
     if (f && fmt == CLI_TABLE) {
-      fprintf(f, "# commscale %s size-network\n# workload  %s\n# topology  %s: %ld nodes x %d GPUs, "
-                 "%d NICs per node, %s%s%s\n# target    %s, gbs %ld\n",
+      fprintf(f,
+              "# commscale %s size-network\n# workload  %s\n# topology  %s: %ld nodes x %d GPUs, "
+              "%d NICs per node, %s%s%s\n# target    %s, gbs %ld\n",
               CS_VERSION, su.workload->description, t->name, nodes, t->node.gpus, t->net.nics,
               cs_topo_transport_name((enum cs_topo_transport)t->net.transport),
               t->net.sharp ? ", SHARP" : "", t->node.nvls ? ", NVLS" : "", tt, gbs);
@@ -225,15 +239,17 @@ int cs_cmd_size_network(int argc, char **argv) {
                 r->z.threshold, r->z.at.step, r->z.below.step, r->z.knee_gbps_gpu,
                 r->z.ideal.tokens_per_s, plan);
       }
-      fprintf(f, "#\n# net/step: bytes per GPU crossing the network per step of the plan chosen at the "
-                 "least bandwidth\n");
+      fprintf(
+          f, "#\n# net/step: bytes per GPU crossing the network per step of the plan chosen at the "
+             "least bandwidth\n");
       for (int i = 0; i < nf; i++)
         if (rows[i].ok)
           fprintf(f, "#   %-6s %8.1f GB  (%s)\n", cs_family_name(rows[i].z.family),
                   rows[i].z.at.net_bytes / 1e9, "predict with --net-gbps = per NIC to check");
       if (have_prices) {
-        fprintf(f, "#\n# cost (%s): NICs, switch ports and cables of %ld nodes at the least listed "
-                   "speed >= the answer%s\n",
+        fprintf(f,
+                "#\n# cost (%s): NICs, switch ports and cables of %ld nodes at the least listed "
+                "speed >= the answer%s\n",
                 prices.currency, nodes, prices.node > 0 ? "; per-cost counts the nodes too" : "");
         fprintf(f, "#%-6s %9s %14s %12s %16s\n", "family", "speed", "network cost", "tokens/s",
                 "tokens/s per 1M");
@@ -241,7 +257,8 @@ int cs_cmd_size_network(int argc, char **argv) {
           const struct row *r = &rows[i];
           if (!r->ok) continue;
           if (r->price < 0)
-            fprintf(f, " %-6s no listed speed reaches %.0f Gb/s per NIC\n", cs_family_name(r->z.family), r->z.gbps_nic);
+            fprintf(f, " %-6s no listed speed reaches %.0f Gb/s per NIC\n",
+                    cs_family_name(r->z.family), r->z.gbps_nic);
           else
             fprintf(f, " %-6s %7.0fG %14.4g %12.4g %16.4g\n", cs_family_name(r->z.family),
                     prices.speed[r->price].gbps, r->cost, r->tokens_at_price, r->per_cost);
@@ -250,7 +267,8 @@ int cs_cmd_size_network(int argc, char **argv) {
     } else if (f && fmt == CLI_CSV) {
       fputs("family,reachable,least_Gbps_per_gpu,least_Gbps_per_nic,least_Gbps_per_node,max_step_s,"
             "step_s,step_at_90pct_s,knee_Gbps_per_gpu,ideal_step_s,tokens_per_s,net_bytes_per_gpu,"
-            "plan,network_cost,tokens_per_s_per_1M_cost\n", f);
+            "plan,network_cost,tokens_per_s_per_1M_cost\n",
+            f);
       for (int i = 0; i < nf; i++) {
         const struct row *r = &rows[i];
         char plan[256] = "";
@@ -266,21 +284,24 @@ int cs_cmd_size_network(int argc, char **argv) {
         if (i) fputs(", ", f);
         cli_json_string(f, argv[i]);
       }
-      fprintf(f, "], \"workload\": \"%s\", \"topology\": \"%s\", \"nodes\": %ld, \"gbs\": %ld, "
-                 "\"target\": ", su.workload->name, t->name, nodes, gbs);
+      fprintf(f,
+              "], \"workload\": \"%s\", \"topology\": \"%s\", \"nodes\": %ld, \"gbs\": %ld, "
+              "\"target\": ",
+              su.workload->name, t->name, nodes, gbs);
       cli_json_string(f, tt);
       fputs(",\n \"families\": [\n", f);
       for (int i = 0; i < nf; i++) {
         const struct row *r = &rows[i];
         char plan[256] = "";
         if (r->ok) plan_text(&r->z.at, plan, sizeof plan);
-        fprintf(f, "  {\"family\": \"%s\", \"reachable\": %s, \"least_Gbps_per_gpu\": %g, "
-                   "\"least_Gbps_per_nic\": %g, \"least_Gbps_per_node\": %g, \"max_step_s\": %.6g, "
-                   "\"step_s\": %.6g, \"step_at_90pct_s\": %.6g, \"knee_Gbps_per_gpu\": %.6g, "
-                   "\"net_bytes_per_gpu\": %.6g, \"plan\": ",
-                cs_family_name(r->z.family), r->ok ? "true" : "false", r->z.gbps_gpu,
-                r->z.gbps_nic, r->z.gbps_node, r->z.threshold, r->z.at.step, r->z.below.step,
-                r->z.knee_gbps_gpu, r->z.at.net_bytes);
+        fprintf(f,
+                "  {\"family\": \"%s\", \"reachable\": %s, \"least_Gbps_per_gpu\": %g, "
+                "\"least_Gbps_per_nic\": %g, \"least_Gbps_per_node\": %g, \"max_step_s\": %.6g, "
+                "\"step_s\": %.6g, \"step_at_90pct_s\": %.6g, \"knee_Gbps_per_gpu\": %.6g, "
+                "\"net_bytes_per_gpu\": %.6g, \"plan\": ",
+                cs_family_name(r->z.family), r->ok ? "true" : "false", r->z.gbps_gpu, r->z.gbps_nic,
+                r->z.gbps_node, r->z.threshold, r->z.at.step, r->z.below.step, r->z.knee_gbps_gpu,
+                r->z.at.net_bytes);
         cli_json_string(f, plan);
         fprintf(f, ", \"network_cost\": %.6g}%s\n", r->cost, i + 1 < nf ? "," : "");
       }

@@ -39,9 +39,11 @@ static const struct cli_verb verb = {
     "Step time, throughput and MFU over nodes x network speed x plans (or families) x batch.",
     "Network speeds are per GPU (all NICs of a node together divided by its GPUs) unless\n"
     "--per-node. A family's row is the fastest feasible plan of that family at the point (it may\n"
-    "change along the grid; the plan column says which). speedup_vs_first: throughput over that of\n"
+    "change along the grid; the plan column says which). speedup_vs_first: throughput over that "
+    "of\n"
     "the smallest node count of the same curve, speed and batch.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 #define MAX_CURVES 16
 
@@ -81,10 +83,12 @@ int cs_cmd_sweep(int argc, char **argv) {
   int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
   long *nodes = NULL, *gbs = NULL, *nets = NULL;
   size_t nn = 0, ng = 0, nnet = 0;
-  enum cs_status st = fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
+  enum cs_status st =
+      fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
   if (st == CS_OK && (!cli_get(&verb, &a, "nodes") || !cli_get(&verb, &a, "gbs")))
     st = cs_error_set(&err, CS_ERR_USAGE, "--nodes and --gbs are required");
-  if (st == CS_OK) st = int_list("--nodes", cli_get(&verb, &a, "nodes"), 1, 1 << 20, &nodes, &nn, &err);
+  if (st == CS_OK)
+    st = int_list("--nodes", cli_get(&verb, &a, "nodes"), 1, 1 << 20, &nodes, &nn, &err);
   if (st == CS_OK) st = int_list("--gbs", cli_get(&verb, &a, "gbs"), 1, 1 << 30, &gbs, &ng, &err);
   s = cli_get(&verb, &a, "net-gbps");
   /* 1 Pb/s per GPU (or node) is beyond any real network: the cap keeps the model's sums finite */
@@ -92,9 +96,12 @@ int cs_cmd_sweep(int argc, char **argv) {
     st = int_list("--net-gbps", s ? s : "50,100,200,400,800", 1, 1000000, &nets, &nnet, &err);
   int metric = 0;
   if (st == CS_OK && (s = cli_get(&verb, &a, "metric"))) {
-    if (strcmp(s, "mfu") == 0) metric = 1;
-    else if (strcmp(s, "samples") == 0) metric = 2;
-    else if (strcmp(s, "tokens") != 0) st = cs_error_set(&err, CS_ERR_USAGE, "--metric expects tokens, mfu or samples");
+    if (strcmp(s, "mfu") == 0)
+      metric = 1;
+    else if (strcmp(s, "samples") == 0)
+      metric = 2;
+    else if (strcmp(s, "tokens") != 0)
+      st = cs_error_set(&err, CS_ERR_USAGE, "--metric expects tokens, mfu or samples");
   }
   /* curves: families or plans */
   int fam[MAX_CURVES], ncurve = 0;
@@ -103,9 +110,10 @@ int cs_cmd_sweep(int argc, char **argv) {
   int explicit_plans = cli_get(&verb, &a, "plans") != NULL;
   char buf[2048];
   if (st == CS_OK) {
-    snprintf(buf, sizeof buf, "%s", explicit_plans ? cli_get(&verb, &a, "plans")
-                                     : cli_get(&verb, &a, "families") ? cli_get(&verb, &a, "families")
-                                     : "zero3,dp+tp,tp+pp,3d");
+    snprintf(buf, sizeof buf, "%s",
+             explicit_plans                   ? cli_get(&verb, &a, "plans")
+             : cli_get(&verb, &a, "families") ? cli_get(&verb, &a, "families")
+                                              : "zero3,dp+tp,tp+pp,3d");
     char *save = NULL;
     for (char *t = strtok_r(buf, explicit_plans ? ";" : ",", &save); t && st == CS_OK;
          t = strtok_r(NULL, explicit_plans ? ";" : ",", &save)) {
@@ -122,7 +130,8 @@ int cs_cmd_sweep(int argc, char **argv) {
         fam[ncurve++] = -1;
       } else {
         int f = cs_family_parse(t);
-        if (f < 0) st = cs_error_set(&err, CS_ERR_USAGE, "--families: unknown family \"%s\"", t);
+        if (f < 0)
+          st = cs_error_set(&err, CS_ERR_USAGE, "--families: unknown family \"%s\"", t);
         else {
           snprintf(names[ncurve], sizeof names[0], "%s", cs_family_name(f));
           fam[ncurve++] = f;
@@ -150,8 +159,10 @@ int cs_cmd_sweep(int argc, char **argv) {
         struct cs_search_inputs in = cli_setup_inputs(&su);
         struct cs_error e2 = {0};
         enum cs_status s2 = cs_decide_alloc(&in, &su.topo, &sp, &d, &e2);
-        if (s2 == CS_ERR_NOMEM) st = s2, err = e2;
-        else if (s2 != CS_OK) d = NULL;
+        if (s2 == CS_ERR_NOMEM)
+          st = s2, err = e2;
+        else if (s2 != CS_OK)
+          d = NULL;
       }
       for (size_t c = 0; st == CS_OK && c < (size_t)ncurve; c++)
         for (size_t q = 0; st == CS_OK && q < nnet; q++) {
@@ -208,11 +219,12 @@ int cs_cmd_sweep(int argc, char **argv) {
       char title[512], prefix[4096];
       long N = nodes[nn - 1];
       if (fig == 0)
-        snprintf(title, sizeof title, "%s on %ld x %s, gbs %ld: %s vs network", su.workload->name, N,
-                 su.topo.name, gbs[0], ylab[metric]);
+        snprintf(title, sizeof title, "%s on %ld x %s, gbs %ld: %s vs network", su.workload->name,
+                 N, su.topo.name, gbs[0], ylab[metric]);
       else
         snprintf(title, sizeof title, "%s on %s, gbs %ld, %.0f Gb/s per GPU: speedup vs nodes",
-                 su.workload->name, su.topo.name, gbs[0], per_node ? (double)nets[0] / su.topo.node.gpus : (double)nets[0]);
+                 su.workload->name, su.topo.name, gbs[0],
+                 per_node ? (double)nets[0] / su.topo.node.gpus : (double)nets[0]);
       snprintf(prefix, sizeof prefix, "%s-%s", s, fig == 0 ? "net" : "nodes");
       struct cs_plot *pl = cs_plot_alloc("sweep", title, &err);
       if (!pl) {
@@ -226,17 +238,23 @@ int cs_cmd_sweep(int argc, char **argv) {
           const struct rec *r = &R[i];
           if (!r->ok || r->curve != c || r->gbs != gbs[0]) continue;
           if (fig == 0 && r->nodes == N) xs[m] = r->gbps_gpu, ys[m++] = metric_of(r, metric);
-          if (fig == 1 && r->gbps_gpu == R[0].gbps_gpu) xs[m] = (double)r->nodes, ys[m++] = r->speedup;
+          if (fig == 1 && r->gbps_gpu == R[0].gbps_gpu)
+            xs[m] = (double)r->nodes, ys[m++] = r->speedup;
         }
-        if (m > 0) st = cs_plot_add_xy(pl, CS_PLOT_PREDICTED, names[c], fam[c] >= 0 ? fam[c] : c, m, xs, ys, NULL, NULL, &err);
+        if (m > 0)
+          st = cs_plot_add_xy(pl, CS_PLOT_PREDICTED, names[c], fam[c] >= 0 ? fam[c] : c, m, xs, ys,
+                              NULL, NULL, &err);
       }
       if (st == CS_OK && fig == 1) {
-        double ix[2] = {(double)nodes[0], (double)nodes[nn - 1]}, iy[2] = {1, (double)nodes[nn - 1] / nodes[0]};
+        double ix[2] = {(double)nodes[0], (double)nodes[nn - 1]},
+               iy[2] = {1, (double)nodes[nn - 1] / nodes[0]};
         st = cs_plot_add_xy(pl, CS_PLOT_FITTED, "ideal (linear)", 7, 2, ix, iy, NULL, NULL, &err);
       }
       if (st == CS_OK) {
-        snprintf(pl->xlabel, sizeof pl->xlabel, "%s", fig == 0 ? "network per GPU (Gb/s)" : "nodes");
-        snprintf(pl->ylabel, sizeof pl->ylabel, "%s", fig == 0 ? ylab[metric] : "speedup over the smallest node count");
+        snprintf(pl->xlabel, sizeof pl->xlabel, "%s",
+                 fig == 0 ? "network per GPU (Gb/s)" : "nodes");
+        snprintf(pl->ylabel, sizeof pl->ylabel, "%s",
+                 fig == 0 ? ylab[metric] : "speedup over the smallest node count");
         pl->xlog = 1;
         struct cs_plot_opts po = {prefix, CS_PLOT_SVG, NULL, NULL};
         if (pl->n > 0) st = cs_plot_write(pl, &po, &err);
@@ -248,14 +266,16 @@ int cs_cmd_sweep(int argc, char **argv) {
     FILE *f = cli_open_out(outpath, &err);
     if (!f) st = CS_ERR_IO;
     if (f && fmt == CLI_TABLE) {
-      fprintf(f, "# commscale %s sweep\n# workload  %s\n# topology  %s\n#%5s %9s %6s %-6s %9s %11s "
-                 "%6s %8s %9s  %s\n",
-              CS_VERSION, su.workload->description, su.topo.description, "nodes", "Gb/s/GPU",
-              "gbs", "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
+      fprintf(f,
+              "# commscale %s sweep\n# workload  %s\n# topology  %s\n#%5s %9s %6s %-6s %9s %11s "
+              "%6s %8s %9s  %s\n",
+              CS_VERSION, su.workload->description, su.topo.description, "nodes", "Gb/s/GPU", "gbs",
+              "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
       for (size_t i = 0; i < k; i++) {
         const struct rec *r = &R[i];
         if (!r->ok) {
-          fprintf(f, " %5ld %9.4g %6d %-6.6s rejected: %s\n", r->nodes, r->gbps_gpu, r->gbs, r->name, r->reason);
+          fprintf(f, " %5ld %9.4g %6d %-6.6s rejected: %s\n", r->nodes, r->gbps_gpu, r->gbs,
+                  r->name, r->reason);
           continue;
         }
         fprintf(f, " %5ld %9.4g %6d %-6.6s %9.4g %11.4g %6.1f %8.2f %9.3g  %s\n", r->nodes,
@@ -264,14 +284,18 @@ int cs_cmd_sweep(int argc, char **argv) {
       }
     } else if (f && fmt == CLI_CSV) {
       fputs("nodes,net_Gbps_per_gpu,net_Gbps_per_node,gbs,curve,status,plan,step_s,samples_per_s,"
-            "tokens_per_s,mfu,speedup_vs_first,net_bytes_per_gpu,reason\n", f);
+            "tokens_per_s,mfu,speedup_vs_first,net_bytes_per_gpu,reason\n",
+            f);
       for (size_t i = 0; i < k; i++) {
         const struct rec *r = &R[i];
         fprintf(f, "%ld,%g,%g,%d,\"%s\",%s,\"%s\",", r->nodes, r->gbps_gpu,
-                r->gbps_gpu * su.topo.node.gpus, r->gbs, r->name, r->ok ? "ok" : "rejected", r->plan);
-        if (r->ok) fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"\"\n", r->step, r->samples_per_s,
-                           r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
-        else fprintf(f, ",,,,,,\"%s\"\n", r->reason);
+                r->gbps_gpu * su.topo.node.gpus, r->gbs, r->name, r->ok ? "ok" : "rejected",
+                r->plan);
+        if (r->ok)
+          fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"\"\n", r->step, r->samples_per_s,
+                  r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
+        else
+          fprintf(f, ",,,,,,\"%s\"\n", r->reason);
       }
     } else if (f) {
       fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
@@ -283,14 +307,17 @@ int cs_cmd_sweep(int argc, char **argv) {
               su.workload->name, su.topo.name);
       for (size_t i = 0; i < k; i++) {
         const struct rec *r = &R[i];
-        fprintf(f, "  {\"nodes\": %ld, \"net_Gbps_per_gpu\": %g, \"gbs\": %d, \"curve\": ", r->nodes,
+        fprintf(f,
+                "  {\"nodes\": %ld, \"net_Gbps_per_gpu\": %g, \"gbs\": %d, \"curve\": ", r->nodes,
                 r->gbps_gpu, r->gbs);
         cli_json_string(f, r->name);
         fprintf(f, ", \"ok\": %s, \"plan\": ", r->ok ? "true" : "false");
         cli_json_string(f, r->ok ? r->plan : r->reason);
-        if (r->ok) fprintf(f, ", \"step_s\": %.6g, \"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, "
-                              "\"mfu\": %.6g, \"speedup_vs_first\": %.6g, \"net_bytes_per_gpu\": %.6g",
-                           r->step, r->samples_per_s, r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
+        if (r->ok)
+          fprintf(f,
+                  ", \"step_s\": %.6g, \"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, "
+                  "\"mfu\": %.6g, \"speedup_vs_first\": %.6g, \"net_bytes_per_gpu\": %.6g",
+                  r->step, r->samples_per_s, r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
         fprintf(f, "}%s\n", i + 1 < k ? "," : "");
       }
       fputs("]}\n", f);

@@ -58,22 +58,26 @@
 #define MAX_CALS 16
 
 static const struct cli_opt opts[] = {
-    {"cases", 0, "DIR|FILE,...", "case files or folders of them (default: the bundled validation/)"},
+    {"cases", 0, "DIR|FILE,...",
+     "case files or folders of them (default: the bundled validation/)"},
     {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
     {"output", 'o', "FILE", "write to FILE instead of stdout"},
-    {"bounds", 0, NULL, "fail only where a case exceeds its bound (known misses) or, without one, "
-                        "its tolerance: the regression guard"},
+    {"bounds", 0, NULL,
+     "fail only where a case exceeds its bound (known misses) or, without one, "
+     "its tolerance: the regression guard"},
     {"section", 0, "S,...", "only the cases of these sections (e.g. 2,5)"},
 };
 
 static const struct cli_verb verb = {
-    "validate", "[--cases DIR|FILE,...] [--format table|csv|json] [--bounds] [--section S]",
+    "validate",
+    "[--cases DIR|FILE,...] [--format table|csv|json] [--bounds] [--section S]",
     "Predict every validation case and compare with the published figures.",
     "error = (predicted - published) / published (zero inside a published range). status: ok\n"
     "within tolerance; MISS (known, within bound) for a known miss that holds its bound; MISS.\n"
     "Exit 1 when any case exceeds its tolerance (with --bounds: its bound). Case files:\n"
     "docs/validation.md. Further case files may also be given as arguments.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 enum metric { M_SPEEDUP, M_HW_TFLOPS, M_STEP, M_BUSBW, M_TIME };
 static const char *const metric_names[] = {"speedup", "hw_tflops", "step", "busbw", "time", NULL};
@@ -111,7 +115,7 @@ struct vcase {
   int status;
 };
 
-#define F(key, type, member, size, lo, hi, def, names, help)                                    \
+#define F(key, type, member, size, lo, hi, def, names, help)                                       \
   { key, type, offsetof(struct vcase, member), size, CS_UNIT_BYTES, lo, hi, def, names, help }
 static const struct cs_cfg_field fields[] = {
     F("name", CS_CFG_STRING, name, 128, 0, 0, NULL, NULL, "what the case is, one line"),
@@ -173,12 +177,16 @@ static enum cs_status read_case_keys(const struct cfile *f, int map, struct vcas
     int kn = cs_yaml_key(d, map, i), vn = cs_yaml_value(d, map, i);
     const char *k = cs_yaml_scalar(d, kn);
     if (k == NULL) return cs_yaml_error(d, kn, err, CS_ERR_PARSE, "expected a key");
-    if (strcmp(k, "measured") == 0) c->measured_node = vn;
-    else if (strcmp(k, "published") == 0) c->published_node = vn;
-    else if (strcmp(k, "calibration") == 0) c->cal_node = vn;
+    if (strcmp(k, "measured") == 0)
+      c->measured_node = vn;
+    else if (strcmp(k, "published") == 0)
+      c->published_node = vn;
+    else if (strcmp(k, "calibration") == 0)
+      c->cal_node = vn;
     else {
       size_t j = 0;
-      while (j < NFIELDS && strcmp(fields[j].key, k) != 0) j++;
+      while (j < NFIELDS && strcmp(fields[j].key, k) != 0)
+        j++;
       if (j == NFIELDS) return unknown_key(d, kn, k, what, err);
       const char *text = cs_yaml_scalar(d, vn);
       if (text == NULL)
@@ -190,7 +198,8 @@ static enum cs_status read_case_keys(const struct cfile *f, int map, struct vcas
       if (st != CS_OK) return cs_yaml_error(d, vn, err, CS_ERR_PARSE, "%s", e2.msg);
       c->given |= 1u << j;
       if (strcmp(k, "note") == 0) /* a folded YAML block ends in a newline */
-        for (size_t l = strlen(c->note); l > 0 && (c->note[l - 1] == '\n' || c->note[l - 1] == ' ');)
+        for (size_t l = strlen(c->note);
+             l > 0 && (c->note[l - 1] == '\n' || c->note[l - 1] == ' ');)
           c->note[--l] = '\0';
     }
   }
@@ -201,18 +210,26 @@ static enum cs_status read_case_keys(const struct cfile *f, int map, struct vcas
 static enum cs_status check_case(const struct vcase *c, struct cs_error *err) {
   const struct cs_yaml *d = c->file->doc;
   const char *need = NULL;
-  if (!(c->given & bit("name"))) need = "name";
-  else if (!(c->given & bit("metric"))) need = "metric";
+  if (!(c->given & bit("name")))
+    need = "name";
+  else if (!(c->given & bit("metric")))
+    need = "metric";
   else if (c->metric <= M_STEP) {
-    if (!c->workload[0]) need = "workload";
-    else if (!c->gpu[0]) need = "gpu";
-    else if (!c->topology[0]) need = "topology";
-    else if (!c->gpus && !c->nodes) need = "gpus";
-  } else if (!(c->given & bit("size"))) need = "size";
+    if (!c->workload[0])
+      need = "workload";
+    else if (!c->gpu[0])
+      need = "gpu";
+    else if (!c->topology[0])
+      need = "topology";
+    else if (!c->gpus && !c->nodes)
+      need = "gpus";
+  } else if (!(c->given & bit("size")))
+    need = "size";
   if (need)
     return cs_yaml_error(d, c->node, err, CS_ERR_PARSE, "missing required key \"%s\" for a %s case",
                          need, (c->given & bit("metric")) ? metric_names[c->metric] : "validation");
-  if (!c->published_node && !(c->metric == M_SPEEDUP && c->throughput > 0 && c->throughput_1gpu > 0))
+  if (!c->published_node &&
+      !(c->metric == M_SPEEDUP && c->throughput > 0 && c->throughput_1gpu > 0))
     return cs_yaml_error(d, c->node, err, CS_ERR_PARSE,
                          "missing required key \"published\" (a value with its unit, [lo, hi], "
                          "{log, key} or {nccl_tests, field})");
@@ -242,15 +259,18 @@ static enum cs_status load_file(const char *path, struct cfile *f, struct vcase 
   snprintf(f->path, sizeof f->path, "%s", path);
   snprintf(f->dir, sizeof f->dir, "%s", path);
   char *slash = strrchr(f->dir, '/');
-  if (slash) *slash = '\0';
-  else snprintf(f->dir, sizeof f->dir, ".");
+  if (slash)
+    *slash = '\0';
+  else
+    snprintf(f->dir, sizeof f->dir, ".");
   enum cs_status st = cs_yaml_load(path, &f->doc, err);
   if (st != CS_OK) return st;
   const struct cs_yaml *d = f->doc;
   int root = cs_yaml_root(d);
   if (cs_yaml_kind(d, root) != CS_YAML_MAP)
-    return cs_yaml_error(d, root, err, CS_ERR_PARSE, "expected a validation case file (a mapping "
-                                                     "with version, source, assumptions, cases)");
+    return cs_yaml_error(d, root, err, CS_ERR_PARSE,
+                         "expected a validation case file (a mapping "
+                         "with version, source, assumptions, cases)");
   if (!cs_yaml_get(d, root, "cases") && cs_yaml_get(d, root, "node")) {
     *skipped = 1; /* a topology the cases use (titan-rtx-*.yaml) */
     return CS_OK;
@@ -275,16 +295,23 @@ static enum cs_status load_file(const char *path, struct cfile *f, struct vcase 
       if (s == NULL || strlen(s) >= sizeof f->section)
         return cs_yaml_error(d, vn, err, CS_ERR_PARSE, "section: expected a short name such as 2");
       snprintf(f->section, sizeof f->section, "%s", s);
-    } else if (strcmp(k, "calibration") == 0) f->cal_node = vn;
-    else if (strcmp(k, "defaults") == 0) defaults = vn;
-    else if (strcmp(k, "cases") == 0) cases = vn;
+    } else if (strcmp(k, "calibration") == 0)
+      f->cal_node = vn;
+    else if (strcmp(k, "defaults") == 0)
+      defaults = vn;
+    else if (strcmp(k, "cases") == 0)
+      cases = vn;
     else
       return cs_yaml_error(d, kn, err, CS_ERR_PARSE,
                            "unknown key \"%s\"; expected one of: version, source, assumptions, "
-                           "section, calibration, defaults, cases", k);
+                           "section, calibration, defaults, cases",
+                           k);
   }
-  const char *missing = !have_ver ? "version" : !have_src ? "source" : !have_ass ? "assumptions"
-                        : !cases ? "cases" : NULL;
+  const char *missing = !have_ver   ? "version"
+                        : !have_src ? "source"
+                        : !have_ass ? "assumptions"
+                        : !cases    ? "cases"
+                                    : NULL;
   if (missing)
     return cs_yaml_error(d, root, err, CS_ERR_PARSE, "missing required key \"%s\" of a case file",
                          missing);
@@ -322,8 +349,8 @@ static enum cs_status load_file(const char *path, struct cfile *f, struct vcase 
 
 static enum cs_status resolve(const struct cfile *f, const char *name, char *out, size_t len,
                               struct cs_error *err) {
-  int n = name[0] == '/' ? snprintf(out, len, "%s", name)
-                         : snprintf(out, len, "%s/%s", f->dir, name);
+  int n =
+      name[0] == '/' ? snprintf(out, len, "%s", name) : snprintf(out, len, "%s/%s", f->dir, name);
   if (n < 0 || (size_t)n >= len) return cs_error_set(err, CS_ERR_RANGE, "path too long: %s", name);
   return CS_OK;
 }
@@ -335,7 +362,8 @@ static int is_path(const char *s) {
 }
 
 /* The scalar text of key in map, or NULL with a located error. */
-static const char *get_text(const struct cs_yaml *d, int map, const char *key, struct cs_error *err) {
+static const char *get_text(const struct cs_yaml *d, int map, const char *key,
+                            struct cs_error *err) {
   int v = cs_yaml_get(d, map, key);
   const char *s = v ? cs_yaml_scalar(d, v) : NULL;
   if (s == NULL || !s[0])
@@ -349,7 +377,8 @@ static enum cs_status only_keys(const struct cs_yaml *d, int map, const char *co
     int kn = cs_yaml_key(d, map, i);
     const char *k = cs_yaml_scalar(d, kn);
     int ok = 0;
-    for (size_t j = 0; k && keys[j]; j++) ok |= strcmp(keys[j], k) == 0;
+    for (size_t j = 0; k && keys[j]; j++)
+      ok |= strcmp(keys[j], k) == 0;
     if (!ok)
       return cs_yaml_error(d, kn, err, CS_ERR_PARSE, "unknown key \"%s\"; expected one of: %s",
                            k ? k : "", list);
@@ -389,9 +418,12 @@ static enum cs_status log_value(const struct cfile *f, int map, double *v, doubl
     return cs_yaml_error(d, cs_yaml_get(d, map, "key"), err, CS_ERR_PARSE,
                          "expected \"%s=NUMBER\" on a \"# result\" line of %s", key, path);
   *unit = 0;
-  if (kl > 3 && strcmp(key + kl - 3, "_ms") == 0) *unit = 1e-3;
-  else if (kl > 3 && strcmp(key + kl - 3, "_us") == 0) *unit = 1e-6;
-  else if (kl > 2 && strcmp(key + kl - 2, "_s") == 0) *unit = 1;
+  if (kl > 3 && strcmp(key + kl - 3, "_ms") == 0)
+    *unit = 1e-3;
+  else if (kl > 3 && strcmp(key + kl - 3, "_us") == 0)
+    *unit = 1e-6;
+  else if (kl > 2 && strcmp(key + kl - 2, "_s") == 0)
+    *unit = 1;
   return CS_OK;
 }
 
@@ -420,7 +452,8 @@ static enum cs_status nccl_value(const struct vcase *c, int map, int kind, doubl
   int ipn = cs_yaml_get(d, map, "in_place");
   if (ipn) {
     const char *s = cs_yaml_scalar(d, ipn);
-    if (s && strcmp(s, "both") == 0) want_ip = 2;
+    if (s && strcmp(s, "both") == 0)
+      want_ip = 2;
     else if ((st = cs_yaml_bool(d, ipn, &want_ip, err)) != CS_OK)
       return cs_yaml_error(d, ipn, err, CS_ERR_PARSE, "in_place: expected true, false or both");
   }
@@ -463,8 +496,7 @@ static enum cs_status read_value(const struct vcase *c, int node, int kind, int 
     *hi = *lo;
     return st;
   case CS_YAML_SEQ:
-    if (!range || cs_yaml_len(d, node) != 2)
-      break;
+    if (!range || cs_yaml_len(d, node) != 2) break;
     {
       double a, b, x;
       if ((st = read_value(c, cs_yaml_item(d, node, 0), kind, 0, &a, &x, err)) != CS_OK ||
@@ -493,9 +525,10 @@ static enum cs_status read_value(const struct vcase *c, int node, int kind, int 
       }
       if ((kind == CS_UNIT_TIME) != (u > 0))
         return cs_yaml_error(d, cs_yaml_get(d, node, "key"), err, CS_ERR_PARSE,
-                             kind == CS_UNIT_TIME ? "expected a key with a time suffix (_ms, _us, _s)"
-                                                  : "expected a key without a unit, or per: for a "
-                                                    "ratio");
+                             kind == CS_UNIT_TIME
+                                 ? "expected a key with a time suffix (_ms, _us, _s)"
+                                 : "expected a key without a unit, or per: for a "
+                                   "ratio");
       *lo = *hi = u > 0 ? v * u : v;
       return CS_OK;
     }
@@ -509,7 +542,8 @@ static enum cs_status read_value(const struct vcase *c, int node, int kind, int 
                        range ? ", a range [low, high]" : "");
 }
 
-/* ---- predictions ------------------------------------------------------------------------------ */
+/* ---- predictions ------------------------------------------------------------------------------
+ */
 
 struct calent {
   char key[4200];
@@ -532,7 +566,8 @@ static enum cs_status get_cal(struct ctx *x, const struct vcase *c, const struct
   const char *s = node ? cs_yaml_scalar(d, node) : "default";
   const char *launch = "", *config = "";
   enum cs_status st = CS_OK;
-  if (s && strcmp(s, "default") == 0) snprintf(key, sizeof key, "default");
+  if (s && strcmp(s, "default") == 0)
+    snprintf(key, sizeof key, "default");
   else if (s) {
     if ((st = resolve(f, s, path, sizeof path, err)) != CS_OK) return st;
     snprintf(key, sizeof key, "file:%s", path);
@@ -561,7 +596,8 @@ static enum cs_status get_cal(struct ctx *x, const struct vcase *c, const struct
   struct calent *e = &x->cals[x->ncal];
   cs_cal_init(&e->cal);
   snprintf(e->key, sizeof e->key, "%s", key);
-  if (strncmp(key, "file:", 5) == 0) st = cs_calfile_read(path, &e->cal, err);
+  if (strncmp(key, "file:", 5) == 0)
+    st = cs_calfile_read(path, &e->cal, err);
   else if (strncmp(key, "fit:", 4) == 0) {
     struct cs_fit_opts fo;
     cs_fit_opts_default(&fo);
@@ -682,8 +718,9 @@ static enum cs_status predict_step(struct ctx *x, const struct vcase *c, double 
                                             path, sizeof path, err);
   if (st == CS_OK) st = cs_workload_load(path, &w, err);
   if (st == CS_OK)
-    st = is_path(c->gpu) ? resolve(c->file, c->gpu, path, sizeof path, err)
-                         : cs_datadir_find("gpus", "model/gpus", c->gpu, x->exe, path, sizeof path, err);
+    st = is_path(c->gpu)
+             ? resolve(c->file, c->gpu, path, sizeof path, err)
+             : cs_datadir_find("gpus", "model/gpus", c->gpu, x->exe, path, sizeof path, err);
   if (st == CS_OK) st = cs_gpu_load(path, &gpu, err);
   if (st == CS_OK) st = find_topology(c, &topo, err);
   if (st == CS_OK) st = get_cal(x, c, &cal, err);
@@ -712,8 +749,10 @@ static enum cs_status predict_step(struct ctx *x, const struct vcase *c, double 
     st = cs_sim_predict(&in, &r, err);
   }
   if (st == CS_OK) {
-    if (c->metric == M_HW_TFLOPS) *v = r.hw_tflops_per_gpu * 1e12;
-    else if (c->metric == M_STEP) *v = r.step;
+    if (c->metric == M_HW_TFLOPS)
+      *v = r.hw_tflops_per_gpu * 1e12;
+    else if (c->metric == M_STEP)
+      *v = r.step;
     else {
       double one;
       st = cs_sim_single_gpu(w, &plan, &comp, &one, err);
@@ -736,7 +775,8 @@ static enum cs_status run_case(struct ctx *x, struct vcase *c, struct cs_error *
     st = cs_yaml_error(c->file->doc, c->published_node ? c->published_node : c->node, err,
                        CS_ERR_PARSE, "published: expected a value greater than 0");
   if (st == CS_OK)
-    st = c->metric >= M_BUSBW ? predict_coll(x, c, &c->pred, err) : predict_step(x, c, &c->pred, err);
+    st = c->metric >= M_BUSBW ? predict_coll(x, c, &c->pred, err)
+                              : predict_step(x, c, &c->pred, err);
   if (st != CS_OK) {
     /* say which case, unless the message already points into the case file */
     if (strncmp(err->msg, c->file->path, strlen(c->file->path)) != 0) {
@@ -748,9 +788,12 @@ static enum cs_status run_case(struct ctx *x, struct vcase *c, struct cs_error *
     }
     return st;
   }
-  if (c->pred < c->pub_lo) c->err = (c->pred - c->pub_lo) / c->pub_lo;
-  else if (c->pred > c->pub_hi) c->err = (c->pred - c->pub_hi) / c->pub_hi;
-  else c->err = 0;
+  if (c->pred < c->pub_lo)
+    c->err = (c->pred - c->pub_lo) / c->pub_lo;
+  else if (c->pred > c->pub_hi)
+    c->err = (c->pred - c->pub_hi) / c->pub_hi;
+  else
+    c->err = 0;
   double e = fabs(c->err);
   c->status = e <= c->tolerance ? ST_OK : (c->bound > 0 && e <= c->bound) ? ST_KNOWN : ST_MISS;
   return CS_OK;
@@ -765,8 +808,10 @@ struct summary {
 
 static void fmt_pub(const struct vcase *c, char *buf, size_t len) {
   double s = metric_scale[c->metric];
-  if (c->pub_lo == c->pub_hi) snprintf(buf, len, "%.4g", c->pub_lo * s);
-  else snprintf(buf, len, "%.4g..%.4g", c->pub_lo * s, c->pub_hi * s);
+  if (c->pub_lo == c->pub_hi)
+    snprintf(buf, len, "%.4g", c->pub_lo * s);
+  else
+    snprintf(buf, len, "%.4g..%.4g", c->pub_lo * s, c->pub_hi * s);
 }
 
 static void write_table(FILE *f, const struct vcase *cs, size_t n, const struct summary *sm) {
@@ -781,8 +826,9 @@ static void write_table(FILE *f, const struct vcase *cs, size_t n, const struct 
             metric_names[c->metric], metric_units[c->metric], c->pred * metric_scale[c->metric],
             pub, 100 * c->err, 100 * c->tolerance, status_names[c->status]);
   }
-  fprintf(f, "cases: %zu, mean |error|: %.1f%%, max |error|: %.1f%%, over tolerance: %zu (%zu known, "
-             "within bound), over 12%%: %zu\n",
+  fprintf(f,
+          "cases: %zu, mean |error|: %.1f%%, max |error|: %.1f%%, over tolerance: %zu (%zu known, "
+          "within bound), over 12%%: %zu\n",
           sm->n, 100 * sm->mean, 100 * sm->max, sm->over_tol, sm->known, sm->over_accept);
   fprintf(f, "acceptance (mean <= 5%%, every case <= 12%%): %s\n",
           sm->mean <= ACCEPT_MEAN && sm->over_accept == 0 ? "met" : "MISSED");
@@ -799,7 +845,8 @@ static void csv_text(FILE *f, const char *s) {
 
 static void write_csv(FILE *f, const struct vcase *cs, size_t n) {
   fputs("file,section,case,metric,unit,predicted,published_lo,published_hi,error,tolerance,bound,"
-        "status,note\n", f);
+        "status,note\n",
+        f);
   for (size_t i = 0; i < n; i++) {
     const struct vcase *c = &cs[i];
     const char *base = strrchr(c->file->path, '/');
@@ -818,9 +865,12 @@ static void write_csv(FILE *f, const struct vcase *cs, size_t n) {
 static void json_text(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
+    if (*s == '"' || *s == '\\')
+      fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20)
+      fprintf(f, "\\u%04x", *s);
+    else
+      fputc(*s, f);
   }
   fputc('"', f);
 }
@@ -842,17 +892,19 @@ static void write_json(FILE *f, const struct vcase *cs, size_t n, const struct s
     json_text(f, c->section);
     fputs(", \"case\": ", f);
     json_text(f, c->name);
-    fprintf(f, ", \"metric\": \"%s\", \"unit\": \"%s\", \"predicted\": %.6g, \"published_lo\": %.6g, "
-               "\"published_hi\": %.6g, \"error\": %.6g, \"tolerance\": %.6g, \"bound\": %.6g, "
-               "\"status\": \"%s\", \"note\": ",
+    fprintf(f,
+            ", \"metric\": \"%s\", \"unit\": \"%s\", \"predicted\": %.6g, \"published_lo\": %.6g, "
+            "\"published_hi\": %.6g, \"error\": %.6g, \"tolerance\": %.6g, \"bound\": %.6g, "
+            "\"status\": \"%s\", \"note\": ",
             metric_names[c->metric], metric_units[c->metric], c->pred * s, c->pub_lo * s,
             c->pub_hi * s, c->err, c->tolerance, c->bound, status_names[c->status]);
     json_text(f, c->note);
     fprintf(f, "}%s\n", i + 1 < n ? "," : "");
   }
-  fprintf(f, "],\n \"summary\": {\"cases\": %zu, \"mean_abs_error\": %.6g, \"max_abs_error\": %.6g, "
-             "\"over_tolerance\": %zu, \"known_within_bound\": %zu, \"over_12pct\": %zu, "
-             "\"acceptance_met\": %s}}\n",
+  fprintf(f,
+          "],\n \"summary\": {\"cases\": %zu, \"mean_abs_error\": %.6g, \"max_abs_error\": %.6g, "
+          "\"over_tolerance\": %zu, \"known_within_bound\": %zu, \"over_12pct\": %zu, "
+          "\"acceptance_met\": %s}}\n",
           sm->n, sm->mean, sm->max, sm->over_tol, sm->known, sm->over_accept,
           sm->mean <= ACCEPT_MEAN && sm->over_accept == 0 ? "true" : "false");
 }
@@ -884,7 +936,8 @@ static enum cs_status add_paths(const char *p, char ***paths, size_t *np, struct
       if (t) add = t;
       if (!t || !s) {
         free(s);
-        for (size_t i = 0; i < na; i++) free(add[i]);
+        for (size_t i = 0; i < na; i++)
+          free(add[i]);
         free(add);
         closedir(dir);
         return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -898,7 +951,8 @@ static enum cs_status add_paths(const char *p, char ***paths, size_t *np, struct
   }
   char **t = realloc(*paths, (*np + na) * sizeof **paths);
   if (t == NULL) {
-    for (size_t i = 0; i < na; i++) free(add[i]);
+    for (size_t i = 0; i < na; i++)
+      free(add[i]);
     free(add);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   }
@@ -962,7 +1016,8 @@ int cs_cmd_validate(int argc, char **argv) {
     for (char *t = strtok_r(buf, ",", &save); t && st == CS_OK; t = strtok_r(NULL, ",", &save))
       st = add_paths(t, &paths, &np, &err);
   }
-  for (int i = 0; st == CS_OK && i < a.npos; i++) st = add_paths(a.pos[i], &paths, &np, &err);
+  for (int i = 0; st == CS_OK && i < a.npos; i++)
+    st = add_paths(a.pos[i], &paths, &np, &err);
   if (st == CS_OK && !given && a.npos == 0) st = bundled_paths(x->exe, &paths, &np, &err);
   for (size_t i = 0; st == CS_OK && i < np; i++) {
     int skipped;
@@ -974,8 +1029,10 @@ int cs_cmd_validate(int argc, char **argv) {
     nf++; /* the document is freed at the end, loaded or not */
   }
   if (st == CS_OK && n == 0)
-    st = cs_error_set(&err, CS_ERR_USAGE, "no validation case%s", sections ? " in those sections" : "");
-  for (size_t i = 0; st == CS_OK && i < n; i++) st = run_case(x, &cs[i], &err);
+    st = cs_error_set(&err, CS_ERR_USAGE, "no validation case%s",
+                      sections ? " in those sections" : "");
+  for (size_t i = 0; st == CS_OK && i < n; i++)
+    st = run_case(x, &cs[i], &err);
   int rc = 0;
   if (st == CS_OK) {
     struct summary sm = {0};
@@ -991,11 +1048,15 @@ int cs_cmd_validate(int argc, char **argv) {
     }
     sm.mean /= (double)sm.n;
     FILE *f = cli_open_out(outpath, &err);
-    if (f == NULL) st = CS_ERR_IO;
+    if (f == NULL)
+      st = CS_ERR_IO;
     else {
-      if (fmt == CLI_CSV) write_csv(f, cs, n);
-      else if (fmt == CLI_JSON) write_json(f, cs, n, &sm, argc, argv);
-      else write_table(f, cs, n, &sm);
+      if (fmt == CLI_CSV)
+        write_csv(f, cs, n);
+      else if (fmt == CLI_JSON)
+        write_json(f, cs, n, &sm, argc, argv);
+      else
+        write_table(f, cs, n, &sm);
       cli_close_out(f);
       size_t bad = bounds ? sm.over_bound : sm.over_tol;
       if (bad) {
@@ -1006,10 +1067,13 @@ int cs_cmd_validate(int argc, char **argv) {
     }
   }
   if (st != CS_OK) rc = cli_fail("validate", &err);
-  for (size_t i = 0; i < nf; i++) cs_yaml_free(files[i].doc);
-  for (size_t i = 0; i < np; i++) free(paths[i]);
+  for (size_t i = 0; i < nf; i++)
+    cs_yaml_free(files[i].doc);
+  for (size_t i = 0; i < np; i++)
+    free(paths[i]);
   free(paths);
-  for (int i = 0; x && i < x->ncal; i++) cs_cal_fini(&x->cals[i].cal);
+  for (int i = 0; x && i < x->ncal; i++)
+    cs_cal_fini(&x->cals[i].cal);
   free(x);
   free(files);
   free(cs);

@@ -21,14 +21,17 @@
 
 static const struct cli_opt opts[] = {
     {"workload", 'w', "NAME|FILE", "a bundled workload (see --list) or a workload YAML file"},
-    {"plan", 'p', "PLAN", "parallel plan, e.g. \"tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,"
-                          "recompute=selective\", or a plan YAML file"},
+    {"plan", 'p', "PLAN",
+     "parallel plan, e.g. \"tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,"
+     "recompute=selective\", or a plan YAML file"},
     {"gpu", 'g', "NAME|FILE", "a bundled GPU (see --list) or a GPU YAML file"},
     {"set", 0, "K=V,...", "override workload architecture keys, e.g. seq=512,layers=12"},
-    {"measured", 0, "TIME", "measured single-GPU time of one micro-batch (fwd+bwd), e.g. 310ms: "
-                            "the model's layer times are scaled to it"},
-    {"gemm", 0, "FILE", "measured GEMM throughput: a probe CSV (commscale-run --probes gemm); its "
-                        "gemm rows of the plan's precision replace the efficiency curve"},
+    {"measured", 0, "TIME",
+     "measured single-GPU time of one micro-batch (fwd+bwd), e.g. 310ms: "
+     "the model's layer times are scaled to it"},
+    {"gemm", 0, "FILE",
+     "measured GEMM throughput: a probe CSV (commscale-run --probes gemm); its "
+     "gemm rows of the plan's precision replace the efficiency curve"},
     {"layers", 0, NULL, "also print one row per layer"},
     {"list", 0, NULL, "list the bundled workloads and GPUs"},
     {"help-config", 0, NULL, "list the plan and workload keys with their defaults"},
@@ -37,7 +40,8 @@ static const struct cli_opt opts[] = {
 };
 
 static const struct cli_verb verb = {
-    "workload", "--workload NAME --plan PLAN --gpu NAME [--format table|csv|json] | --list",
+    "workload",
+    "--workload NAME --plan PLAN --gpu NAME [--format table|csv|json] | --list",
     "Per-GPU parameters, FLOPs per step, memory breakdown and compute time of a training plan.",
     "FLOPs: model FLOPs count forward and backward matrix products (2 per multiply-add);\n"
     "hardware FLOPs add recomputation. Memory is that of the fullest pipeline stage; a plan that\n"
@@ -45,7 +49,8 @@ static const struct cli_verb verb = {
     "kernels for one micro-batch on that stage, without communication or pipeline bubble.\n"
     "Bundled files are searched in $COMMSCALE_DATA_DIR, <prefix>/share/commscale, then the\n"
     "source tree.",
-    opts, (int)(sizeof opts / sizeof opts[0])};
+    opts,
+    (int)(sizeof opts / sizeof opts[0])};
 
 #define GIB 1073741824.0
 
@@ -77,16 +82,21 @@ static int list_all(const char *exe) {
     for (size_t i = 0; i < n; i++) {
       char path[4096];
       char desc[256] = "";
-      if (cs_datadir_find(kinds[k][0], kinds[k][1], names[i], exe, path, sizeof path, &err) == CS_OK) {
+      if (cs_datadir_find(kinds[k][0], kinds[k][1], names[i], exe, path, sizeof path, &err) ==
+          CS_OK) {
         if (k == 0) {
           struct cs_workload *w = NULL;
-          if (cs_workload_load(path, &w, &err) == CS_OK) snprintf(desc, sizeof desc, "%s", w->description);
-          else snprintf(desc, sizeof desc, "(unreadable: %.200s)", err.msg);
+          if (cs_workload_load(path, &w, &err) == CS_OK)
+            snprintf(desc, sizeof desc, "%s", w->description);
+          else
+            snprintf(desc, sizeof desc, "(unreadable: %.200s)", err.msg);
           cs_workload_free(w);
         } else {
           struct cs_gpu g;
-          if (cs_gpu_load(path, &g, &err) == CS_OK) snprintf(desc, sizeof desc, "%s", g.description);
-          else snprintf(desc, sizeof desc, "(unreadable: %.200s)", err.msg);
+          if (cs_gpu_load(path, &g, &err) == CS_OK)
+            snprintf(desc, sizeof desc, "%s", g.description);
+          else
+            snprintf(desc, sizeof desc, "(unreadable: %.200s)", err.msg);
         }
       }
       printf("  %-16s %s\n", names[i], desc);
@@ -206,9 +216,8 @@ int cs_cmd_workload(int argc, char **argv) {
     struct cs_probe_set ps;
     cs_probe_set_init(&ps);
     enum cs_status gs = cs_probe_read_file(gemm, &ps, &err);
-    if (gs == CS_OK &&
-        (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp->peak, &gemm_pts,
-                                  &ngemm, &err)) != CS_OK)
+    if (gs == CS_OK && (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp->peak,
+                                                 &gemm_pts, &ngemm, &err)) != CS_OK)
       cs_error_prefix(&err, gemm);
     cs_probe_set_fini(&ps);
     if (gs != CS_OK) {
@@ -295,14 +304,20 @@ int cs_cmd_workload(int argc, char **argv) {
     fputs("workload,gpu,plan", f);
     for (int i = 0; i < o.n; i++) {
       const char *u = o.r[i].unit;
-      if (strcmp(u, "GiB") == 0) fprintf(f, ",%s_GiB", o.r[i].key);
-      else if (strncmp(u, "ms", 2) == 0) fprintf(f, ",%s_ms", o.r[i].key);
-      else if (strncmp(u, "s ", 2) == 0) fprintf(f, ",%s_s", o.r[i].key);
-      else if (strcmp(u, "TFLOP/s") == 0) fprintf(f, ",%s_TFLOPS", o.r[i].key);
-      else fprintf(f, ",%s", o.r[i].key);
+      if (strcmp(u, "GiB") == 0)
+        fprintf(f, ",%s_GiB", o.r[i].key);
+      else if (strncmp(u, "ms", 2) == 0)
+        fprintf(f, ",%s_ms", o.r[i].key);
+      else if (strncmp(u, "s ", 2) == 0)
+        fprintf(f, ",%s_s", o.r[i].key);
+      else if (strcmp(u, "TFLOP/s") == 0)
+        fprintf(f, ",%s_TFLOPS", o.r[i].key);
+      else
+        fprintf(f, ",%s", o.r[i].key);
     }
     fprintf(f, "\n%s,%s,\"%s\"", w->name, gpu->name, ptxt);
-    for (int i = 0; i < o.n; i++) fprintf(f, ",%.8g", o.r[i].value);
+    for (int i = 0; i < o.n; i++)
+      fprintf(f, ",%.8g", o.r[i].value);
     fputc('\n', f);
   } else {
     cli_json_head(f, argc, argv);

@@ -7,7 +7,8 @@
 #include "status.h"
 
 /* Appends the rows of path to set: read as a measurements CSV when its first line is the
- * commscale magic line or a CSV header starting "collective,", else imported as nccl-tests output. */
+ * commscale magic line or a CSV header starting "collective,", else imported as nccl-tests output.
+ */
 enum cs_status cli_read_measurements(const char *path, struct cs_meas_set *set,
                                      struct cs_error *err);
 

@@ -21,24 +21,33 @@ static const struct verb verbs[] = {
     {"fit", "fit the collective cost model to measurements; write calibration.yaml", cs_cmd_fit},
     {"coll", "predict collective times at any size, GPU count and node count", cs_cmd_coll},
     {"plot", "draw measured vs fitted bus bandwidth and extrapolations with gnuplot", cs_cmd_plot},
-    {"topology", "show, list, import (nvidia-smi topo -m) and map cluster topologies", cs_cmd_topology},
-    {"predict", "step time, throughput, speedup and scaling efficiency of a plan at many node counts", cs_cmd_predict},
-    {"sweep", "grid over nodes x network Gb/s x plans (or families) x batch, with plots", cs_cmd_sweep},
-    {"search", "every feasible plan on N GPUs ranked by step time, with the Pareto front", cs_cmd_search},
-    {"size-network", "least network Gb/s per GPU meeting a target, per plan family; the knee; cost", cs_cmd_size_network},
-    {"report", "calibration + prediction + sweep + sizing of a scenario as Markdown with SVG plots", cs_cmd_report},
+    {"topology", "show, list, import (nvidia-smi topo -m) and map cluster topologies",
+     cs_cmd_topology},
+    {"predict",
+     "step time, throughput, speedup and scaling efficiency of a plan at many node counts",
+     cs_cmd_predict},
+    {"sweep", "grid over nodes x network Gb/s x plans (or families) x batch, with plots",
+     cs_cmd_sweep},
+    {"search", "every feasible plan on N GPUs ranked by step time, with the Pareto front",
+     cs_cmd_search},
+    {"size-network", "least network Gb/s per GPU meeting a target, per plan family; the knee; cost",
+     cs_cmd_size_network},
+    {"report", "calibration + prediction + sweep + sizing of a scenario as Markdown with SVG plots",
+     cs_cmd_report},
     {"bench", "time predictions and fits; prints each figure with its conditions", cs_cmd_bench},
-    {"workload", "per-GPU parameters, FLOPs, memory and compute time of a model under a plan", cs_cmd_workload},
-    {"validate", "every validation case predicted vs published, with the error; exit 1 on a miss", cs_cmd_validate},
+    {"workload", "per-GPU parameters, FLOPs, memory and compute time of a model under a plan",
+     cs_cmd_workload},
+    {"validate", "every validation case predicted vs published, with the error; exit 1 on a miss",
+     cs_cmd_validate},
 };
 #define NVERBS (sizeof verbs / sizeof verbs[0])
 
 static void usage(FILE *f) {
-  fprintf(f,
-          "usage: commscale VERB [options] [arguments]\n\n"
-          "Measure collectives, fit a cost model, and predict communication at scale.\n\n"
-          "verbs:\n");
-  for (size_t i = 0; i < NVERBS; i++) fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
+  fprintf(f, "usage: commscale VERB [options] [arguments]\n\n"
+             "Measure collectives, fit a cost model, and predict communication at scale.\n\n"
+             "verbs:\n");
+  for (size_t i = 0; i < NVERBS; i++)
+    fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
   fprintf(f, "\n'commscale VERB --help' describes each verb; 'commscale --version' prints the "
              "version.\n");
 }

@@ -47,8 +47,7 @@ enum cs_status cli_parse(const struct cli_verb *v, int argc, char **argv, struct
                           v->name);
     const struct cli_opt *o = &v->opts[found];
     if (o->argname == NULL) {
-      if (inline_val)
-        return cs_error_set(err, CS_ERR_USAGE, "option --%s takes no value", o->name);
+      if (inline_val) return cs_error_set(err, CS_ERR_USAGE, "option --%s takes no value", o->name);
       a->val[found] = "1";
       continue;
     }
@@ -113,6 +112,8 @@ FILE *cli_open_out(const char *path, struct cs_error *err) {
 }
 
 void cli_close_out(FILE *f) {
-  if (f && f != stdout) fclose(f);
-  else fflush(stdout);
+  if (f && f != stdout)
+    fclose(f);
+  else
+    fflush(stdout);
 }

@@ -6,9 +6,12 @@
 void cli_json_string(FILE *f, const char *s) {
   fputc('"', f);
   for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", *s);
-    else fputc(*s, f);
+    if (*s == '"' || *s == '\\')
+      fprintf(f, "\\%c", *s);
+    else if ((unsigned char)*s < 0x20)
+      fprintf(f, "\\u%04x", *s);
+    else
+      fputc(*s, f);
   }
   fputc('"', f);
 }
@@ -29,10 +32,14 @@ void cli_json_plan(FILE *f, const struct cs_plan *plan) {
   for (size_t i = 0; i < nf; i++) {
     const void *ptr = (const char *)plan + pf[i].offset;
     fprintf(f, "%s\"%s\": ", i ? ", " : "", pf[i].key);
-    if (pf[i].type == CS_CFG_ENUM) cli_json_string(f, pf[i].names[*(const int *)ptr]);
-    else if (pf[i].type == CS_CFG_BOOL) fputs(*(const int *)ptr ? "true" : "false", f);
-    else if (pf[i].type == CS_CFG_INT) fprintf(f, "%d", *(const int *)ptr);
-    else fprintf(f, "%.10g", *(const double *)ptr);
+    if (pf[i].type == CS_CFG_ENUM)
+      cli_json_string(f, pf[i].names[*(const int *)ptr]);
+    else if (pf[i].type == CS_CFG_BOOL)
+      fputs(*(const int *)ptr ? "true" : "false", f);
+    else if (pf[i].type == CS_CFG_INT)
+      fprintf(f, "%d", *(const int *)ptr);
+    else
+      fprintf(f, "%.10g", *(const double *)ptr);
   }
   fputc('}', f);
 }

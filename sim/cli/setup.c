@@ -19,9 +19,12 @@ void cli_exe_path(char *buf, size_t len) {
 
 static enum cs_status onoff(const char *s, const char *opt, int *out, struct cs_error *err) {
   if (!s) return CS_OK;
-  if (strcasecmp(s, "on") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "true") == 0) *out = 1;
-  else if (strcasecmp(s, "off") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "false") == 0) *out = 0;
-  else return cs_error_set(err, CS_ERR_USAGE, "--%s expects on or off, got \"%s\"", opt, s);
+  if (strcasecmp(s, "on") == 0 || strcmp(s, "1") == 0 || strcasecmp(s, "true") == 0)
+    *out = 1;
+  else if (strcasecmp(s, "off") == 0 || strcmp(s, "0") == 0 || strcasecmp(s, "false") == 0)
+    *out = 0;
+  else
+    return cs_error_set(err, CS_ERR_USAGE, "--%s expects on or off, got \"%s\"", opt, s);
   return CS_OK;
 }
 
@@ -52,10 +55,14 @@ static enum cs_status edits(const struct cli_verb *v, const struct cli_args *a,
   if (st == CS_OK) st = onoff(cli_get(v, a, "sharp"), "sharp", &e.sharp, err);
   if (st == CS_OK) st = onoff(cli_get(v, a, "nvls"), "nvls", &e.nvls, err);
   if (st == CS_OK && (s = cli_get(v, a, "transport"))) {
-    if (strcasecmp(s, "ib") == 0 || strcasecmp(s, "infiniband") == 0) e.transport = CS_TOPO_INFINIBAND;
-    else if (strcasecmp(s, "roce") == 0) e.transport = CS_TOPO_ROCE;
-    else if (strcasecmp(s, "tcp") == 0) e.transport = CS_TOPO_TCP;
-    else st = cs_error_set(err, CS_ERR_USAGE, "--transport expects ib, roce or tcp, got \"%s\"", s);
+    if (strcasecmp(s, "ib") == 0 || strcasecmp(s, "infiniband") == 0)
+      e.transport = CS_TOPO_INFINIBAND;
+    else if (strcasecmp(s, "roce") == 0)
+      e.transport = CS_TOPO_ROCE;
+    else if (strcasecmp(s, "tcp") == 0)
+      e.transport = CS_TOPO_TCP;
+    else
+      st = cs_error_set(err, CS_ERR_USAGE, "--transport expects ib, roce or tcp, got \"%s\"", s);
   }
   if (st == CS_OK && (s = cli_get(v, a, "net-latency"))) {
     st = cs_units_parse_quantity(s, CS_UNIT_TIME, &e.latency, err);
@@ -87,7 +94,8 @@ enum cs_status cli_setup_load(struct cli_setup *s, const struct cli_verb *v,
   cs_plan_init(&plan);
   if (plan_text && cs_plan_parse(plan_text, &plan, err) != CS_OK) {
     cs_error_prefix(err, "--plan");
-    if (err->status != CS_ERR_NOMEM) err->status = CS_ERR_USAGE; /* out of memory is no usage error */
+    if (err->status != CS_ERR_NOMEM)
+      err->status = CS_ERR_USAGE; /* out of memory is no usage error */
     return err->status;
   }
   return cli_setup_load_parts(s, v, a, &plan, CLI_SETUP_TOPOLOGY, err);
@@ -106,8 +114,8 @@ static enum cs_status load_probes(struct cli_setup *s, const char *path, int tak
   cs_probe_set_init(&ps);
   enum cs_status st = cs_probe_read_file(path, &ps, err);
   if (st == CS_OK)
-    st = cs_probe_gemm_table(&ps, cs_precision_name(s->base.precision), s->compute.peak,
-                             &s->gemm, &s->ngemm, err);
+    st = cs_probe_gemm_table(&ps, cs_precision_name(s->base.precision), s->compute.peak, &s->gemm,
+                             &s->ngemm, err);
   if (st == CS_OK) cs_compute_set_gemm_table(&s->compute, s->gemm, s->ngemm);
   double *f = NULL;
   size_t nf = 0;
@@ -138,8 +146,9 @@ enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *
   const char *wname = cli_get(v, a, "workload"), *gname = cli_get(v, a, "gpu");
   const char *tname = cli_get(v, a, "topology"), *calpath = cli_get(v, a, "cal");
   if (!wname || !gname || (topo && !tname))
-    return cs_error_set(err, CS_ERR_USAGE, topo ? "--workload, --gpu and --topology are required"
-                                                : "--workload and --gpu are required");
+    return cs_error_set(err, CS_ERR_USAGE,
+                        topo ? "--workload, --gpu and --topology are required"
+                             : "--workload and --gpu are required");
   char exe[4096], path[4096];
   cli_exe_path(exe, sizeof exe);
   enum cs_status st = CS_OK;
@@ -148,8 +157,10 @@ enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *
     char *end;
     s->interference = strtod(x, &end);
     if (*end || !(s->interference >= 1 && s->interference <= 10))
-      return cs_error_set(err, CS_ERR_USAGE, "--interference expects a number from 1 to 10, got "
-                          "\"%s\"", x);
+      return cs_error_set(err, CS_ERR_USAGE,
+                          "--interference expects a number from 1 to 10, got "
+                          "\"%s\"",
+                          x);
   }
   st = cs_datadir_find("workloads", "model/workloads", wname, exe, path, sizeof path, err);
   if (st == CS_OK) st = cs_workload_load(path, &s->workload, err);
@@ -161,8 +172,10 @@ enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *
     st = cs_calfile_read(calpath, &s->cal, err);
     snprintf(s->calpath, sizeof s->calpath, "%s", calpath);
   } else if (st == CS_OK && topo && (parts & CLI_SETUP_CAL_NOTE))
-    fprintf(stderr, "commscale %s: no --cal given: collectives costed with the default "
-                    "(NCCL-anchored) model and the topology's link rates\n", v->name);
+    fprintf(stderr,
+            "commscale %s: no --cal given: collectives costed with the default "
+            "(NCCL-anchored) model and the topology's link rates\n",
+            v->name);
   if (st == CS_OK && (x = cli_get(v, a, "set"))) {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", x);
@@ -180,7 +193,8 @@ enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *
 
 enum cs_status cli_setup_plan(const char *text, struct cs_plan *p, struct cs_error *err) {
   size_t n = strlen(text);
-  int file = (n > 5 && strcmp(text + n - 5, ".yaml") == 0) || (n > 4 && strcmp(text + n - 4, ".yml") == 0);
+  int file =
+      (n > 5 && strcmp(text + n - 5, ".yaml") == 0) || (n > 4 && strcmp(text + n - 4, ".yml") == 0);
   if (!file) return cs_plan_parse(text, p, err);
   struct cs_yaml *d = NULL;
   enum cs_status st = cs_yaml_load(text, &d, err);
@@ -203,6 +217,6 @@ void cli_setup_fini(struct cli_setup *s) {
 }
 
 struct cs_search_inputs cli_setup_inputs(const struct cli_setup *s) {
-  return (struct cs_search_inputs){s->workload, &s->compute, &s->gpu, &s->topo, &s->cal,
-                                   s->interference};
+  return (struct cs_search_inputs){s->workload, &s->compute, &s->gpu,
+                                   &s->topo,    &s->cal,     s->interference};
 }

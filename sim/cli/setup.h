@@ -21,32 +21,35 @@
 struct cli_setup {
   struct cs_workload *workload; /* owned */
   struct cs_gpu gpu;
-  struct cs_topology topo;      /* with the edits applied */
-  struct cs_cal cal;            /* owned */
+  struct cs_topology topo; /* with the edits applied */
+  struct cs_cal cal;       /* owned */
   struct cs_compute compute;
-  struct cs_plan base;          /* the --plan text's fields (precision, overlaps, ...) */
+  struct cs_plan base; /* the --plan text's fields (precision, overlaps, ...) */
   double interference;
-  char calpath[512];            /* "" = the default model */
-  struct cs_gemm_point *gemm;   /* owned: the measured GEMM table of --probes (NULL = curve) */
+  char calpath[512];          /* "" = the default model */
+  struct cs_gemm_point *gemm; /* owned: the measured GEMM table of --probes (NULL = curve) */
   size_t ngemm;
 };
 
 /* The option rows every decision verb has, for its table (CLI_SETUP_NOPTS of them). */
-#define CLI_SETUP_OPTS                                                                           \
+#define CLI_SETUP_OPTS                                                                             \
   {"workload", 'w', "NAME|FILE", "a bundled workload (commscale workload --list) or a YAML file"}, \
-  {"gpu", 0, "NAME|FILE", "a bundled GPU or a GPU YAML file"},                                    \
-  {"topology", 't', "NAME|FILE", "a bundled topology or a YAML file"},                            \
-  {"cal", 'c', "FILE", "calibration.yaml (default: NCCL-anchored constants)"},                    \
-  {"set", 0, "K=V,...", "override workload architecture keys, e.g. seq=4096"},                    \
-  {"interference", 0, "X", "compute slowdown under overlapped collectives (default 1.05)"},       \
-  {"probes", 0, "FILE", "compute probes of this GPU (commscale-run --probes): measured GEMM "     \
-                        "efficiencies and, unless --interference, the median interference"},    \
-  {"rails", 0, "N", "NICs per node (the per-GPU rate is kept)"},                                  \
-  {"oversub", 0, "L=R,...", "oversubscription per switch level, e.g. leaf=2:1,spine=4"},          \
-  {"sharp", 0, "on|off", "in-network reduction (CollNet)"},                                       \
-  {"nvls", 0, "on|off", "NVLink SHARP in the node's switches"},                                   \
-  {"transport", 0, "ib|roce|tcp", "network transport: its default latencies and efficiency"},     \
-  {"net-latency", 0, "TIME", "one network step, e.g. 5us (after --transport)"}
+      {"gpu", 0, "NAME|FILE", "a bundled GPU or a GPU YAML file"},                                 \
+      {"topology", 't', "NAME|FILE", "a bundled topology or a YAML file"},                         \
+      {"cal", 'c', "FILE", "calibration.yaml (default: NCCL-anchored constants)"},                 \
+      {"set", 0, "K=V,...", "override workload architecture keys, e.g. seq=4096"},                 \
+      {"interference", 0, "X", "compute slowdown under overlapped collectives (default 1.05)"},    \
+      {"probes", 0, "FILE",                                                                        \
+       "compute probes of this GPU (commscale-run --probes): measured GEMM "                       \
+       "efficiencies and, unless --interference, the median interference"},                        \
+      {"rails", 0, "N", "NICs per node (the per-GPU rate is kept)"},                               \
+      {"oversub", 0, "L=R,...", "oversubscription per switch level, e.g. leaf=2:1,spine=4"},       \
+      {"sharp", 0, "on|off", "in-network reduction (CollNet)"},                                    \
+      {"nvls", 0, "on|off", "NVLink SHARP in the node's switches"},                                \
+      {"transport", 0, "ib|roce|tcp", "network transport: its default latencies and efficiency"},  \
+  {                                                                                                \
+    "net-latency", 0, "TIME", "one network step, e.g. 5us (after --transport)"                     \
+  }
 #define CLI_SETUP_NOPTS 13
 
 /* Loads everything named by the options of a (plan text may be NULL). Errors name the option or

@@ -23,26 +23,34 @@
 #include <unistd.h>
 
 #include "cmds.h"
+#include "opts.h"
 
 #define MAXARGS 512
 
+static const char usage_text[] =
+    "usage: commscale calibrate [--cal calibration.yaml] [--no-fit] [--runner PATH]\n"
+    "                           [RUNNER OPTIONS] [-o measurements.csv]\n\n"
+    "Measure collectives on this launch's GPUs (nccl) or CPU processes (mpi) with\n"
+    "commscale-run, on sub-groups of 1..N nodes and 1, 2, 4, .. G ranks per node, then fit\n"
+    "the cost model to the measurements.\n\n"
+    "options of this verb:\n"
+    "  --cal FILE          calibration file to write [calibration.yaml beside the CSV]\n"
+    "  --no-fit            measure only\n"
+    "  --fit-args ARGS     extra arguments for the fit, one string (\"--config X --report\")\n"
+    "  --runner PATH       the commscale-run executable to use [$CS_RUNNER, beside commscale]\n"
+    "  -o FILE             measurements CSV [measurements.csv]; add --resume to continue it\n"
+    "  --probes LIST       also GEMM, memory and interference probes (--probe-output FILE);\n"
+    "                      --probes-only measures them alone and fits nothing\n\n"
+    "Every other option goes to commscale-run; its options follow.\n\n";
+
 static void usage(FILE *f) {
-  fprintf(
-      f,
-      "usage: commscale calibrate [--cal calibration.yaml] [--no-fit] [--runner PATH]\n"
-      "                           [RUNNER OPTIONS] [-o measurements.csv]\n\n"
-      "Measure collectives on this launch's GPUs (nccl) or CPU processes (mpi) with\n"
-      "commscale-run, on sub-groups of 1..N nodes and 1, 2, 4, .. G ranks per node, then fit\n"
-      "the cost model to the measurements.\n\n"
-      "options of this verb:\n"
-      "  --cal FILE          calibration file to write [calibration.yaml beside the CSV]\n"
-      "  --no-fit            measure only\n"
-      "  --fit-args ARGS     extra arguments for the fit, one string (\"--config X --report\")\n"
-      "  --runner PATH       the commscale-run executable to use [$CS_RUNNER, beside commscale]\n"
-      "  -o FILE             measurements CSV [measurements.csv]; add --resume to continue it\n"
-      "  --probes LIST       also GEMM, memory and interference probes (--probe-output FILE);\n"
-      "                      --probes-only measures them alone and fits nothing\n\n"
-      "Every other option goes to commscale-run; its options follow.\n\n");
+  if (cli_man()) { /* commscale --man: this verb's text as a roff subsection */
+    fputs(".SS \"calibrate\"\n.nf\n", f);
+    cli_roff(f, usage_text);
+    fputs(".fi\n.PP\nThe runner's options: \\fBcommscale\\-run \\-\\-help\\fR.\n", f);
+    return;
+  }
+  fputs(usage_text, f);
 }
 
 static int executable(const char *p) {
@@ -164,6 +172,10 @@ int cs_cmd_calibrate(int argc, char **argv) {
             "--target commscale-run), or name it with --runner or $CS_RUNNER\n",
             runner ? runner : "looked beside commscale and on $PATH");
     return 1;
+  }
+  if (help && cli_man()) {
+    usage(stdout);
+    return 0;
   }
   if (help) {
     usage(stdout);

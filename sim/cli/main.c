@@ -8,6 +8,7 @@
 #include <gsl/gsl_errno.h>
 
 #include "cmds.h"
+#include "opts.h"
 
 struct verb {
   const char *name;
@@ -48,8 +49,50 @@ static void usage(FILE *f) {
              "verbs:\n");
   for (size_t i = 0; i < NVERBS; i++)
     fprintf(f, "  %-10s %s\n", verbs[i].name, verbs[i].summary);
-  fprintf(f, "\n'commscale VERB --help' describes each verb; 'commscale --version' prints the "
-             "version.\n");
+  fprintf(f, "\n'commscale VERB --help' describes each verb; 'commscale --man' writes the man "
+             "page; 'commscale --version' prints the version.\n");
+}
+
+/* commscale(1): a fixed head and tail around every verb's option table, written by the verb's own
+ * --help in man-page mode (opts.h), so the page cannot drift from the parser. */
+static int man(void) {
+  printf(".TH COMMSCALE 1 \"\" \"commscale %s\" \"User Commands\"\n"
+         ".SH NAME\ncommscale \\- measure collectives, fit a cost model, predict training steps "
+         "at scale\n"
+         ".SH SYNOPSIS\n.B commscale\n.I VERB\n[\\fIoptions\\fR] [\\fIarguments\\fR]\n"
+         ".SH DESCRIPTION\n"
+         "commscale measures real collectives (NCCL on GPUs, MPI on CPUs) on the nodes you have, "
+         "fits a collective cost model to them with its uncertainty, and simulates training steps "
+         "of a model under a parallel plan on a cluster topology, from one GPU to hundreds of "
+         "nodes, with tables and gnuplot plots.\n.PP\nVerbs:\n",
+         CS_VERSION);
+  for (size_t i = 0; i < NVERBS; i++) {
+    printf(".TP\n.B %s\n", verbs[i].name);
+    cli_roff(stdout, verbs[i].summary);
+    putchar('\n');
+  }
+  printf(".SH VERBS\n");
+  cli_set_man(1);
+  int rc = 0;
+  for (size_t i = 0; i < NVERBS && rc == 0; i++) {
+    char name[32], help[] = "--help";
+    snprintf(name, sizeof name, "%s", verbs[i].name);
+    char *av[] = {name, help, NULL};
+    fflush(stdout);
+    rc = verbs[i].run(2, av);
+  }
+  cli_set_man(0);
+  printf(".SH EXIT STATUS\n0 success; 1 failure (a file that cannot be read or written, a fit "
+         "that does not converge, a validation case over its tolerance); 2 usage (a bad option "
+         "or value). Errors are one line on standard error naming the file, line and column.\n"
+         ".SH ENVIRONMENT\n.TP\n.B COMMSCALE_DATA_DIR\nsearched first for bundled workloads, "
+         "GPUs, topologies and validation cases (\\fIKIND\\fR/\\fINAME\\fR.yaml).\n"
+         ".TP\n.B CS_RUNNER\nthe commscale\\-run executable that \\fBcalibrate\\fR starts.\n"
+         ".SH FILES\n.TP\n.I share/commscale\nbundled workloads, GPUs, topologies, plot "
+         "templates and validation cases, beside the installed executable.\n"
+         ".SH SEE ALSO\n\\fBcommscale\\-run\\fR \\-\\-help; the docs/ folder of the "
+         "source tree.\n");
+  return rc;
 }
 
 int main(int argc, char **argv) {
@@ -63,6 +106,7 @@ int main(int argc, char **argv) {
     usage(stdout);
     return 0;
   }
+  if (strcmp(argv[1], "--man") == 0) return man();
   if (strcmp(argv[1], "--version") == 0) {
     printf("commscale %s\n", CS_VERSION);
     return 0;

@@ -67,7 +67,63 @@ const char *cli_get(const struct cli_verb *v, const struct cli_args *a, const ch
   return NULL;
 }
 
+static int man_mode;
+
+void cli_set_man(int on) {
+  man_mode = on;
+}
+int cli_man(void) {
+  return man_mode;
+}
+
+void cli_roff(FILE *f, const char *s) {
+  int bol = 1;
+  for (; *s; s++) {
+    if (bol && (*s == '.' || *s == '\'')) fputs("\\&", f);
+    bol = *s == '\n';
+    if (*s == '\\')
+      fputs("\\\\", f);
+    else if (*s == '-')
+      fputs("\\-", f);
+    else
+      fputc(*s, f);
+  }
+}
+
+/* The option table as a roff subsection of commscale(1). */
+static void usage_man(FILE *f, const struct cli_verb *v) {
+  fprintf(f, ".SS \"%s\"\n.B commscale %s\n", v->name, v->name);
+  cli_roff(f, v->synopsis);
+  fputs("\n.PP\n", f);
+  cli_roff(f, v->summary);
+  fputc('\n', f);
+  for (int k = 0; k < v->nopts; k++) {
+    const struct cli_opt *o = &v->opts[k];
+    fputs(".TP\n.B ", f);
+    if (o->shortc) fprintf(f, "\\-%c, ", o->shortc);
+    fputs("\\-\\-", f);
+    cli_roff(f, o->name);
+    if (o->argname) {
+      fputs(" \\fI", f);
+      cli_roff(f, o->argname);
+      fputs("\\fR", f);
+    }
+    fputc('\n', f);
+    cli_roff(f, o->help);
+    fputc('\n', f);
+  }
+  if (v->details) {
+    fputs(".PP\n", f);
+    cli_roff(f, v->details);
+    fputc('\n', f);
+  }
+}
+
 void cli_usage(FILE *f, const struct cli_verb *v) {
+  if (man_mode) {
+    usage_man(f, v);
+    return;
+  }
   fprintf(f, "usage: commscale %s %s\n\n%s\n\noptions:\n", v->name, v->synopsis, v->summary);
   for (int k = 0; k < v->nopts; k++) {
     const struct cli_opt *o = &v->opts[k];

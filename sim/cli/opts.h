@@ -43,8 +43,18 @@ enum cs_status cli_parse(const struct cli_verb *v, int argc, char **argv, struct
  * returns NULL. */
 const char *cli_get(const struct cli_verb *v, const struct cli_args *a, const char *name);
 
-/* Prints "usage: commscale VERB SYNOPSIS", the summary, the option table and the details. */
+/* Prints "usage: commscale VERB SYNOPSIS", the summary, the option table and the details; while
+ * man-page mode is on (cli_set_man), the same table as a roff section of commscale(1) instead. */
 void cli_usage(FILE *f, const struct cli_verb *v);
+
+/* Turns man-page mode on (1) or off (0): `commscale --man` runs every verb's --help with it on, so
+ * that the option tables that drive parsing and --help also write the man page. */
+void cli_set_man(int on);
+int cli_man(void);
+
+/* Writes s to f escaped for roff text: backslashes doubled, '-' as \-, and a leading '.' or '\''
+ * guarded, on every line. */
+void cli_roff(FILE *f, const char *s);
 
 /* Reports err on stderr as "commscale VERB: message" and returns the exit code for its status. */
 int cli_fail(const char *verb, const struct cs_error *err);

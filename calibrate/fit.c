@@ -548,6 +548,12 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     if (rel_errors(&best, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err, &q->outliers,
                    best_cov_scale) != 0)
       status = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    if (status == CS_OK && q->median_rel_err > 0.5)
+      note(res,
+           "the fit does not describe the data (median error %.0f%%): the model stayed far "
+           "from the measurements; check that the rows are of one system and configuration, "
+           "measure more message sizes per shape, or fit fewer algorithms at once (--config)",
+           100.0 * q->median_rel_err);
     if (!net_determined)
       note(res, "network latency form not determined: the data spans one node count (%d)",
            max_nodes);

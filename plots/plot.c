@@ -105,9 +105,10 @@ enum cs_status cs_plot_add_times(struct cs_plot *p, enum cs_plot_kind kind, cons
   if (p == NULL || n == 0 || bytes == NULL || time == NULL)
     return cs_error_set(err, CS_ERR_USAGE, "plot series \"%s\" has no points", title ? title : "");
   if ((int)kind < 0 || kind >= CS_PLOT_KIND_COUNT || group < 0 || (int)c < 0 ||
-      c >= CS_COLL_COUNT || ranks < 1)
+      c >= CS_COLL_COUNT || ranks < 1 || p->ncols > 0)
     return cs_error_set(err, CS_ERR_USAGE,
-                        "plot series \"%s\": bad kind, group, collective or ranks",
+                        "plot series \"%s\": bad kind, group, collective or ranks, or mixed "
+                        "with stacked series",
                         title ? title : "");
   int band = time_lo != NULL && time_hi != NULL;
   struct point *pt = malloc(n * sizeof *pt);
@@ -222,6 +223,69 @@ enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const c
   return CS_OK;
 }
 
+enum cs_status cs_plot_add_stack(struct cs_plot *p, const char *title, int group, size_t n,
+                                 const double *x, size_t ncols, const char *const *names,
+                                 const double *vals, struct cs_error *err) {
+  if (p == NULL || n == 0 || x == NULL || vals == NULL || names == NULL)
+    return cs_error_set(err, CS_ERR_USAGE, "plot series \"%s\" has no rows", title ? title : "");
+  if (group < 0 || ncols == 0 || ncols > CS_PLOT_COLS_MAX || p->xy ||
+      (p->n > 0 && p->ncols != ncols))
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plot series \"%s\": bad group or number of parts, or mixed with other "
+                        "series",
+                        title ? title : "");
+  if (p->n == p->cap) {
+    size_t cap = p->cap ? 2 * p->cap : 8;
+    struct cs_plot_series *s = realloc(p->series, cap * sizeof *s);
+    if (s == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    p->series = s;
+    p->cap = cap;
+  }
+  double *block = malloc((7 + ncols) * n * sizeof *block);
+  if (block == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  double *cols = block + 7 * n;
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++) {
+    int finite = isfinite(x[i]);
+    double total = 0;
+    for (size_t j = 0; j < ncols; j++) {
+      finite = finite && isfinite(vals[i * ncols + j]);
+      total += vals[i * ncols + j];
+    }
+    if (!finite) continue;
+    block[m] = x[i];
+    for (size_t k = 1; k < 4; k++)
+      block[k * n + m] = total;
+    memcpy(cols + m * ncols, vals + i * ncols, ncols * sizeof *cols);
+    m++;
+  }
+  if (m == 0) {
+    free(block);
+    return cs_error_set(err, CS_ERR_RANGE, "plot series \"%s\": no finite row", title ? title : "");
+  }
+  struct cs_plot_series *s = &p->series[p->n];
+  memset(s, 0, sizeof *s);
+  s->kind = CS_PLOT_PREDICTED;
+  snprintf(s->title, sizeof s->title, "%s", title ? title : "");
+  s->group = group;
+  s->n = m;
+  s->bytes = block;
+  s->busbw = block + n;
+  s->busbw_lo = block + 2 * n;
+  s->busbw_hi = block + 3 * n;
+  s->time = block + 4 * n;
+  s->time_lo = block + 5 * n;
+  s->time_hi = block + 6 * n;
+  s->cols = cols;
+  if (p->n == 0) {
+    p->ncols = ncols;
+    for (size_t j = 0; j < ncols; j++)
+      snprintf(p->colname[j], sizeof p->colname[j], "%s", names[j] ? names[j] : "");
+  }
+  p->n++;
+  return CS_OK;
+}
+
 /* ---- files -------------------------------------------------------------------------------------
  */
 
@@ -300,9 +364,37 @@ static void write_dat_xy(FILE *f, const struct cs_plot *p, const size_t *order) 
   }
 }
 
+static void write_dat_stack(FILE *f, const struct cs_plot *p, const size_t *order) {
+  fprintf(f, "# commscale %s plot %s%s%s\n", CS_VERSION, p->name, p->title[0] ? ": " : "",
+          p->title);
+  fprintf(f,
+          "# %zu series, one gnuplot index block each (blocks separated by two blank lines);\n"
+          "# columns 2..%zu stack into one bar, column %zu is their total\n",
+          p->n, p->ncols + 1, p->ncols + 2);
+  fprintf(f, "#%15s", "x");
+  for (size_t j = 0; j < p->ncols; j++)
+    fprintf(f, " %14s", p->colname[j]);
+  fprintf(f, " %14s\n# x: %s; parts: %s\n", "total", p->xlabel, p->ylabel);
+  for (size_t k = 0; k < p->n; k++) {
+    const struct cs_plot_series *s = &p->series[order[k]];
+    if (k > 0) fputs("\n\n", f);
+    fprintf(f, "# index %zu: group %d: %s\n", k, s->group, s->title);
+    for (size_t i = 0; i < s->n; i++) {
+      fprintf(f, " %15.8g", s->bytes[i]);
+      for (size_t j = 0; j < p->ncols; j++)
+        fprintf(f, " %14.8g", s->cols[i * p->ncols + j]);
+      fprintf(f, " %14.8g\n", s->busbw[i]);
+    }
+  }
+}
+
 static void write_dat(FILE *f, const struct cs_plot *p, const size_t *order) {
   if (p->xy) {
     write_dat_xy(f, p, order);
+    return;
+  }
+  if (p->ncols > 0) {
+    write_dat_stack(f, p, order);
     return;
   }
   fprintf(f, "# commscale %s plot %s%s%s\n", CS_VERSION, p->name, p->title[0] ? ": " : "",
@@ -376,12 +468,21 @@ static void write_gp(FILE *f, const struct cs_plot *p, const size_t *order, cons
   fputs("\ncs_title = ", f);
   gp_string(f, p->title);
   fprintf(f, "\ncs_ylog = %d\n", p->ylog ? 1 : 0);
-  if (p->xy) {
+  if (p->xy || p->ncols > 0) {
     fputs("cs_xlabel = ", f);
     gp_string(f, p->xlabel);
     fputs("\ncs_ylabel = ", f);
     gp_string(f, p->ylabel);
     fprintf(f, "\ncs_xlog = %d\n", p->xlog ? 1 : 0);
+  }
+  if (p->ncols > 0) {
+    fprintf(f, "# parts that stack into each bar: columns 2..cs_ncols+1 of cs_data\n");
+    fprintf(f, "cs_ncols = %zu\narray cs_col[%zu] = [", p->ncols, p->ncols);
+    for (size_t j = 0; j < p->ncols; j++) {
+      if (j) fputs(", ", f);
+      gp_string(f, p->colname[j]);
+    }
+    fputs("]\n", f);
   }
   fprintf(f, "# index blocks of cs_data by kind (0-based, empty when last < first)\n");
   fprintf(f, "cs_pred_first = %ld; cs_pred_last = %ld\n", first[CS_PLOT_PREDICTED],

@@ -13,6 +13,7 @@
  * PREFIX.dat: whitespace-separated columns under a '#' header that names each column with its unit;
  * one gnuplot index block per series (blocks separated by two blank lines), ordered predicted,
  * fitted, measured (so bands lie behind lines and points on top), insertion order within a kind.
+ * Stacked figures (cs_plot_add_stack) write one block per series with x, its parts and their total.
  * Numbers are printed with fixed formats and nothing time-dependent is written anywhere, so the
  * same figure gives byte-identical .dat, .gp and .svg files on every run. Every file is written
  * under a temporary name and renamed into place; a failure leaves no partial file behind.
@@ -47,7 +48,11 @@ struct cs_plot_series {
   double *bytes;                       /* message size (nccl-tests size), bytes */
   double *busbw, *busbw_lo, *busbw_hi; /* bytes/s; lo = hi = busbw when the series has no band */
   double *time, *time_lo, *time_hi;    /* seconds */
+  double *cols; /* stacked figures: n rows of the figure's ncols parts, row-major; else NULL */
 };
+
+#define CS_PLOT_COLS_MAX 16
+#define CS_PLOT_COL_NAME_MAX 32
 
 /* A figure: a template name, a title, axis conventions of that template, and its series. */
 struct cs_plot {
@@ -58,6 +63,9 @@ struct cs_plot {
   int xy;                      /* set by cs_plot_add_xy: the .dat holds x, y, y_lo, y_hi as given */
   int xlog;                    /* 1: logarithmic x axis */
   char xlabel[64], ylabel[64]; /* axis titles with units */
+  /* stacked figures (cs_plot_add_stack; breakdown template): */
+  size_t ncols;                                         /* parts per row, 0 for other figures */
+  char colname[CS_PLOT_COLS_MAX][CS_PLOT_COL_NAME_MAX]; /* legend text of each part */
   struct cs_plot_series *series;
   size_t n, cap;
 };
@@ -103,6 +111,19 @@ enum cs_status cs_plot_add_times(struct cs_plot *p, enum cs_plot_kind kind, cons
 enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const char *title,
                               int group, size_t n, const double *x, const double *y,
                               const double *lo, const double *hi, struct cs_error *err);
+
+/* Appends a stacked series (one group of bars, e.g. one plan): n rows, row i at x[i] (kept in the
+ * given order) with ncols parts vals[i * ncols + j] that stack into one bar. The first stacked
+ * series fixes the figure's parts and their names (names[j], truncated to CS_PLOT_COL_NAME_MAX - 1
+ * characters); later ones must have the same ncols. Rows with a non-finite x or part are left out.
+ * The .dat of such a figure has the columns x, the parts and their total, and its .gp also sets
+ * cs_xlabel, cs_ylabel, cs_ncols and the array cs_col of part names. A figure holds stacked series
+ * only (CS_ERR_USAGE when mixed). Errors: CS_ERR_USAGE for n == 0, NULL arrays, ncols outside
+ * 1..CS_PLOT_COLS_MAX or different from the figure's, a negative group; CS_ERR_RANGE when no row
+ * is kept; CS_ERR_NOMEM. On failure p is unchanged. */
+enum cs_status cs_plot_add_stack(struct cs_plot *p, const char *title, int group, size_t n,
+                                 const double *x, size_t ncols, const char *const *names,
+                                 const double *vals, struct cs_error *err);
 
 /* Writes the data file (format above) to path. CS_ERR_USAGE when p has no series, CS_ERR_IO when
  * the file cannot be written (the message names it). */

@@ -1,6 +1,6 @@
 # sweep.gp — commscale's sweep figures: a value (throughput, MFU or speedup) against network
-# bandwidth per GPU or against nodes, one curve per plan or plan family (lines with points),
-# dashed lines for references (ideal linear speedup), large points for marked values.
+# bandwidth per GPU or against nodes, one curve per plan or plan family (lines with points over
+# their lightly shaded band y_lo..y_hi, invisible when the series has none), dashed lines for references (ideal linear speedup), large points for marked values.
 #
 # Loaded by the PREFIX.gp that `commscale sweep --plot PREFIX` writes, after it has set the
 # terminal, the output and these variables:
@@ -36,6 +36,8 @@ nm(i) = (i >= 0 && i < |cs_name|) ? cs_name[i + 1] : ''
 gr(i) = (i >= 0 && i < |cs_group|) ? cs_group[i + 1] : 0
 
 plot \
+  for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:3:4 \
+      with filledcurves fs transparent solid 0.15 noborder lc rgb fam_color(gr(i)) notitle, \
   for [i = cs_fit_first:cs_fit_last] cs_data index i using 1:2 \
       with lines lw 1.2 dt (6, 4) lc rgb fam_color(gr(i)) title nm(i), \
   for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:2 \

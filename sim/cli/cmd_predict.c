@@ -5,7 +5,10 @@
  * Per node (or GPU) count, dp fills the GPUs unless the plan names it; a row whose plan does not
  * divide the model, does not fit memory or does not fit the cluster carries the reason instead of
  * figures. One record per row feeds the three writers (table, CSV with units, JSON with the tool
- * version, the arguments and the resolved plan).
+ * version, the arguments and the resolved plan). --plan "P1;P2" puts several plans side by side
+ * (rows grouped by plan); --plot PREFIX draws the speedup curves with their bands against the
+ * ideal line, and the stacked breakdown per node count (plot.h, templates sweep.gp and
+ * breakdown.gp).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "memory.h"
 #include "opts.h"
 #include "output.h"
+#include "plot.h"
 #include "setup.h"
 #include "step.h"
 #include "units.h"
@@ -27,7 +31,8 @@ static const struct cli_opt opts[] = {
     {"cal", 'c', "FILE", "calibration.yaml from commscale fit (default: NCCL-anchored constants)"},
     {"plan", 'p', "PLAN",
      "e.g. \"tp=8,pp=8,zero=1,mbs=1,gbs=1536\"; dp defaults to what fills the "
-     "GPUs (GPUs / (tp*pp*cp))"},
+     "GPUs (GPUs / (tp*pp*cp)); \"P1;P2\" puts plans side by side (a plan YAML file is one "
+     "plan)"},
     {"nodes", 'N', "LIST", "node counts, e.g. 1,2,4,8 or 1:400 (default 1)"},
     {"gpus", 'G', "LIST", "GPU counts instead of node counts, e.g. 1,8,16,32"},
     {"accum", 0, "K",
@@ -47,12 +52,15 @@ static const struct cli_opt opts[] = {
     {"bench", 0, NULL, "print simulated steps per second on stderr"},
     {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
     {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    {"plot", 0, "PREFIX",
+     "also write PREFIX-speedup.{dat,gp,svg} (speedup vs nodes with bands and the ideal line) "
+     "and PREFIX-breakdown.{dat,gp,svg} (stacked step breakdown per node count)"},
 };
 
 static const struct cli_verb verb = {
     "predict",
     "--workload NAME --gpu NAME --topology NAME [--cal calibration.yaml] --plan PLAN "
-    "[--nodes 1:400]",
+    "[--nodes 1:400] [--plot PREFIX]",
     "Predict step time, throughput, speedup and scaling efficiency of a plan at many node counts.",
     "step_lo..step_hi: the schedule re-run with every collective at the low and at the high end\n"
     "of its ~95% band. speedup = throughput / throughput of one GPU running the same "
@@ -64,7 +72,10 @@ static const struct cli_verb verb = {
     opts,
     (int)(sizeof opts / sizeof opts[0])};
 
+#define MAX_PLANS 16
+
 struct rec {
+  int pi, ni; /* index of the plan and of the network speed */
   long nodes, gpus, dp;
   double net_gbps; /* per NIC; 0 = the topology's */
   int ok;
@@ -80,7 +91,8 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void write_table(FILE *f, const struct rec *r, size_t n, const char *head) {
+static void write_table(FILE *f, const struct rec *r, size_t n, const char *head, int nplan,
+                        char (*ptexts)[256]) {
   fprintf(f, "# commscale %s predict\n%s", CS_VERSION, head);
   fprintf(f,
           "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
@@ -95,6 +107,8 @@ static void write_table(FILE *f, const struct rec *r, size_t n, const char *head
           "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
   for (size_t i = 0; i < n; i++) {
     const struct rec *x = &r[i];
+    if (nplan > 1 && (i == 0 || r[i - 1].pi != x->pi))
+      fprintf(f, "# plan %d: %s\n", x->pi + 1, ptexts[x->pi]);
     if (!x->ok) {
       fprintf(f, " %5ld %6ld  rejected: %s\n", x->nodes, x->gpus, x->reason);
       continue;
@@ -140,7 +154,7 @@ static void write_csv(FILE *f, const struct rec *r, size_t n) {
 }
 
 static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **argv,
-                       const struct cs_plan *plan, const char *calpath, const char *wl,
+                       const struct cs_plan *plans, int nplan, const char *calpath, const char *wl,
                        const char *gpu, const char *topo) {
   cli_json_head(f, argc, argv);
   fputs(",\n \"workload\": ", f);
@@ -154,8 +168,17 @@ static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **
     cli_json_string(f, calpath);
   else
     fputs("null", f);
-  fputs(", \"plan\": ", f);
-  cli_json_plan(f, plan);
+  if (nplan == 1) {
+    fputs(", \"plan\": ", f);
+    cli_json_plan(f, &plans[0]);
+  } else {
+    fputs(", \"plans\": [", f);
+    for (int i = 0; i < nplan; i++) {
+      if (i) fputs(", ", f);
+      cli_json_plan(f, &plans[i]);
+    }
+    fputc(']', f);
+  }
   fputs(",\n \"predictions\": [\n", f);
   for (size_t i = 0; i < n; i++) {
     const struct rec *x = &r[i];
@@ -216,10 +239,182 @@ static int names_key(const char *text, const char *key) {
   return 0;
 }
 
+static int ends_with(const char *s, const char *tail) {
+  size_t n = strlen(s), k = strlen(tail);
+  return n >= k && strcmp(s + n - k, tail) == 0;
+}
+
+/* Reads --plan: one plan (text or YAML file), or "P1;P2;..." (each item trimmed and non-empty)
+ * into plans[], their texts into texts[] and whether each names dp into fixed[]. */
+static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char (*texts)[256],
+                                  int *fixed, int *nplan, struct cs_error *err) {
+  *nplan = 0;
+  if (!strchr(text, ';') || ends_with(text, ".yaml") || ends_with(text, ".yml")) {
+    enum cs_status st = cli_setup_plan(text, &plans[0], err);
+    if (st != CS_OK) return st;
+    snprintf(texts[0], sizeof texts[0], "%s", text);
+    fixed[0] = names_key(text, "dp");
+    *nplan = 1;
+    return CS_OK;
+  }
+  int items = 0, empty = 0, first_empty = 0;
+  for (const char *s = text;; s++) {
+    const char *e = strchr(s, ';');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    while (len > 0 && (*s == ' ' || *s == '\t'))
+      s++, len--;
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t'))
+      len--;
+    items++;
+    if (len == 0) {
+      if (!empty++) first_empty = items;
+    } else if (*nplan == MAX_PLANS) {
+      return cs_error_set(err, CS_ERR_USAGE, "at most %d plans", MAX_PLANS);
+    } else {
+      char *t = texts[*nplan];
+      if (len >= sizeof texts[0])
+        return cs_error_set(err, CS_ERR_USAGE, "plan %d is longer than %zu characters", items,
+                            sizeof texts[0] - 1);
+      memcpy(t, s, len);
+      t[len] = '\0';
+      enum cs_status st = cs_plan_parse(t, &plans[*nplan], err);
+      if (st != CS_OK) {
+        char where[32];
+        snprintf(where, sizeof where, "plan %d", items);
+        cs_error_prefix(err, where);
+        return st;
+      }
+      fixed[*nplan] = names_key(t, "dp");
+      if (plans[*nplan].precision != plans[0].precision)
+        return cs_error_set(err, CS_ERR_USAGE,
+                            "plan %d has another precision than plan 1: plans side by side share "
+                            "one compute model",
+                            items);
+      (*nplan)++;
+    }
+    if (!e) break;
+    s = e;
+  }
+  if (*nplan == 0) return cs_error_set(err, CS_ERR_USAGE, "expected at least one plan (\"P1;P2\")");
+  if (empty)
+    return cs_error_set(err, CS_ERR_USAGE, "plan %d is empty (expected \"P1;P2\")", first_empty);
+  return CS_OK;
+}
+
 static int usage_fail(struct cs_error *err, const char *opt) {
   cs_error_prefix(err, opt);
   if (err->status != CS_ERR_NOMEM) err->status = CS_ERR_USAGE; /* out of memory is no usage error */
   return cli_fail("predict", err);
+}
+
+/* Renders fig with gnuplot (COMMSCALE_GNUPLOT, else the build's, else PATH's): when gnuplot cannot
+ * run or fails, the .dat/.gp stay and stderr says that the SVG was not rendered (not an error). */
+static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, struct cs_error *err) {
+  struct cs_plot_opts po = {prefix, CS_PLOT_SVG, NULL, getenv("COMMSCALE_GNUPLOT")};
+  struct cs_error e2 = {0};
+  enum cs_status st = cs_plot_write(fig, &po, &e2);
+  if (st == CS_ERR_EXTERNAL) {
+    fprintf(stderr, "commscale predict: %s.svg not rendered: %s\n", prefix, e2.msg);
+    return CS_OK;
+  }
+  if (st != CS_OK) *err = e2;
+  return st;
+}
+
+/* --plot PREFIX: PREFIX-speedup, one curve per plan of throughput over the best plan's at the
+ * smallest feasible node count, with its band, and the ideal line nodes / that count (dashed);
+ * PREFIX-breakdown, the stacked parts of the step per node count, one panel per plan. Only the
+ * feasible rows at the first network speed are drawn. */
+static enum cs_status plot(const char *prefix, const struct rec *r, size_t n, int nplan,
+                           char (*ptexts)[256], int by_gpus, const char *wl, const char *topo,
+                           struct cs_error *err) {
+  static const char *const parts[] = {"compute", "tp", "cp",     "ep",
+                                      "dp",      "pp", "bubble", "optimizer"};
+  enum { NPART = sizeof parts / sizeof parts[0] };
+  const struct rec *ref = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const struct rec *x = &r[i];
+    if (!x->ok || x->ni != 0) continue;
+    long xv = by_gpus ? x->gpus : x->nodes, rv = ref ? (by_gpus ? ref->gpus : ref->nodes) : 0;
+    if (!ref || xv < rv || (xv == rv && x->r.samples_per_s > ref->r.samples_per_s)) ref = x;
+  }
+  if (!ref) return CS_OK; /* nothing feasible: the caller reports it */
+  double x0 = (double)(by_gpus ? ref->gpus : ref->nodes), t0 = ref->r.samples_per_s;
+  double *xs = malloc(n * sizeof *xs), *ys = malloc(n * sizeof *ys), *lo = malloc(n * sizeof *lo),
+         *hi = malloc(n * sizeof *hi), *vals = malloc(n * NPART * sizeof *vals);
+  struct cs_plot *sp = NULL, *bd = NULL;
+  enum cs_status st = CS_OK;
+  if (!xs || !ys || !lo || !hi || !vals) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  char title[512], path[4096];
+  const char *unit = by_gpus ? "GPUs" : "nodes";
+  if (st == CS_OK) {
+    snprintf(title, sizeof title, "%s on %s: speedup vs %s", wl, topo, unit);
+    if (!(sp = cs_plot_alloc("sweep", title, err))) st = err->status;
+  }
+  if (st == CS_OK) {
+    snprintf(title, sizeof title, "%s on %s: step breakdown per %s count", wl, topo,
+             by_gpus ? "GPU" : "node");
+    if (!(bd = cs_plot_alloc("breakdown", title, err))) st = err->status;
+  }
+  for (int pi = 0; st == CS_OK && pi < nplan; pi++) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct rec *x = &r[i];
+      if (x->pi != pi || !x->ok || x->ni != 0) continue;
+      const struct cs_sim_breakdown *b = &x->r.part;
+      double y = x->r.samples_per_s / t0;
+      xs[m] = (double)(by_gpus ? x->gpus : x->nodes);
+      ys[m] = y;
+      lo[m] = y * x->r.step / x->r.step_hi; /* samples/s goes as 1 / step */
+      hi[m] = y * x->r.step / x->r.step_lo;
+      const double v[NPART] = {b->compute, b->tp, b->cp,     b->ep,
+                               b->dp,      b->pp, b->bubble, b->optimizer};
+      memcpy(vals + m * NPART, v, sizeof v);
+      m++;
+    }
+    if (m == 0) continue;
+    st = cs_plot_add_xy(sp, CS_PLOT_PREDICTED, ptexts[pi], pi, m, xs, ys, lo, hi, err);
+    if (st == CS_OK) st = cs_plot_add_stack(bd, ptexts[pi], pi, m, xs, NPART, parts, vals, err);
+  }
+  if (st == CS_OK) { /* the ideal line at every drawn count from the reference on */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+      const struct rec *x = &r[i];
+      double v = (double)(by_gpus ? x->gpus : x->nodes);
+      int seen = 0;
+      for (size_t j = 0; j < m; j++)
+        seen |= xs[j] == v;
+      if (x->ni != 0 || v < x0 || seen) continue;
+      size_t j = m++;
+      for (; j > 0 && xs[j - 1] > v; j--)
+        xs[j] = xs[j - 1];
+      xs[j] = v;
+    }
+    for (size_t j = 0; j < m; j++)
+      ys[j] = xs[j] / x0;
+    st = cs_plot_add_xy(sp, CS_PLOT_FITTED, "ideal (linear)", 7, m, xs, ys, NULL, NULL, err);
+  }
+  if (st == CS_OK) {
+    snprintf(sp->xlabel, sizeof sp->xlabel, "%s", unit);
+    snprintf(sp->ylabel, sizeof sp->ylabel, "speedup over the best plan at %ld %s", (long)x0, unit);
+    sp->xlog = sp->ylog = 1;
+    snprintf(bd->xlabel, sizeof bd->xlabel, "%s", unit);
+    snprintf(bd->ylabel, sizeof bd->ylabel, "step time (s)");
+    snprintf(path, sizeof path, "%s-speedup", prefix);
+    st = plot_write(sp, path, err);
+  }
+  if (st == CS_OK) {
+    snprintf(path, sizeof path, "%s-breakdown", prefix);
+    st = plot_write(bd, path, err);
+  }
+  cs_plot_free(sp);
+  cs_plot_free(bd);
+  free(xs);
+  free(ys);
+  free(lo);
+  free(hi);
+  free(vals);
+  return st;
 }
 
 int cs_cmd_predict(int argc, char **argv) {
@@ -249,9 +444,12 @@ int cs_cmd_predict(int argc, char **argv) {
     return cli_fail("predict", &err);
   }
   if (!ptext) ptext = "";
-  struct cs_plan base;
-  if (cli_setup_plan(ptext, &base, &err) != CS_OK) return usage_fail(&err, "--plan");
-  int fixed_dp = names_key(ptext, "dp");
+  struct cs_plan plans[MAX_PLANS];
+  char ptexts[MAX_PLANS][256];
+  int fixed[MAX_PLANS], nplan = 0;
+  if (parse_plans(ptext, plans, ptexts, fixed, &nplan, &err) != CS_OK)
+    return usage_fail(&err, "--plan");
+  const struct cs_plan base = plans[0];
   const char *s;
   long accum = 1;
   if ((s = cli_get(&verb, &a, "accum"))) {
@@ -301,7 +499,7 @@ int cs_cmd_predict(int argc, char **argv) {
       st = cs_compute_calibrate(comp, w, &one, m, &err);
   }
   size_t nn = nnet ? nnet : 1;
-  if (st == CS_OK && !(recs = calloc(ncount * nn, sizeof *recs)))
+  if (st == CS_OK && !(recs = calloc((size_t)nplan * ncount * nn, sizeof *recs)))
     st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
   const double nic0 = topo->net.nic_bw;
   int explained = 0;
@@ -309,96 +507,102 @@ int cs_cmd_predict(int argc, char **argv) {
   const struct rec *keep_rec = NULL;
   FILE *f = NULL;
   if (st == CS_OK && !(f = cli_open_out(outpath, &err))) st = CS_ERR_IO;
-  for (size_t i = 0; st == CS_OK && i < ncount; i++)
-    for (size_t k = 0; k < nn; k++) {
-      struct rec *x = &recs[nrec++];
-      long gpn = topo->node.gpus;
-      x->gpus = by_gpus ? counts[i] : counts[i] * gpn;
-      x->nodes = by_gpus ? (counts[i] + gpn - 1) / gpn : counts[i];
-      x->net_gbps = nnet ? (double)nets[k] : topo->net.nic_bw * 8 / 1e9;
-      topo->net.nic_bw = nnet ? (double)nets[k] * 1e9 / 8 : nic0;
-      struct cs_plan plan = base;
-      long mp = (long)plan.tp * plan.pp * plan.cp;
-      struct cs_error e2 = {0};
-      if (!fixed_dp) {
-        if (x->gpus % mp != 0) {
-          snprintf(x->reason, sizeof x->reason, "%ld GPUs are not a multiple of tp*pp*cp = %ld",
-                   x->gpus, mp);
+  for (int pi = 0; st == CS_OK && pi < nplan; pi++)
+    for (size_t i = 0; st == CS_OK && i < ncount; i++)
+      for (size_t k = 0; k < nn; k++) {
+        struct rec *x = &recs[nrec++];
+        x->pi = pi;
+        x->ni = (int)k;
+        if (nplan > 1) /* each row names its plan, even when rejected before it is resolved */
+          snprintf(x->plan, sizeof x->plan, "%s", ptexts[pi]);
+        long gpn = topo->node.gpus;
+        x->gpus = by_gpus ? counts[i] : counts[i] * gpn;
+        x->nodes = by_gpus ? (counts[i] + gpn - 1) / gpn : counts[i];
+        x->net_gbps = nnet ? (double)nets[k] : topo->net.nic_bw * 8 / 1e9;
+        topo->net.nic_bw = nnet ? (double)nets[k] * 1e9 / 8 : nic0;
+        struct cs_plan plan = plans[pi];
+        long mp = (long)plan.tp * plan.pp * plan.cp;
+        struct cs_error e2 = {0};
+        if (!fixed[pi]) {
+          if (x->gpus % mp != 0) {
+            snprintf(x->reason, sizeof x->reason, "%ld GPUs are not a multiple of tp*pp*cp = %ld",
+                     x->gpus, mp);
+            continue;
+          }
+          plan.dp = (int)(x->gpus / mp);
+        } else if (cs_plan_gpus(&plan) != x->gpus) {
+          snprintf(x->reason, sizeof x->reason, "the plan occupies %ld GPUs, not %ld",
+                   cs_plan_gpus(&plan), x->gpus);
           continue;
         }
-        plan.dp = (int)(x->gpus / mp);
-      } else if (cs_plan_gpus(&plan) != x->gpus) {
-        snprintf(x->reason, sizeof x->reason, "the plan occupies %ld GPUs, not %ld",
-                 cs_plan_gpus(&plan), x->gpus);
-        continue;
-      }
-      x->dp = plan.dp;
-      if (plan.gbs == 0 && accum > 1) plan.gbs = (int)(plan.mbs * plan.dp * accum);
-      cs_plan_format(&plan, x->plan, sizeof x->plan);
-      struct cs_memory mem;
-      if (cs_plan_check(&plan, w, &e2) != CS_OK ||
-          cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
-          (!cli_get(&verb, &a, "ignore-memory") &&
-           cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
-        if (e2.status == CS_ERR_NOMEM) { /* no reason to reject the plan: the run fails */
-          st = e2.status;
-          err = e2;
-          break;
+        x->dp = plan.dp;
+        if (plan.gbs == 0 && accum > 1) plan.gbs = (int)(plan.mbs * plan.dp * accum);
+        cs_plan_format(&plan, x->plan, sizeof x->plan);
+        struct cs_memory mem;
+        if (cs_plan_check(&plan, w, &e2) != CS_OK ||
+            cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
+            (!cli_get(&verb, &a, "ignore-memory") &&
+             cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
+          if (e2.status == CS_ERR_NOMEM) { /* no reason to reject the plan: the run fails */
+            st = e2.status;
+            err = e2;
+            goto done;
+          }
+          snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
+          continue;
         }
-        snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
-        continue;
-      }
-      x->mem_gib = mem.total / 1073741824.0;
-      struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference};
-      struct cs_sim *sim = NULL;
-      if (cs_sim_alloc(&in, &sim, &e2) != CS_OK) {
-        if (e2.status == CS_ERR_NOMEM) {
-          st = e2.status;
-          err = e2;
-          break;
+        x->mem_gib = mem.total / 1073741824.0;
+        struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference};
+        struct cs_sim *sim = NULL;
+        if (cs_sim_alloc(&in, &sim, &e2) != CS_OK) {
+          if (e2.status == CS_ERR_NOMEM) {
+            st = e2.status;
+            err = e2;
+            goto done;
+          }
+          snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
+          continue;
         }
-        snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
-        continue;
+        cs_sim_run(sim, &x->r);
+        double one;
+        if (cs_sim_single_gpu(w, &plan, comp, &one, &e2) == CS_OK) {
+          x->speedup = x->r.samples_per_s / one;
+          x->efficiency = x->speedup / (double)x->gpus;
+        }
+        x->ok = 1;
+        if (cli_get(&verb, &a, "bench") && !explained) {
+          long reps = 0;
+          double t0 = now(), t1;
+          struct cs_sim_result tmp;
+          do {
+            for (int j = 0; j < 100; j++)
+              cs_sim_run(sim, &tmp);
+            reps += 100;
+          } while ((t1 = now()) - t0 < 0.5);
+          double replay = reps / (t1 - t0);
+          long reps2 = 0;
+          t0 = now();
+          do {
+            struct cs_sim *s2 = NULL;
+            if (cs_sim_alloc(&in, &s2, NULL) == CS_OK) cs_sim_run(s2, &tmp);
+            cs_sim_free(s2);
+            reps2++;
+          } while ((t1 = now()) - t0 < 0.5);
+          fprintf(stderr,
+                  "commscale predict: simulated steps per second: %.4g (replay of a prepared plan, "
+                  "3 band levels + bubble split each), %.4g (prepare + replay); %s, %s, %ld GPUs, "
+                  "%ld micro-batches, one core\n",
+                  replay, reps2 / (t1 - t0), w->name, x->plan, x->gpus, x->r.microbatches);
+        }
+        if (!explained && cli_get(&verb, &a, "explain") && fmt == CLI_TABLE) {
+          keep = sim; /* its collectives follow the table */
+          keep_rec = x;
+          sim = NULL;
+        }
+        explained = 1;
+        cs_sim_free(sim);
       }
-      cs_sim_run(sim, &x->r);
-      double one;
-      if (cs_sim_single_gpu(w, &plan, comp, &one, &e2) == CS_OK) {
-        x->speedup = x->r.samples_per_s / one;
-        x->efficiency = x->speedup / (double)x->gpus;
-      }
-      x->ok = 1;
-      if (cli_get(&verb, &a, "bench") && !explained) {
-        long reps = 0;
-        double t0 = now(), t1;
-        struct cs_sim_result tmp;
-        do {
-          for (int j = 0; j < 100; j++)
-            cs_sim_run(sim, &tmp);
-          reps += 100;
-        } while ((t1 = now()) - t0 < 0.5);
-        double replay = reps / (t1 - t0);
-        long reps2 = 0;
-        t0 = now();
-        do {
-          struct cs_sim *s2 = NULL;
-          if (cs_sim_alloc(&in, &s2, NULL) == CS_OK) cs_sim_run(s2, &tmp);
-          cs_sim_free(s2);
-          reps2++;
-        } while ((t1 = now()) - t0 < 0.5);
-        fprintf(stderr,
-                "commscale predict: simulated steps per second: %.4g (replay of a prepared plan, "
-                "3 band levels + bubble split each), %.4g (prepare + replay); %s, %s, %ld GPUs, "
-                "%ld micro-batches, one core\n",
-                replay, reps2 / (t1 - t0), w->name, x->plan, x->gpus, x->r.microbatches);
-      }
-      if (!explained && cli_get(&verb, &a, "explain") && fmt == CLI_TABLE) {
-        keep = sim; /* its collectives follow the table */
-        keep_rec = x;
-        sim = NULL;
-      }
-      explained = 1;
-      cs_sim_free(sim);
-    }
+done:
   if (st == CS_OK) {
     char head[1024];
     snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
@@ -407,9 +611,9 @@ int cs_cmd_predict(int argc, char **argv) {
     if (fmt == CLI_CSV)
       write_csv(f, recs, nrec);
     else if (fmt == CLI_JSON)
-      write_json(f, recs, nrec, argc, argv, &base, calpath, w->name, gpu->name, topo->name);
+      write_json(f, recs, nrec, argc, argv, plans, nplan, calpath, w->name, gpu->name, topo->name);
     else
-      write_table(f, recs, nrec, head);
+      write_table(f, recs, nrec, head, nplan, ptexts);
     if (keep) {
       fprintf(f, "#\n# explain: %ld GPUs, %s\n", keep_rec->gpus, keep_rec->plan);
       explain(f, keep);
@@ -423,6 +627,8 @@ int cs_cmd_predict(int argc, char **argv) {
     }
   }
   if (f) cli_close_out(f);
+  if (st == CS_OK && (s = cli_get(&verb, &a, "plot")))
+    st = plot(s, recs, nrec, nplan, ptexts, by_gpus, w->name, topo->name, &err);
   if (st != CS_OK) rc = cli_fail("predict", &err);
   cs_sim_free(keep);
   free(recs);

@@ -387,7 +387,10 @@ enum cs_status cs_cfg_set_text(const struct cs_cfg_field *f, void *obj, const ch
       const char *m = e2.msg;
       size_t kl = strlen(f->key);
       if (strncmp(m, f->key, kl) == 0 && strncmp(m + kl, ":1:1: ", 6) == 0) m += kl + 6;
-      cs_error_set(err, st, "%s: %s", f->key, m);
+      if (strncmp(m, f->key, kl) == 0 && m[kl] == ':') /* the message names the key already */
+        cs_error_set(err, st, "%s", m);
+      else
+        cs_error_set(err, st, "%s: %s", f->key, m);
     }
   }
   cs_yaml_free(d);

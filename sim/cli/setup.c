@@ -90,6 +90,20 @@ enum cs_status cli_setup_load(struct cli_setup *s, const struct cli_verb *v,
   reset(s);
   if (!cli_get(v, a, "workload") || !cli_get(v, a, "gpu") || !cli_get(v, a, "topology"))
     return cs_error_set(err, CS_ERR_USAGE, "--workload, --gpu and --topology are required");
+  /* the decision verbs choose the parallel layout themselves: --plan holds fixed fields only */
+  static const char *const searched[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
+                                         "zero", "mbs", "gbs", "recompute", "sp"};
+  for (const char *t = plan_text; t && *t; t += strcspn(t, ","), t += *t == ',') {
+    size_t klen = strcspn(t, "=,");
+    while (klen > 0 && t[0] == ' ')
+      t++, klen--;
+    for (size_t k = 0; k < sizeof searched / sizeof searched[0]; k++)
+      if (strlen(searched[k]) == klen && strncmp(t, searched[k], klen) == 0)
+        return cs_error_set(err, CS_ERR_USAGE,
+                            "--plan: %s is chosen by commscale %s (use its own options); --plan "
+                            "sets fixed fields only (precision, bucket, overlaps, reserve, ...)",
+                            searched[k], v->name);
+  }
   struct cs_plan plan;
   cs_plan_init(&plan);
   if (plan_text && cs_plan_parse(plan_text, &plan, err) != CS_OK) {

@@ -136,6 +136,8 @@ expect 1 "syntax.yaml:4:10: YAML syntax" -- predict -w "$data/calfile/syntax.yam
 expect 2 "--gbs is required" -- search $W --gpus 8
 expect 2 "--gpus expects an integer from 1 to 16777216, got \"0\"" -- search $W --gpus 0 --gbs 8
 expect 2 "--gpus expects an integer from 1 to 16777216, got \"999999999\"" -- search $W --gpus 999999999 --gbs 8
+expect 2 "--plan: tp is chosen by commscale search" -- search $W --gpus 8 --gbs 8 -p tp=2
+expect 2 "--plan: zero is chosen by commscale size-network" -- size-network $W --nodes 2 --gbs 16 -p precision=bf16,zero=3
 expect 2 "--nodes expects an integer from 1 to 1048576, got \"-1\"" -- search $W --nodes -1 --gbs 8
 expect 2 "--gbs expects an integer from 1 to 1073741824, got \"0\"" -- search $W --gpus 8 --gbs 0
 expect 2 "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"1e30\"" -- search $W --gpus 8 --gbs 8 --net-gbps 1e30
@@ -172,7 +174,7 @@ expect 2 "target \"eff=nan\": expected a value in" -- size-network $W --nodes 1 
 expect 2 "target \"mfu=-1\": expected a value in" -- size-network $W --nodes 1 --gbs 16 --target mfu=-1
 expect 2 "target \"bogus=1\": unknown kind" -- size-network $W --nodes 1 --gbs 16 --target bogus=1
 expect 2 "--family: unknown family \"bogus\"" -- size-network $W --nodes 1 --gbs 16 --family bogus
-expect 2 "--plan: plan item 1 \"tp=x\"" -- size-network $W --nodes 1 --gbs 16 -p tp=x
+expect 2 "--plan: plan item 1 \"precision=fp7\"" -- size-network $W --nodes 1 --gbs 16 -p precision=fp7
 expect 1 "nope-prices.yaml: cannot open" -- size-network $W --nodes 1 --gbs 16 --prices "$tmp/nope-prices.yaml"
 }
 # report scenarios: each bad value is named at its file:line:col before any verb runs

@@ -51,7 +51,9 @@ static enum cs_status edits(const struct cli_verb *v, const struct cli_args *a,
   enum cs_status st = cli_int_opt(v, a, "rails", 1, CS_TOPO_MAX_NICS, 0, &rails, err);
   e.rails = (int)rails;
   const char *s;
-  if (st == CS_OK && (s = cli_get(v, a, "oversub"))) st = cs_net_edit_parse_oversub(t, s, &e, err);
+  if (st == CS_OK && (s = cli_get(v, a, "oversub")) &&
+      (st = cs_net_edit_parse_oversub(t, s, &e, err)) != CS_OK && strncmp(err->msg, "--", 2) != 0)
+    cs_error_prefix(err, "--oversub");
   if (st == CS_OK) st = onoff(cli_get(v, a, "sharp"), "sharp", &e.sharp, err);
   if (st == CS_OK) st = onoff(cli_get(v, a, "nvls"), "nvls", &e.nvls, err);
   if (st == CS_OK && (s = cli_get(v, a, "transport"))) {

@@ -149,7 +149,7 @@ expect 2 "--max-tp expects an integer from 1" -- search $W --gpus 8 --gbs 8 --ma
 expect 2 "--top expects an integer from 0" -- search $W --gpus 8 --gbs 8 -n -1
 expect 2 "--rails expects an integer from 1 to 32" -- search $W --gpus 8 --gbs 8 --rails 0
 expect 2 "--net-latency: .*beyond any real system" -- search $W --gpus 8 --gbs 8 --net-latency 1e30s
-expect 2 "expected a ratio >= 1" -- search $W --gpus 8 --gbs 8 --oversub leaf=0
+expect 2 "--oversub: \"0\": expected a ratio >= 1" -- search $W --gpus 8 --gbs 8 --oversub leaf=0
 expect 1 "no feasible plan: 0 points" -- search $W --gpus 7 --gbs 8
 expect 1 "nope-t.yaml: cannot open" -- search -w gpt2-124m --gpu h100-sxm -t "$tmp/nope-t.yaml" --gpus 8 --gbs 8
 expect 2 "--nodes and --gbs are required" -- sweep $W --nodes 1

@@ -56,9 +56,8 @@ const struct cs_cfg_field *cs_plan_fields(size_t *n);
 
 /* Sets every field to its default: dp=tp=pp=vpp=cp=ep=1, zero=0, mbs=1, gbs=0, recompute=none,
  * sp=false, precision=bf16, bucket=25MiB, overlap_grad=overlap_param=true, overlap_tp=false,
- * bytes per parameter from the precision, reserve=1GiB. Applying the defaults needs memory; when
- * none is left the group sizes and mbs are still 1 and the rest may be 0 (cs_plan_parse and
- * cs_plan_read report that failure). */
+ * bytes per parameter from the precision, reserve=1GiB. The defaults are converted from the
+ * schema once per process and copied: this allocates nothing and cannot fail. */
 void cs_plan_init(struct cs_plan *p);
 
 /* Parses "tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective" on top of the defaults.

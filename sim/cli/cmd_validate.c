@@ -44,6 +44,7 @@
 #include "map.h"
 #include "nccltests.h"
 #include "opts.h"
+#include "output.h"
 #include "plan.h"
 #include "step.h"
 #include "topology.h"
@@ -862,43 +863,26 @@ static void write_csv(FILE *f, const struct vcase *cs, size_t n) {
   }
 }
 
-static void json_text(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      fprintf(f, "\\%c", *s);
-    else if ((unsigned char)*s < 0x20)
-      fprintf(f, "\\u%04x", *s);
-    else
-      fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 static void write_json(FILE *f, const struct vcase *cs, size_t n, const struct summary *sm,
                        int argc, char **argv) {
-  fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
-  for (int i = 0; i < argc; i++) {
-    if (i) fputs(", ", f);
-    json_text(f, argv[i]);
-  }
-  fputs("],\n \"cases\": [\n", f);
+  cli_json_head(f, argc, argv);
+  fputs(",\n \"cases\": [\n", f);
   for (size_t i = 0; i < n; i++) {
     const struct vcase *c = &cs[i];
     double s = metric_scale[c->metric];
     fputs("  {\"file\": ", f);
-    json_text(f, c->file->path);
+    cli_json_string(f, c->file->path);
     fputs(", \"section\": ", f);
-    json_text(f, c->section);
+    cli_json_string(f, c->section);
     fputs(", \"case\": ", f);
-    json_text(f, c->name);
+    cli_json_string(f, c->name);
     fprintf(f,
             ", \"metric\": \"%s\", \"unit\": \"%s\", \"predicted\": %.6g, \"published_lo\": %.6g, "
             "\"published_hi\": %.6g, \"error\": %.6g, \"tolerance\": %.6g, \"bound\": %.6g, "
             "\"status\": \"%s\", \"note\": ",
             metric_names[c->metric], metric_units[c->metric], c->pred * s, c->pub_lo * s,
             c->pub_hi * s, c->err, c->tolerance, c->bound, status_names[c->status]);
-    json_text(f, c->note);
+    cli_json_string(f, c->note);
     fprintf(f, "}%s\n", i + 1 < n ? "," : "");
   }
   fprintf(f,

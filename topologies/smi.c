@@ -138,7 +138,8 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
     if (smi_link == 0 && nt >= 4 && strcmp(tok[0], "Link") == 0 && strcmp(tok[3], "GB/s") == 0) {
       char *x;
       double v = strtod(tok[2], &x);
-      if (*x == '\0' && v > 0 && v < 1e4) smi_link = v * 1e9;
+      /* one NVLink moves at most tens of GB/s (NVLink5: 50); 1000 bounds what a real line says */
+      if (*x == '\0' && v > 0 && v <= 1000) smi_link = v * 1e9;
     }
     if (nt == 0) {
       if (in_matrix) in_matrix = 2; /* a blank line ends the matrix */
@@ -267,6 +268,13 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
   if (all_same && any_nv) {
     nd->fabric = CS_TOPO_NVSWITCH;
     nd->nvlink_bw = k0 * nd->link_bw;
+    if (nd->nvlink_bw > 1e14) { /* what a topology file may hold (topology.c) */
+      st = cs_error_set(err, CS_ERR_RANGE,
+                        "%s: %d NVLinks of %g GB/s give %g GB/s per GPU, more than 100000 GB/s",
+                        SMI_NAME, k0, nd->link_bw / 1e9, nd->nvlink_bw / 1e9);
+      free(m);
+      return st;
+    }
     nd->efficiency = 0.8;
     memset(nd->links, 0, sizeof nd->links);
   } else {

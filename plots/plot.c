@@ -98,6 +98,37 @@ static int point_cmp(const void *a, const void *b) {
   return (x->t > y->t) - (x->t < y->t); /* equal sizes: a stable, content-only order */
 }
 
+/* Room for one more series in p (CS_ERR_NOMEM). */
+static enum cs_status reserve(struct cs_plot *p, struct cs_error *err) {
+  if (p->n < p->cap) return CS_OK;
+  size_t cap = p->cap ? 2 * p->cap : 8;
+  struct cs_plot_series *s = realloc(p->series, cap * sizeof *s);
+  if (s == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  p->series = s;
+  p->cap = cap;
+  return CS_OK;
+}
+
+/* Appends a series of m points whose seven arrays (bytes or x, busbw or y and its band, time and
+ * its band) lie in block at multiples of stride; the series owns block. Needs reserve() first. */
+static struct cs_plot_series *push(struct cs_plot *p, enum cs_plot_kind kind, const char *title,
+                                   int group, double *block, size_t stride, size_t m) {
+  struct cs_plot_series *s = &p->series[p->n++];
+  memset(s, 0, sizeof *s);
+  s->kind = kind;
+  snprintf(s->title, sizeof s->title, "%s", title ? title : "");
+  s->group = group;
+  s->n = m;
+  s->bytes = block;
+  s->busbw = block + stride;
+  s->busbw_lo = block + 2 * stride;
+  s->busbw_hi = block + 3 * stride;
+  s->time = block + 4 * stride;
+  s->time_lo = block + 5 * stride;
+  s->time_hi = block + 6 * stride;
+  return s;
+}
+
 enum cs_status cs_plot_add_times(struct cs_plot *p, enum cs_plot_kind kind, const char *title,
                                  int group, enum cs_coll c, int ranks, size_t n,
                                  const double *bytes, const double *time, const double *time_lo,
@@ -129,34 +160,13 @@ enum cs_status cs_plot_add_times(struct cs_plot *p, enum cs_plot_kind kind, cons
   }
   qsort(pt, m, sizeof *pt, point_cmp);
 
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 8;
-    struct cs_plot_series *s = realloc(p->series, cap * sizeof *s);
-    if (s == NULL) {
-      free(pt);
-      return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    }
-    p->series = s;
-    p->cap = cap;
-  }
-  double *block = malloc(7 * m * sizeof *block);
+  enum cs_status st = reserve(p, err);
+  double *block = st == CS_OK ? malloc(7 * m * sizeof *block) : NULL;
   if (block == NULL) {
     free(pt);
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    return st != CS_OK ? st : cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   }
-  struct cs_plot_series *s = &p->series[p->n];
-  memset(s, 0, sizeof *s);
-  s->kind = kind;
-  snprintf(s->title, sizeof s->title, "%s", title ? title : "");
-  s->group = group;
-  s->n = m;
-  s->bytes = block;
-  s->busbw = block + m;
-  s->busbw_lo = block + 2 * m;
-  s->busbw_hi = block + 3 * m;
-  s->time = block + 4 * m;
-  s->time_lo = block + 5 * m;
-  s->time_hi = block + 6 * m;
+  struct cs_plot_series *s = push(p, kind, title, group, block, m, m);
   for (size_t i = 0; i < m; i++) {
     s->bytes[i] = pt[i].bytes;
     s->time[i] = pt[i].t;
@@ -167,7 +177,6 @@ enum cs_status cs_plot_add_times(struct cs_plot *p, enum cs_plot_kind kind, cons
     s->busbw_hi[i] = cs_plot_busbw(c, ranks, pt[i].bytes, s->time_lo[i]);
   }
   free(pt);
-  p->n++;
   return CS_OK;
 }
 
@@ -181,13 +190,8 @@ enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const c
                         "plot series \"%s\": bad kind or group, or mixed with "
                         "bus-bandwidth series",
                         title ? title : "");
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 8;
-    struct cs_plot_series *s = realloc(p->series, cap * sizeof *s);
-    if (s == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    p->series = s;
-    p->cap = cap;
-  }
+  enum cs_status st = reserve(p, err);
+  if (st != CS_OK) return st;
   double *block = malloc(7 * n * sizeof *block);
   if (block == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   size_t m = 0;
@@ -205,21 +209,8 @@ enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const c
     return cs_error_set(err, CS_ERR_RANGE, "plot series \"%s\": no finite point",
                         title ? title : "");
   }
-  struct cs_plot_series *s = &p->series[p->n];
-  memset(s, 0, sizeof *s);
-  s->kind = kind;
-  snprintf(s->title, sizeof s->title, "%s", title ? title : "");
-  s->group = group;
-  s->n = m;
-  s->bytes = block;
-  s->busbw = block + n;
-  s->busbw_lo = block + 2 * n;
-  s->busbw_hi = block + 3 * n;
-  s->time = block + 4 * n;
-  s->time_lo = block + 5 * n;
-  s->time_hi = block + 6 * n;
+  push(p, kind, title, group, block, n, m);
   p->xy = 1;
-  p->n++;
   return CS_OK;
 }
 
@@ -234,13 +225,8 @@ enum cs_status cs_plot_add_stack(struct cs_plot *p, const char *title, int group
                         "plot series \"%s\": bad group or number of parts, or mixed with other "
                         "series",
                         title ? title : "");
-  if (p->n == p->cap) {
-    size_t cap = p->cap ? 2 * p->cap : 8;
-    struct cs_plot_series *s = realloc(p->series, cap * sizeof *s);
-    if (s == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    p->series = s;
-    p->cap = cap;
-  }
+  enum cs_status st = reserve(p, err);
+  if (st != CS_OK) return st;
   double *block = malloc((7 + ncols) * n * sizeof *block);
   if (block == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   double *cols = block + 7 * n;
@@ -263,26 +249,12 @@ enum cs_status cs_plot_add_stack(struct cs_plot *p, const char *title, int group
     free(block);
     return cs_error_set(err, CS_ERR_RANGE, "plot series \"%s\": no finite row", title ? title : "");
   }
-  struct cs_plot_series *s = &p->series[p->n];
-  memset(s, 0, sizeof *s);
-  s->kind = CS_PLOT_PREDICTED;
-  snprintf(s->title, sizeof s->title, "%s", title ? title : "");
-  s->group = group;
-  s->n = m;
-  s->bytes = block;
-  s->busbw = block + n;
-  s->busbw_lo = block + 2 * n;
-  s->busbw_hi = block + 3 * n;
-  s->time = block + 4 * n;
-  s->time_lo = block + 5 * n;
-  s->time_hi = block + 6 * n;
-  s->cols = cols;
   if (p->n == 0) {
     p->ncols = ncols;
     for (size_t j = 0; j < ncols; j++)
       snprintf(p->colname[j], sizeof p->colname[j], "%s", names[j] ? names[j] : "");
   }
-  p->n++;
+  push(p, CS_PLOT_PREDICTED, title, group, block, n, m)->cols = cols;
   return CS_OK;
 }
 

@@ -10,7 +10,7 @@
 #include "cal.h"
 #include "cmds.h"
 #include "fit.h"
-#include "inputs.h"
+#include "measread.h"
 #include "opts.h"
 #include "datadir.h"
 #include "search.h"
@@ -265,7 +265,7 @@ int cs_cmd_bench(int argc, char **argv) {
     cs_meas_set_init(&set);
     enum cs_status st = CS_OK;
     for (int i = 0; i < a.npos && st == CS_OK; i++)
-      st = cli_read_measurements(a.pos[i], &set, &err);
+      st = cs_meas_read_any(a.pos[i], &set, &err);
     for (int cv = 0; cv < 2 && st == CS_OK; cv++) {
       int points = 0, nfit = 0;
       for (int r = 0; r < reps && st == CS_OK; r++) {

@@ -13,7 +13,7 @@
 #include "calfile.h"
 #include "cmds.h"
 #include "fit.h"
-#include "inputs.h"
+#include "measread.h"
 #include "nccltests.h"
 #include "opts.h"
 #include "units.h"
@@ -287,7 +287,7 @@ int cs_cmd_fit(int argc, char **argv) {
   struct point_rec *pts = NULL;
   enum cs_status st = CS_OK;
   for (int i = 0; i < a.npos && st == CS_OK; i++) {
-    st = cli_read_measurements(a.pos[i], &set, &err);
+    st = cs_meas_read_any(a.pos[i], &set, &err);
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }

@@ -16,7 +16,7 @@
 
 #include "calfile.h"
 #include "cmds.h"
-#include "inputs.h"
+#include "measread.h"
 #include "opts.h"
 #include "plot.h"
 #include "units.h"
@@ -351,7 +351,7 @@ int cs_cmd_plot(int argc, char **argv) {
             "drawn have \"%s\"\n",
             cal.prov.config, pa.config);
   for (int i = 0; st == CS_OK && i < a.npos; i++)
-    st = cli_read_measurements(a.pos[i], &set, &err);
+    st = cs_meas_read_any(a.pos[i], &set, &err);
 
   /* the rows to draw, sorted by shape */
   size_t n = 0, other_launch = 0;

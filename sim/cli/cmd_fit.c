@@ -41,7 +41,8 @@ static const struct cli_verb verb = {
     "and NCCL_PROTO) differ are different systems. Parameters no row depends on keep their\n"
     "NCCL-anchored defaults and are marked 'default'. See docs/model.md and docs/calibration.md.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static double percent(double x) {
   return 100.0 * x;
@@ -230,22 +231,11 @@ out:
 int cs_cmd_fit(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("fit", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos == 0) {
-    cs_error_set(&err, CS_ERR_USAGE,
-                 "expected at least one measurements file (see commscale fit --help)");
-    return cli_fail("fit", &err);
-  }
-  int fmt = cli_format(cli_get(&verb, &a, "format"), NULL);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("fit", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 1, CLI_MAX_POS,
+                        "expected at least one measurements file", &fmt);
+  if (begun >= 0) return begun;
+  if (!cli_get(&verb, &a, "format")) fmt = CLI_TABLE; /* -o names the calibration, not the report */
   struct cs_fit_opts fo;
   cs_fit_opts_default(&fo);
   fo.config = cli_get(&verb, &a, "config");

@@ -53,7 +53,8 @@ static const struct cli_verb verb = {
     "$COMMSCALE_PLOTS_DIR, then <prefix>/share/commscale/plots, then the source tree;\n"
     "gnuplot is $COMMSCALE_GNUPLOT, else the one found at build time, else gnuplot on PATH.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 /* Orders rows by shape (the series they belong to), then by size and time. */
 static int row_cmp(const void *pa, const void *pb) {
@@ -248,16 +249,9 @@ int cs_cmd_plot(int argc, char **argv) {
     return cli_fail("plot", &err);
   }
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc - 1, argv + 1, &a, &help, &err) != CS_OK) return cli_fail("plot", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos == 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "no measurements given (commscale CSV or nccl-tests logs)");
-    return cli_fail("plot", &err);
-  }
+  int begun = cli_begin(&verb, argc - 1, argv + 1, &a, 1, CLI_MAX_POS,
+                        "no measurements given (commscale CSV or nccl-tests logs)", NULL);
+  if (begun >= 0) return begun;
 
   struct plot_args pa = {CS_COLL_ALL_REDUCE, "", -1, NULL, 0, 8, NULL, 0};
   const char *s;

@@ -50,8 +50,7 @@ static const struct cli_opt opts[] = {
     {"ignore-memory", 0, NULL, "do not reject plans that exceed the GPU's memory"},
     {"explain", 0, NULL, "also print the collectives of the first feasible row"},
     {"bench", 0, NULL, "print simulated steps per second on stderr"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
     {"plot", 0, "PREFIX",
      "also write PREFIX-speedup.{dat,gp,svg} (speedup vs nodes with bands and the ideal line) "
      "and PREFIX-breakdown.{dat,gp,svg} (stacked step breakdown per node count)"},
@@ -70,7 +69,8 @@ static const struct cli_verb verb = {
     "the critical pipeline stage: compute, exposed tp/cp/ep/dp comm, pp transfer waits, bubble,\n"
     "optimizer; they add up to the step.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 #define MAX_PLANS 16
 
@@ -420,27 +420,14 @@ static enum cs_status plot(const char *prefix, const struct rec *r, size_t n, in
 int cs_cmd_predict(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("predict", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale predict --help)",
-                 a.pos[0]);
-    return cli_fail("predict", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   const char *wname = cli_get(&verb, &a, "workload"), *gname = cli_get(&verb, &a, "gpu");
   const char *tname = cli_get(&verb, &a, "topology"), *ptext = cli_get(&verb, &a, "plan");
   const char *outpath = cli_get(&verb, &a, "output"), *calpath = cli_get(&verb, &a, "cal");
   if (!wname || !gname || !tname) {
     cs_error_set(&err, CS_ERR_USAGE, "--workload, --gpu and --topology are required");
-    return cli_fail("predict", &err);
-  }
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
     return cli_fail("predict", &err);
   }
   if (!ptext) ptext = "";

@@ -9,7 +9,6 @@
  * into one DIR never mix.
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
@@ -33,21 +32,8 @@ static const struct cli_verb verb = {
     "DIR/report.md that quotes each table, shows each figure and gives the command behind it.\n"
     "DIR is replaced only when every part succeeded. Scenario keys (YAML, version: 1):",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
-
-/* The scenario keys after the usage: as they are, or as a roff block in man-page mode. */
-static void scenario_keys(FILE *f) {
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = cli_man() ? open_memstream(&buf, &len) : NULL;
-  cs_report_scenario_help(m ? m : f);
-  if (m && fclose(m) == 0) {
-    fputs(".nf\n", f);
-    cli_roff(f, buf);
-    fputs(".fi\n", f);
-  }
-  free(buf);
-}
+    (int)(sizeof opts / sizeof opts[0]),
+    cs_report_scenario_help};
 
 /* Runs the verb argv[0] with "-o out_path" appended. */
 static int run_verb(void *ctx, char **argv, const char *out_path) {
@@ -91,17 +77,8 @@ static enum cs_status write_report(const struct cs_report_scenario *s, struct cs
 int cs_cmd_report(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("report", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    scenario_keys(stdout);
-    return 0;
-  }
-  if (a.npos != 1) {
-    cs_error_set(&err, CS_ERR_USAGE, "expected one scenario file (see commscale report --help)");
-    return cli_fail("report", &err);
-  }
+  int begun = cli_begin(&verb, argc, argv, &a, 1, 1, "expected one scenario file", NULL);
+  if (begun >= 0) return begun;
   const char *dir = cli_get(&verb, &a, "output");
   if (!dir) dir = "report";
   static struct cs_report_scenario s; /* 10 KiB */

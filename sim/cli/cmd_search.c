@@ -37,8 +37,7 @@ static const struct cli_opt opts[] = {
     {"family", 0, "LIST", "keep only these families: zero3,dp+tp,tp+pp,3d"},
     {"top", 'n', "K", "rows to print (default 20; 0 = all); the front is always printed"},
     {"band", 0, NULL, "compute the ~95% band of the rows printed (re-runs them)"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -54,7 +53,8 @@ static const struct cli_verb verb = {
     "net_bytes: what one GPU sends over the network per step (nccl-tests sizes times the bus\n"
     "factor). Ranked at the predicted collective times; --band adds the ~95% band.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static unsigned parse_families(const char *s, struct cs_error *err) {
   if (!s) return 0;
@@ -172,22 +172,10 @@ static int under_mpi(void) {
 int cs_cmd_search(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("search", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\"", a.pos[0]);
-    return cli_fail("search", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   const char *outpath = cli_get(&verb, &a, "output");
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("search", &err);
-  }
   long nodes, gpus, gbs, top, mtp, mcp, mpp, mvpp, mmbs;
   enum cs_status st = cli_int_opt(&verb, &a, "nodes", 1, 1 << 20, 0, &nodes, &err);
   if (st == CS_OK) st = cli_int_opt(&verb, &a, "gpus", 1, 1 << 24, 0, &gpus, &err);

@@ -23,8 +23,7 @@ static const struct cli_opt opts[] = {
     {"prices", 0, "FILE", "price list YAML: cost of each option and throughput per unit cost"},
     {"range", 0, "LO:HI", "Gb/s per GPU searched (default 1:100000)"},
     {"plot", 0, "PREFIX", "write PREFIX.dat/.gp/.svg: throughput vs Gb/s per GPU per family"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -40,7 +39,8 @@ static const struct cli_verb verb = {
     "less does not. knee: doubling the bandwidth beyond it gains < 5% throughput. Network edits:\n"
     "--rails, --oversub, --sharp, --nvls, --transport, --net-latency.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 struct row {
   struct cs_sizing z;
@@ -57,22 +57,12 @@ static void plan_text(const struct cs_search_entry *e, char *buf, size_t len) {
 int cs_cmd_size_network(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("size-network", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\"", a.pos[0]);
-    return cli_fail("size-network", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   const char *outpath = cli_get(&verb, &a, "output"), *s;
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
   long nodes, gbs;
-  enum cs_status st =
-      fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
-  if (st == CS_OK) st = cli_int_opt(&verb, &a, "nodes", 1, 1 << 20, 0, &nodes, &err);
+  enum cs_status st = cli_int_opt(&verb, &a, "nodes", 1, 1 << 20, 0, &nodes, &err);
   if (st == CS_OK) st = cli_int_opt(&verb, &a, "gbs", 1, 1 << 30, 0, &gbs, &err);
   if (st == CS_OK && (!nodes || !gbs))
     st = cs_error_set(&err, CS_ERR_USAGE, "--nodes and --gbs are required");

@@ -28,8 +28,7 @@ static const struct cli_opt opts[] = {
     {"plans", 'p', "P1;P2", "explicit plans instead of families; dp fills the GPUs"},
     {"metric", 0, "NAME", "plotted value: tokens (default), mfu or samples"},
     {"plot", 0, "PREFIX", "write PREFIX-net.{dat,gp,svg} and PREFIX-nodes.{dat,gp,svg}"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -43,7 +42,8 @@ static const struct cli_verb verb = {
     "of\n"
     "the smallest node count of the same curve, speed and batch.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 #define MAX_CURVES 16
 
@@ -73,19 +73,14 @@ static enum cs_status int_list(const char *opt, const char *text, long lo, long 
 int cs_cmd_sweep(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("sweep", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   const char *outpath = cli_get(&verb, &a, "output"), *s;
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
   long *nodes = NULL, *gbs = NULL, *nets = NULL;
   size_t nn = 0, ng = 0, nnet = 0;
-  enum cs_status st =
-      fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
-  if (st == CS_OK && (!cli_get(&verb, &a, "nodes") || !cli_get(&verb, &a, "gbs")))
+  enum cs_status st = CS_OK;
+  if ((!cli_get(&verb, &a, "nodes") || !cli_get(&verb, &a, "gbs")))
     st = cs_error_set(&err, CS_ERR_USAGE, "--nodes and --gbs are required");
   if (st == CS_OK)
     st = int_list("--nodes", cli_get(&verb, &a, "nodes"), 1, 1 << 20, &nodes, &nn, &err);

@@ -21,8 +21,7 @@
 static const struct cli_opt opts[] = {
     {"cases", 0, "DIR|FILE,...",
      "case files or folders of them (default: the bundled validation/)"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
     {"bounds", 0, NULL,
      "fail only where a case exceeds its bound (known misses) or, without one, "
      "its tolerance: the regression guard"},
@@ -38,7 +37,8 @@ static const struct cli_verb verb = {
     "Exit 1 when any case exceeds its tolerance (with --bounds: its bound). Case files:\n"
     "docs/validation.md. Further case files may also be given as arguments.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 /* ---- writers ------------------------------------------------------------------------------- */
 
@@ -133,18 +133,10 @@ static void write_json(FILE *f, const struct cs_val_case *cs, size_t n,
 int cs_cmd_validate(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("validate", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, CLI_MAX_POS, NULL, &fmt);
+  if (begun >= 0) return begun;
   const char *outpath = cli_get(&verb, &a, "output");
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("validate", &err);
-  }
   int bounds = cli_get(&verb, &a, "bounds") != NULL;
   char exe[4096];
   ssize_t l = readlink("/proc/self/exe", exe, sizeof exe - 1);

@@ -35,8 +35,7 @@ static const struct cli_opt opts[] = {
     {"layers", 0, NULL, "also print one row per layer"},
     {"list", 0, NULL, "list the bundled workloads and GPUs"},
     {"help-config", 0, NULL, "list the plan and workload keys with their defaults"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -50,7 +49,8 @@ static const struct cli_verb verb = {
     "Bundled files are searched in $COMMSCALE_DATA_DIR, <prefix>/share/commscale, then the\n"
     "source tree.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 #define GIB 1073741824.0
 
@@ -144,12 +144,9 @@ static void write_layers(FILE *f, int fmt, const struct cs_workload *w, const st
 int cs_cmd_workload(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("workload", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   char exe[4096];
   cli_exe_path(exe, sizeof exe);
   if (cli_get(&verb, &a, "list")) return list_all(exe);
@@ -166,20 +163,10 @@ int cs_cmd_workload(int argc, char **argv) {
     cs_cfg_help(stdout, f, n);
     return 0;
   }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale workload --help)",
-                 a.pos[0]);
-    return cli_fail("workload", &err);
-  }
   const char *wname = cli_get(&verb, &a, "workload"), *gname = cli_get(&verb, &a, "gpu");
   const char *ptext = cli_get(&verb, &a, "plan"), *outpath = cli_get(&verb, &a, "output");
   if (wname == NULL || gname == NULL) {
     cs_error_set(&err, CS_ERR_USAGE, "--workload and --gpu are required (or --list)");
-    return cli_fail("workload", &err);
-  }
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
     return cli_fail("workload", &err);
   }
 

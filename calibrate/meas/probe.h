@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "compute.h"
+#include "gemm_point.h"
 #include "meas.h"
 #include "status.h"
 

@@ -14,6 +14,15 @@
 /* Writes s as a JSON string: quotes and backslashes escaped, control characters as \u00XX. */
 void cli_json_string(FILE *f, const char *s);
 
+/* Writes s as one CSV field per RFC 4180: as it is when it holds no comma, double quote, CR or LF
+ * and does not start or end with a space; else in double quotes with every double quote doubled.
+ * NULL writes an empty field. */
+void cli_csv_field(FILE *f, const char *s);
+
+/* Writes x as a JSON number with printf format fmt ("%.6g"), or null when x is NaN or infinite
+ * (JSON has no spelling for them). */
+void cli_json_num(FILE *f, const char *fmt, double x);
+
 /* Opens a verb's JSON object: {"tool": "commscale <version>", "arguments": [argv...]
  * (no closing bracket of the object; the caller goes on with ", \"key\": ..."). */
 void cli_json_head(FILE *f, int argc, char **argv);

@@ -21,11 +21,6 @@ void cli_json_string(FILE *f, const char *s) {
 
 void cli_csv_field(FILE *f, const char *s) {
   if (s == NULL) return;
-  size_t n = strlen(s);
-  if (strpbrk(s, ",\"\r\n") == NULL && (n == 0 || (s[0] != ' ' && s[n - 1] != ' '))) {
-    fputs(s, f);
-    return;
-  }
   fputc('"', f);
   for (; *s; s++) {
     if (*s == '"') fputc('"', f);

@@ -14,9 +14,10 @@
 /* Writes s as a JSON string: quotes and backslashes escaped, control characters as \u00XX. */
 void cli_json_string(FILE *f, const char *s);
 
-/* Writes s as one CSV field per RFC 4180: as it is when it holds no comma, double quote, CR or LF
- * and does not start or end with a space; else in double quotes with every double quote doubled.
- * NULL writes an empty field. */
+/* Writes the text s as one CSV field per RFC 4180: always in double quotes, every double quote in
+ * it doubled (commas, CR and LF then need nothing more). Every verb writes its free-text fields
+ * (names, plans, statuses, notes, reasons) through here and its numbers and fixed keywords bare,
+ * so a reader can tell them apart. NULL writes an empty field. */
 void cli_csv_field(FILE *f, const char *s);
 
 /* Writes x as a JSON number with printf format fmt ("%.6g"), or null when x is NaN or infinite

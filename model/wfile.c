@@ -595,6 +595,14 @@ void cs_wdir_abort(struct cs_wdir *d) {
   wdir_free(d);
 }
 
+int cs_wfile_track(const char *path) {
+  return slot_add(path, SLOT_FILE);
+}
+
+void cs_wfile_untrack(int handle) {
+  if (handle >= 0 && handle < NSLOTS) slot_del(handle);
+}
+
 /* ==== append-mode measurement files ========================================================= */
 
 enum cs_status cs_wfile_lock_append(FILE *f, const char *path, struct cs_error *err) {
@@ -603,4 +611,24 @@ enum cs_status cs_wfile_lock_append(FILE *f, const char *path, struct cs_error *
   if (e == EWOULDBLOCK) return cs_error_set(err, CS_ERR_IO, "%s: another run is writing it", path);
   if (e == ENOLCK || e == EOPNOTSUPP || e == EINVAL) return CS_OK; /* no locks here: go on */
   return cs_error_set(err, CS_ERR_IO, "%s: cannot lock: %s", path, strerror(e));
+}
+
+FILE *cs_wfile_open_append(const char *path, int truncate, struct cs_error *err) {
+  FILE *f = fopen(path, "a");
+  if (f == NULL) {
+    cs_error_set(err, CS_ERR_IO, "%s: cannot append: %s", path, strerror(errno));
+    return NULL;
+  }
+  if (cs_wfile_lock_append(f, path, err) != CS_OK) {
+    fclose(f);
+    return NULL;
+  }
+  struct stat sb;
+  if (truncate && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+      ftruncate(fileno(f), 0) != 0) {
+    cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
+    fclose(f);
+    return NULL;
+  }
+  return f;
 }

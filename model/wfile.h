@@ -88,9 +88,22 @@ void cs_wdir_abort(struct cs_wdir *d);
  * A signal that was ignored when this is called (nohup) stays ignored. Call once, from main. */
 void cs_wfile_install_signal_cleanup(void);
 
+/* Enters a temporary that another program writes (gnuplot's images) in the table the signal
+ * handlers clean; returns a handle for cs_wfile_untrack, or -1 when the table is full (the path is
+ * then not removed on a signal). */
+int cs_wfile_track(const char *path);
+void cs_wfile_untrack(int handle);
+
 /* Takes an advisory lock (flock LOCK_EX|LOCK_NB) on f, an append-mode measurement file opened at
  * path, for as long as f stays open. CS_ERR_IO "PATH: another run is writing it" when another
  * process holds it; a file system without locks (ENOLCK, EOPNOTSUPP) is accepted unlocked. */
 enum cs_status cs_wfile_lock_append(FILE *f, const char *path, struct cs_error *err);
+
+/* Opens path for appending (created 0666 & ~umask when missing) and takes cs_wfile_lock_append on
+ * it; with truncate set, empties a regular file once the lock is held (a fresh run), so that a
+ * second run never truncates the rows of a first one still writing. Returns the stream (the
+ * caller fcloses it, which releases the lock) or NULL with err filled: "PATH: cannot append:
+ * reason" or the lock's message. */
+FILE *cs_wfile_open_append(const char *path, int truncate, struct cs_error *err);
 
 #endif

@@ -417,6 +417,22 @@ static void append_lock_refuses_second_writer(void **state) {
   fclose(a); /* the lock goes with the stream */
   assert_int_equal(cs_wfile_lock_append(b, p, &err), CS_OK);
   fclose(b);
+  /* a fresh run empties the file only once it holds the lock: a second fresh run is refused and
+   * the first one's rows stay */
+  a = cs_wfile_open_append(p, 1, &err);
+  assert_non_null(a);
+  fputs("row 1\n", a);
+  fflush(a);
+  assert_null(cs_wfile_open_append(p, 1, &err));
+  assert_string_equal(err.msg, want);
+  assert_null(cs_wfile_open_append(p, 0, &err));
+  assert_string_equal(slurp(p), "row 1\n");
+  fclose(a);
+  a = cs_wfile_open_append(p, 0, &err); /* a resumed run appends */
+  assert_non_null(a);
+  fputs("row 2\n", a);
+  fclose(a);
+  assert_string_equal(slurp(p), "row 1\nrow 2\n");
 }
 
 int main(void) {

@@ -71,15 +71,6 @@ static void write_table(FILE *f, const struct cs_val_case *cs, size_t n,
   fprintf(f, "acceptance (mean <= 5%%, every case <= 12%%): %s\n", sm->accepted ? "met" : "MISSED");
 }
 
-static void csv_text(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 static void write_csv(FILE *f, const struct cs_val_case *cs, size_t n) {
   fputs("file,section,case,metric,unit,predicted,published_lo,published_hi,error,tolerance,bound,"
         "status,note\n",
@@ -88,13 +79,17 @@ static void write_csv(FILE *f, const struct cs_val_case *cs, size_t n) {
     const struct cs_val_case *c = &cs[i];
     const char *base = strrchr(c->file, '/');
     double s = cs_val_metric_scale(c->metric);
-    csv_text(f, base ? base + 1 : c->file);
-    fprintf(f, ",%s,", c->section);
-    csv_text(f, c->name);
-    fprintf(f, ",%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,", cs_val_metric_name(c->metric),
+    cli_csv_field(f, base ? base + 1 : c->file);
+    fputc(',', f);
+    cli_csv_field(f, c->section);
+    fputc(',', f);
+    cli_csv_field(f, c->name);
+    fprintf(f, ",%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", cs_val_metric_name(c->metric),
             cs_val_metric_unit(c->metric), c->pred * s, c->pub_lo * s, c->pub_hi * s, c->err,
-            c->tolerance, c->bound, cs_val_status_name(c->status));
-    csv_text(f, c->note);
+            c->tolerance, c->bound);
+    cli_csv_field(f, cs_val_status_name(c->status));
+    fputc(',', f);
+    cli_csv_field(f, c->note);
     fputc('\n', f);
   }
 }
@@ -171,7 +166,7 @@ int cs_cmd_validate(int argc, char **argv) {
         write_json(f, cs, n, &sm, argc, argv);
       else
         write_table(f, cs, n, &sm);
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
       size_t bad = bounds ? sm.over_bound : sm.over_tol;
       if (bad) {
         fprintf(stderr, "commscale validate: %zu case%s over %s\n", bad, bad == 1 ? "" : "s",

@@ -40,6 +40,14 @@ enum cs_status cli_parse(const struct cli_verb *v, int argc, char **argv, struct
   shorts[ns] = '\0';
   lo[n] = (struct option){"help", no_argument, NULL, HELPVAL};
   lo[n + 1] = (struct option){NULL, 0, NULL, 0};
+  /* getopt_long permutes the vector it parses: it works on a copy, so that argv stays as the
+   * user wrote it (the JSON outputs quote it) */
+  char *av[CLI_MAX_ARGS + 1];
+  if (argc > CLI_MAX_ARGS)
+    return cs_error_set(err, CS_ERR_USAGE, "too many arguments (at most %d)", CLI_MAX_ARGS);
+  memcpy(av, argv, (size_t)argc * sizeof *av);
+  av[argc] = NULL;
+  argv = av;
   opterr = 0;
   optind = 0; /* 0: a full reset (glibc and musl), since verbs parse again in-process */
   int c;

@@ -10,6 +10,7 @@
 
 #define CLI_MAX_OPTS 40
 #define CLI_MAX_POS 256
+#define CLI_MAX_ARGS 1024 /* options, their values and arguments of one verb */
 
 struct cli_opt {
   const char *name;    /* long name without "--" */

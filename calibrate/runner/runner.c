@@ -128,7 +128,8 @@ static const struct run_opt {
     {O_COLLS, "colls", 0, "LIST",
      "all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all,send_recv or all "
      "[all_reduce,all_gather,reduce_scatter,all_to_all,send_recv]"},
-    {O_BACKEND, "backend", 0, "NAME", "nccl (GPUs) or mpi (CPU processes) [nccl if built in]"},
+    {O_BACKEND, "backend", 0, "NAME",
+     "nccl (GPUs), mpi (CPU processes) or null (a timing model, for tests) [nccl if built in]"},
     {O_OUT, "output", 'o', "FILE", "append rows to this measurements CSV (rank 0 writes)"},
     {O_RESUME, "resume", 0, NULL, "continue FILE: skip the rows it already holds"},
     {O_OVERWRITE, "overwrite", 0, NULL, "replace FILE if it exists"},
@@ -531,6 +532,7 @@ extern const struct cs_backend cs_backend_mpi;
 #ifdef CS_HAVE_NCCL
 extern const struct cs_backend cs_backend_nccl;
 #endif
+extern const struct cs_backend cs_backend_null;
 
 const struct cs_backend *const cs_backends[] = {
 #ifdef CS_HAVE_NCCL
@@ -539,7 +541,7 @@ const struct cs_backend *const cs_backends[] = {
 #ifdef CS_HAVE_MPI
     &cs_backend_mpi,
 #endif
-    NULL};
+    &cs_backend_null, NULL};
 
 const struct cs_backend *cs_backend_find(const char *name) {
   for (int i = 0; cs_backends[i]; i++)
@@ -591,7 +593,7 @@ static void world_free(struct cs_run_world *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* Builds the world from every process's node key. keys holds nprocs keys of 64 bytes; each
+/* Builds the world from every rank's node key. keys holds nprocs * nlocal keys of 64 bytes; each
  * process drives nlocal ranks (1 when nprocs > 1). */
 static enum cs_status world_build(struct cs_run_world *w, const char (*keys)[64], int nprocs,
                                   int proc, int nlocal, struct cs_error *err) {
@@ -610,7 +612,7 @@ static enum cs_status world_build(struct cs_run_world *w, const char (*keys)[64]
   }
   w->nnodes = 0;
   for (int r = 0; r < w->nranks; r++) {
-    const char *k = keys[r / nlocal];
+    const char *k = keys[r];
     int n = 0;
     while (n < w->nnodes && strcmp(w->node_name[n], k) != 0)
       n++;
@@ -1195,7 +1197,7 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
   }
 
   /* node keys, then the world */
-  char(*keys)[64] = calloc((size_t)nprocs, sizeof *keys);
+  char(*keys)[64] = calloc((size_t)nprocs * (size_t)nlocal, sizeof *keys);
   if (keys == NULL) {
     R.be->fini(R.state);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -1208,7 +1210,10 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
     R.w.mpi_world = &world_comm;
   } else
 #endif
-    memcpy(keys[0], mine, 64);
+    for (int r = 0; r < nlocal; r++) {
+      memcpy(keys[r], mine, 64);
+      if (R.be->rank_node) R.be->rank_node(R.state, r, keys[r], sizeof keys[r]);
+    }
   st = world_build(&R.w, (const char(*)[64])keys, nprocs, proc, nlocal, err);
   free(keys);
 #ifdef CS_HAVE_MPI

@@ -17,6 +17,7 @@
 #include "nccltests.h"
 #include "opts.h"
 #include "output.h"
+#include "stats.h"
 #include "units.h"
 
 static const struct cli_opt opts[] = {
@@ -104,18 +105,14 @@ struct point_rec {
   double model_us, err, nccl_us, nccl_err;
 };
 
-static int cmp_abs(const void *a, const void *b) {
-  double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
-  return (x > y) - (x < y);
-}
-
-/* median and max of |v| (v reordered) */
+/* median and max of |v| (v replaced by |v|, sorted) */
 static void med_max(double *v, size_t n, double *med, double *max) {
   *med = *max = NAN;
   if (n == 0) return;
-  qsort(v, n, sizeof *v, cmp_abs);
-  *med = n % 2 ? fabs(v[n / 2]) : 0.5 * (fabs(v[n / 2 - 1]) + fabs(v[n / 2]));
-  *max = fabs(v[n - 1]);
+  for (size_t i = 0; i < n; i++)
+    v[i] = fabs(v[i]);
+  *med = cs_stats_median(v, n);
+  *max = v[n - 1];
 }
 
 static void print_report(FILE *o, const struct point_rec *p, size_t n, int fmt, int have_nccl) {

@@ -471,7 +471,7 @@ int cs_cmd_predict(int argc, char **argv) {
     return usage_fail(&err, "--net-gbps");
   }
 
-  struct cli_setup su;
+  struct cs_scenario su;
   struct rec *recs = NULL;
   size_t nrec = 0;
   int rc = 0;
@@ -488,14 +488,11 @@ int cs_cmd_predict(int argc, char **argv) {
   struct cs_compute *comp = &su.compute;
   if ((s = cli_get(&verb, &a, "measured"))) {
     double m;
-    struct cs_plan one = base;
-    one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-    one.sp = 0, one.gbs = 0, one.zero = 0;
     if (cs_units_parse_quantity(s, CS_UNIT_TIME, &m, &err) != CS_OK) {
       cs_error_prefix(&err, "--measured");
       st = err.status = CS_ERR_USAGE;
     } else
-      st = cs_compute_calibrate(comp, w, &one, m, &err);
+      st = cs_scenario_calibrate(&su, m, &err);
   }
   size_t nn = nnet ? nnet : 1;
   if (st == CS_OK && !(recs = calloc((size_t)nplan * ncount * nn, sizeof *recs)))
@@ -538,7 +535,7 @@ int cs_cmd_predict(int argc, char **argv) {
         if (plan.gbs == 0 && accum > 1) plan.gbs = (int)(plan.mbs * plan.dp * accum);
         cs_plan_format(&plan, x->plan, sizeof x->plan);
         struct cs_memory mem;
-        if (cs_plan_check(&plan, w, &e2) != CS_OK ||
+        if (cs_workload_check_plan(w, &plan, &e2) != CS_OK ||
             cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
             (!cli_get(&verb, &a, "ignore-memory") &&
              cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
@@ -551,7 +548,7 @@ int cs_cmd_predict(int argc, char **argv) {
           continue;
         }
         x->mem_gib = mem.total / 1073741824.0;
-        struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference};
+        struct cs_sim_inputs in = {w, &plan, comp, topo, su.calp, su.interference};
         struct cs_sim *sim = NULL;
         if (cs_sim_alloc(&in, &sim, &e2) != CS_OK) {
           if (e2.status == CS_ERR_NOMEM) {
@@ -633,6 +630,6 @@ done:
   free(recs);
   free(counts);
   free(nets);
-  cli_setup_fini(&su);
+  cs_scenario_fini(&su);
   return rc;
 }

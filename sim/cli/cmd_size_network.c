@@ -104,14 +104,14 @@ int cs_cmd_size_network(int argc, char **argv) {
     for (int f = 0; f < CS_FAMILY_COUNT; f++)
       fams[nf++] = f;
   if (st != CS_OK) return cli_fail("size-network", &err);
-  struct cli_setup su;
+  struct cs_scenario su;
   if ((st = cli_setup_load(&su, &verb, &a, cli_get(&verb, &a, "plan"), &err)) != CS_OK)
     return cli_fail("size-network", &err);
   struct cs_prices prices;
   int have_prices = 0;
   if ((s = cli_get(&verb, &a, "prices"))) {
     if ((st = cs_prices_load(s, &prices, &err)) != CS_OK) {
-      cli_setup_fini(&su);
+      cs_scenario_fini(&su);
       return cli_fail("size-network", &err);
     }
     have_prices = 1;
@@ -119,7 +119,7 @@ int cs_cmd_size_network(int argc, char **argv) {
   struct cs_search_space sp;
   cs_search_space_init(&sp, nodes * su.topo.node.gpus, (int)gbs);
   sp.base = su.base;
-  struct cs_search_inputs in = cli_setup_inputs(&su);
+  struct cs_search_inputs in = cs_scenario_search_inputs(&su);
   struct cs_decide *d = NULL;
   struct row rows[CS_FAMILY_COUNT];
   memset(rows, 0, sizeof rows);
@@ -314,6 +314,6 @@ int cs_cmd_size_network(int argc, char **argv) {
   }
   int rc = st != CS_OK ? cli_fail("size-network", &err) : 0;
   cs_decide_free(d);
-  cli_setup_fini(&su);
+  cs_scenario_fini(&su);
   return rc;
 }

@@ -144,7 +144,7 @@ int cs_cmd_sweep(int argc, char **argv) {
                         explicit_plans ? "--plans" : "--families",
                         explicit_plans ? "plan (\"P1;P2\")" : "family");
   }
-  struct cli_setup su;
+  struct cs_scenario su;
   int loaded = 0;
   if (st == CS_OK && (st = cli_setup_load(&su, &verb, &a, NULL, &err)) == CS_OK) loaded = 1;
   size_t nrec = nn * ng * nnet * (size_t)ncurve, k = 0;
@@ -157,7 +157,7 @@ int cs_cmd_sweep(int argc, char **argv) {
       if (!explicit_plans) {
         struct cs_search_space sp;
         cs_search_space_init(&sp, nodes[i] * su.topo.node.gpus, (int)gbs[b]);
-        struct cs_search_inputs in = cli_setup_inputs(&su);
+        struct cs_search_inputs in = cs_scenario_search_inputs(&su);
         struct cs_error e2 = {0};
         enum cs_status s2 = cs_decide_alloc(&in, &su.topo, &sp, &d, &e2);
         if (s2 == CS_ERR_NOMEM)
@@ -190,7 +190,7 @@ int cs_cmd_sweep(int argc, char **argv) {
             p.gbs = (int)gbs[b];
             struct cs_topology t = su.topo;
             cs_topo_set_gbps_per_gpu(&t, r->gbps_gpu);
-            struct cs_search_inputs in = cli_setup_inputs(&su);
+            struct cs_search_inputs in = cs_scenario_search_inputs(&su);
             in.topology = &t;
             if (cs_search_eval(&in, &p, &e, &e2) != CS_OK) {
               if (e2.status == CS_ERR_NOMEM) st = e2.status, err = e2;
@@ -333,6 +333,6 @@ int cs_cmd_sweep(int argc, char **argv) {
   free(nodes);
   free(gbs);
   free(nets);
-  if (loaded) cli_setup_fini(&su);
+  if (loaded) cs_scenario_fini(&su);
   return rc;
 }

@@ -222,16 +222,14 @@ int cs_cmd_workload(int argc, char **argv) {
     return cli_fail("workload", &err);
   }
   /* the workload with --set, the GPU and the compute model of the plan's precision */
-  struct cli_setup su;
+  struct cs_scenario su;
   if (cli_setup_load_parts(&su, &verb, &a, &plan, 0, &err) != CS_OK)
     return cli_fail("workload", &err);
   struct cs_workload *w = su.workload;
   const struct cs_gpu *gpu = &su.gpu;
   struct cs_compute *comp = &su.compute;
-  struct cs_gemm_point *gemm_pts = NULL; /* the measured GEMM table, borrowed by comp */
-  size_t ngemm = 0;
   int rc = 0;
-  if (cs_plan_check(&plan, w, &err) != CS_OK) {
+  if (cs_workload_check_plan(w, &plan, &err) != CS_OK) {
     rc = cli_fail("workload", &err);
     goto done;
   }
@@ -245,35 +243,20 @@ int cs_cmd_workload(int argc, char **argv) {
     goto done;
   }
   const char *gemm = cli_get(&verb, &a, "gemm");
-  if (gemm) {
-    struct cs_probe_set ps;
-    cs_probe_set_init(&ps);
-    enum cs_status gs = cs_probe_read_file(gemm, &ps, &err);
-    if (gs == CS_OK && (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp->peak,
-                                                 &gemm_pts, &ngemm, &err)) != CS_OK)
-      cs_error_prefix(&err, gemm);
-    cs_probe_set_fini(&ps);
-    if (gs != CS_OK) {
-      rc = cli_fail("workload", &err);
-      goto done;
-    }
-    cs_compute_set_gemm_table(comp, gemm_pts, ngemm);
+  if (gemm && cs_scenario_probes(&su, gemm, 0, &err) != CS_OK) {
+    rc = cli_fail("workload", &err);
+    goto done;
   }
   const char *measured = cli_get(&verb, &a, "measured");
   if (measured) {
     double m;
-    struct cs_plan one = plan;
-    one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-    one.sp = 0;
-    one.gbs = 0;
-    one.zero = 0;
     if (cs_units_parse_quantity(measured, CS_UNIT_TIME, &m, &err) != CS_OK) {
       cs_error_prefix(&err, "--measured");
       err.status = CS_ERR_USAGE;
       rc = cli_fail("workload", &err);
       goto done;
     }
-    if (cs_compute_calibrate(comp, w, &one, m, &err) != CS_OK) {
+    if (cs_scenario_calibrate(&su, m, &err) != CS_OK) {
       rc = cli_fail("workload", &err);
       goto done;
     }
@@ -328,7 +311,7 @@ int cs_cmd_workload(int argc, char **argv) {
     fprintf(f, "# commscale %s workload\n# workload  %s: %s\n# gpu       %s: %s\n# plan      %s\n",
             CS_VERSION, w->name, w->description, gpu->name, gpu->description, ptxt);
     if (gemm)
-      fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, ngemm,
+      fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, su.ngemm,
               cs_precision_name(plan.precision));
     fprintf(f, "#%-21s %16s  %s\n", "quantity", "value", "unit");
     for (int i = 0; i < o.n; i++)
@@ -397,7 +380,6 @@ int cs_cmd_workload(int argc, char **argv) {
     rc = cli_fail("workload", &err);
 
 done:
-  free(gemm_pts);
-  cli_setup_fini(&su);
+  cs_scenario_fini(&su);
   return rc;
 }

@@ -28,6 +28,7 @@
  */
 #include "probe.h"
 #include "runner.h"
+#include "stats.h"
 #include "wfile.h"
 
 #ifndef CS_HAVE_CUDA
@@ -330,19 +331,13 @@ static enum cs_status elapsed(struct probe *P, struct dev *d, cudaEvent_t a, cud
 typedef enum cs_status (*batch_fn)(struct probe *P, void *ctx, int iters, double *sec,
                                    struct cs_error *err);
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 struct stats {
   double med, min, max;
   int n;
 };
 
 static void summarise(double *t, int n, struct stats *s) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
-  s->med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  s->med = cs_stats_median(t, (size_t)n); /* sorts t */
   s->min = t[0];
   s->max = t[n - 1];
   s->n = n;

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "stats.h"
 #include "units.h"
 #include "wfile.h"
 
@@ -811,11 +812,6 @@ static int same_point(const struct cs_meas_row *a, const struct cs_meas_row *b) 
 
 /* ---- output -------------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static void table_head(FILE *t, const struct cs_backend *be, const struct shape *s,
                        struct cs_run_variant v, const struct cs_run_opts *o) {
   fprintf(t,
@@ -1001,8 +997,7 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
     if (nt + 1 >= o->min_trials) {
       double t[1000];
       memcpy(t, times, (size_t)(nt + 1) * sizeof *t);
-      qsort(t, (size_t)nt + 1, sizeof *t, cmp_double);
-      double med = (nt % 2 == 0) ? t[nt / 2] : 0.5 * (t[nt / 2] + t[nt / 2 + 1]);
+      double med = cs_stats_median(t, (size_t)nt + 1); /* sorts t */
       if (med > 0 && (t[nt] - t[0]) / med <= o->tol) {
         nt++;
         break;
@@ -1010,8 +1005,7 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
     }
   }
   if (nt > o->max_trials) nt = o->max_trials;
-  qsort(times, (size_t)nt, sizeof *times, cmp_double);
-  double med = (nt % 2 == 1) ? times[nt / 2] : 0.5 * (times[nt / 2 - 1] + times[nt / 2]);
+  double med = cs_stats_median(times, (size_t)nt); /* sorts times: [0] is the minimum */
   *est = med;
   row_ident(row, &R->plan, pt, o, R->launch, R->config);
   row->time_us = med * 1e6;

@@ -5,6 +5,7 @@
 #   watchdog a rank frozen with SIGSTOP makes the job end, with a message naming rank and host,
 #            within the --timeout plus a few seconds
 #   check    --check verifies an all_reduce over every rank
+#   lock     a second run on a CSV another run is writing is refused, the first run's rows kept
 # usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
 set -u
 RUN=${1:?usage: runner_mpi.sh COMMSCALE_RUN}

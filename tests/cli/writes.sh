@@ -47,6 +47,7 @@ verbs=(
   "fit|fit $h/nccl-tests-mpirun.log -q --no-cv"
   "import|import $h/nccl-tests-mpirun.log"
   "import-smi|topology import-smi $h/machine.txt"
+  "size-network|size-network -w gpt3-1.3b --gpu h100-sxm -t dgx-h100 --nodes 2 --gbs 32"
 )
 # run VERBSPEC OUT [extra args]: runs the verb with -o OUT; stderr in $tmp/err, status in $rc
 run() {
@@ -92,7 +93,7 @@ cv() { # SPEC FILE.csv [extra]
 }
 f=$tmp/fmt
 mkdir -p "$f"
-for v in "${verbs[@]:0:5}" "${verbs[7]}"; do # coll predict search sweep workload validate
+for v in "${verbs[@]:0:5}" "${verbs[7]}" "${verbs[11]}"; do # coll predict search sweep workload validate size-network
   js "$v" "$f/$(name "$v").json"
   cv "$v" "$f/$(name "$v").csv"
 done
@@ -296,5 +297,5 @@ for try in 1 2 3; do
     [ -z "$(leftovers "$c")" ] && ok || bad "two coll -o same.csv, try $try: status $r1 $r2, a mix or a partial file"
 done
 
-echo "writes: $pass passed, $fail failed, $skipped skipped; $n_verbs verbs"
+echo "writes: $pass passed, $fail failed, $skipped skipped; $n_verbs verb forms (topology show, map and import-smi count apart)"
 [ "$fail" -eq 0 ]

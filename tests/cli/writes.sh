@@ -18,6 +18,7 @@
 # usage: writes.sh COMMSCALE DATA_DIR TMP_DIR
 set -u
 cs=$1 data=$2 tmp=$3
+umount "$tmp/small" "$tmp/ro" 2>/dev/null # left mounted by a run that was killed
 rm -rf "$tmp"
 mkdir -p "$tmp"
 pass=0 fail=0 skipped=0
@@ -264,7 +265,7 @@ for sig in TERM HUP; do
     --plan "tp=8,pp=8,zero=1,mbs=1,gbs=1536;tp=4,pp=8,zero=1,mbs=1,gbs=1536;tp=8,pp=4,mbs=1,gbs=1536" \
     --net-gbps 100,200,300,400,500,600,700,800,900,1000,1100,1200 -o "$k/p.csv" 2>/dev/null &
   pid=$!
-  for _ in $(seq 200); do # until its temporary exists
+  for _ in $(seq 1000); do # until its temporary exists (at most 10 s on a loaded machine)
     [ -n "$(leftovers "$k")" ] && break
     sleep 0.01
   done

@@ -182,7 +182,7 @@ static int resolve(const char *path, char **final, enum target_kind *kind) {
       *final = cur;
       return 0;
     }
-    if (hops >= 40) {
+    if (hops >= 40) { /* the kernel's own limit (Linux MAXSYMLINKS) */
       free(cur);
       return ELOOP;
     }

@@ -79,29 +79,6 @@ EXPORT void commscale_close(commscale *h) {
 
 /* ---- one collective ------------------------------------------------------------------------- */
 
-/* The calibration shaped by topology t for the collective of q (links, latencies and algorithms
- * of the group q's shape occupies), as `commscale coll --topology` costs it: measured links win
- * over the topology's nominal ones, what the user set wins over both. q's shape becomes the
- * group's. */
-static enum cs_status shape_on_topology(const struct cs_cal *cal, const struct cs_topology *t,
-                                        struct cs_coll_query *q, struct cs_cal *shape,
-                                        struct cs_error *err) {
-  struct cs_topo_group grp;
-  enum cs_status st = cs_topo_map_shape(t, q->nodes, q->gpus_per_node, 0, &grp, err);
-  if (st != CS_OK) return st;
-  unsigned what = CS_TOPO_APPLY_ALGOS;
-  if (cal->source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
-  if (cal->source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
-  char intra[32];
-  snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
-  if (cal->source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
-  cs_topo_model_apply(t, &grp, what, &shape->model);
-  if (what & CS_TOPO_APPLY_NET) shape->source[cs_model_param_index("bw.net")] = CS_SRC_USER;
-  if (what & CS_TOPO_APPLY_INTRA) shape->source[cs_model_param_index(intra)] = CS_SRC_USER;
-  cs_topo_group_query(&grp, q);
-  return CS_OK;
-}
-
 static enum cs_status collective(const struct cs_cal *cal, const char *name, double bytes,
                                  int ranks, int nodes, int gpn, const char *topology,
                                  commscale_collective *out, struct cs_error *err) {
@@ -130,7 +107,7 @@ static enum cs_status collective(const struct cs_cal *cal, const char *name, dou
                         (long)nodes * gpn);
   q.nodes = nodes, q.gpus_per_node = gpn, q.ranks = nodes * gpn, q.bytes = bytes;
   struct cs_cal shape = *cal; /* shallow: only the model and sources change, cov is shared */
-  if (topology && (st = shape_on_topology(cal, &t, &q, &shape, err)) != CS_OK) return st;
+  if (topology && (st = cs_topo_shape_cal(cal, &t, &q, &shape, err)) != CS_OK) return st;
   struct cs_coll_pred pr;
   double lo, hi;
   if ((st = cs_cal_predict(&shape, &q, &pr, &lo, &hi, err)) != CS_OK) return st;

@@ -176,7 +176,7 @@ static enum cs_status load(const commscale *h, const commscale_step_query *q, st
 static enum cs_status step(const struct cs_scenario *s, struct cs_plan *p, long nodes,
                            int with_band, commscale_step *out, struct cs_error *err) {
   struct cs_memory mem;
-  enum cs_status st = cs_plan_check(p, s->workload, err);
+  enum cs_status st = cs_workload_check_plan(s->workload, p, err);
   if (st == CS_OK) st = cs_memory_estimate(s->workload, p, &s->gpu, &mem, err);
   struct cs_sim_result r;
   struct cs_sim_inputs in = cs_scenario_sim_inputs(s, p);

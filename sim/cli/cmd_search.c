@@ -16,6 +16,7 @@
 #endif
 
 #include "cmds.h"
+#include "output.h"
 #include "search.h"
 #include "setup.h"
 #include "sizing.h"
@@ -110,13 +111,15 @@ static void write_csv(FILE *f, const struct cs_search_result *r, size_t top) {
     char plan[256];
     cs_plan_format(&e->plan, plan, sizeof plan);
     const struct cs_plan *p = &e->plan;
+    fprintf(f, "%zu,%d,", i + 1, e->pareto);
+    cli_csv_field(f, plan);
     fprintf(f,
-            "%zu,%d,\"%s\",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+            ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
             "%.5g,%.5g,%.6g,%.6g\n",
-            i + 1, e->pareto, plan, cs_family_name(e->family), p->tp, p->pp, p->vpp, p->dp, p->cp,
-            p->ep, p->zero, p->mbs, p->gbs, cs_recompute_name(p->recompute), p->sp, e->step,
-            e->step_lo, e->step_hi, e->samples_per_s, e->tokens_per_s, e->mfu,
-            e->memory / 1073741824.0, e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
+            cs_family_name(e->family), p->tp, p->pp, p->vpp, p->dp, p->cp, p->ep, p->zero, p->mbs,
+            p->gbs, cs_recompute_name(p->recompute), p->sp, e->step, e->step_lo, e->step_hi,
+            e->samples_per_s, e->tokens_per_s, e->mfu, e->memory / 1073741824.0,
+            e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
   }
 }
 
@@ -303,7 +306,7 @@ int cs_cmd_search(int argc, char **argv) {
         write_json(f, &r, (size_t)top, argc, argv, &su, gpus, (int)gbs);
       else
         write_table(f, &r, (size_t)top, head);
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
     }
     if (st == CS_OK && r.n == 0)
       st = cs_error_set(&err, CS_ERR_RANGE,

@@ -12,6 +12,7 @@
 
 #include "cmds.h"
 #include "memory.h"
+#include "output.h"
 #include "plot.h"
 #include "setup.h"
 #include "sizing.h"
@@ -288,14 +289,17 @@ int cs_cmd_sweep(int argc, char **argv) {
             f);
       for (size_t i = 0; i < k; i++) {
         const struct rec *r = &R[i];
-        fprintf(f, "%ld,%g,%g,%d,\"%s\",%s,\"%s\",", r->nodes, r->gbps_gpu,
-                r->gbps_gpu * su.topo.node.gpus, r->gbs, r->name, r->ok ? "ok" : "rejected",
-                r->plan);
+        fprintf(f, "%ld,%g,%g,%d,", r->nodes, r->gbps_gpu, r->gbps_gpu * su.topo.node.gpus, r->gbs);
+        cli_csv_field(f, r->name);
+        fprintf(f, ",%s,", r->ok ? "ok" : "rejected");
+        cli_csv_field(f, r->plan);
         if (r->ok)
-          fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"\"\n", r->step, r->samples_per_s,
-                  r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
+          fprintf(f, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", r->step, r->samples_per_s, r->tokens_per_s,
+                  r->mfu, r->speedup, r->net_bytes);
         else
-          fprintf(f, ",,,,,,\"%s\"\n", r->reason);
+          fputs(",,,,,,,", f);
+        cli_csv_field(f, r->ok ? "" : r->reason);
+        fputc('\n', f);
       }
     } else if (f) {
       fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
@@ -322,7 +326,7 @@ int cs_cmd_sweep(int argc, char **argv) {
       }
       fputs("]}\n", f);
     }
-    if (f) cli_close_out(f);
+    if (f) st = cli_close_out(f, &err);
   }
   int rc = st != CS_OK ? cli_fail("sweep", &err) : 0;
   free(R);

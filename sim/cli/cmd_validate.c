@@ -822,15 +822,6 @@ static void write_table(FILE *f, const struct vcase *cs, size_t n, const struct 
           sm->mean <= ACCEPT_MEAN && sm->over_accept == 0 ? "met" : "MISSED");
 }
 
-static void csv_text(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 static void write_csv(FILE *f, const struct vcase *cs, size_t n) {
   fputs("file,section,case,metric,unit,predicted,published_lo,published_hi,error,tolerance,bound,"
         "status,note\n",
@@ -839,13 +830,17 @@ static void write_csv(FILE *f, const struct vcase *cs, size_t n) {
     const struct vcase *c = &cs[i];
     const char *base = strrchr(c->file->path, '/');
     double s = metric_scale[c->metric];
-    csv_text(f, base ? base + 1 : c->file->path);
-    fprintf(f, ",%s,", c->section);
-    csv_text(f, c->name);
-    fprintf(f, ",%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,", metric_names[c->metric],
+    cli_csv_field(f, base ? base + 1 : c->file->path);
+    fputc(',', f);
+    cli_csv_field(f, c->section);
+    fputc(',', f);
+    cli_csv_field(f, c->name);
+    fprintf(f, ",%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", metric_names[c->metric],
             metric_units[c->metric], c->pred * s, c->pub_lo * s, c->pub_hi * s, c->err,
-            c->tolerance, c->bound, status_names[c->status]);
-    csv_text(f, c->note);
+            c->tolerance, c->bound);
+    cli_csv_field(f, status_names[c->status]);
+    fputc(',', f);
+    cli_csv_field(f, c->note);
     fputc('\n', f);
   }
 }
@@ -1028,7 +1023,7 @@ int cs_cmd_validate(int argc, char **argv) {
         write_json(f, cs, n, &sm, argc, argv);
       else
         write_table(f, cs, n, &sm);
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
       size_t bad = bounds ? sm.over_bound : sm.over_tol;
       if (bad) {
         fprintf(stderr, "commscale validate: %zu case%s over %s\n", bad, bad == 1 ? "" : "s",

@@ -29,6 +29,7 @@
 #include "probe.h"
 #include "runner.h"
 #include "stats.h"
+#include "wfile.h"
 
 #ifndef CS_HAVE_CUDA
 
@@ -581,15 +582,12 @@ static enum cs_status open_output(struct probe *P, struct cs_error *err) {
               o->probe_out, old.n, o->resume ? ", skipping those" : "", skipped);
     cs_probe_set_fini(&old);
     if (o->dry_run) return CS_OK;
-    P->csv = fopen(o->probe_out, "a");
-    if (P->csv == NULL)
-      return cs_error_set(err, CS_ERR_IO, "%s: cannot append: %s", o->probe_out, strerror(errno));
-    return CS_OK;
+    P->csv = cs_wfile_open_append(o->probe_out, 0, err); /* locked: one runner per file */
+    return P->csv ? CS_OK : CS_ERR_IO;
   }
   if (o->dry_run) return CS_OK;
-  P->csv = fopen(o->probe_out, "w");
-  if (P->csv == NULL)
-    return cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", o->probe_out, strerror(errno));
+  P->csv = cs_wfile_open_append(o->probe_out, 1, err); /* locked first, then emptied */
+  if (P->csv == NULL) return CS_ERR_IO;
   struct cs_probe_set meta;
   cs_probe_set_init(&meta);
   char buf[256], tbuf[64];

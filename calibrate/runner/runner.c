@@ -25,6 +25,7 @@
 #include "probe.h"
 #include "stats.h"
 #include "units.h"
+#include "wfile.h"
 
 #ifdef CS_HAVE_MPI
 #include <mpi.h>
@@ -891,15 +892,12 @@ static enum cs_status open_output(struct run *R, struct cs_error *err) {
               o->out_path, old.n, skipped, R->plan.npts);
     cs_meas_set_fini(&old);
     if (o->dry_run) return CS_OK;
-    R->csv = fopen(o->out_path, "a");
-    if (R->csv == NULL)
-      return cs_error_set(err, CS_ERR_IO, "%s: cannot append: %s", o->out_path, strerror(errno));
-    return CS_OK;
+    R->csv = cs_wfile_open_append(o->out_path, 0, err); /* locked: one runner per file */
+    return R->csv ? CS_OK : CS_ERR_IO;
   }
   if (o->dry_run) return CS_OK;
-  R->csv = fopen(o->out_path, "w");
-  if (R->csv == NULL)
-    return cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", o->out_path, strerror(errno));
+  R->csv = cs_wfile_open_append(o->out_path, 1, err); /* locked first, then emptied */
+  if (R->csv == NULL) return CS_ERR_IO;
   struct cs_meas_set meta;
   cs_meas_set_init(&meta);
   char buf[256], tbuf[64];

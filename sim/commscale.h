@@ -88,11 +88,12 @@ typedef struct commscale_collective {
 } commscale_collective;
 
 /* Predicts one collective as `commscale coll` does. collective: "all_reduce", "all_gather",
- * "reduce_scatter", "broadcast", "reduce", "alltoall", ... (the names and aliases `commscale coll`
- * takes); bytes: the nccl-tests size (> 0); nodes >= 1; gpus_per_node: 0 takes the topology's
- * GPUs per node (8 without a topology); ranks: 0, or nodes * gpus_per_node (checked). topology:
- * NULL for the calibration alone, or a bundled name or YAML path whose links, latencies and
- * algorithms shape the model for this collective (as `commscale coll --topology`). Fills *out. */
+ * "reduce_scatter", "broadcast", "reduce", "all_to_all", "send_recv" (or the aliases `commscale
+ * coll` takes, e.g. "allreduce"); bytes: the nccl-tests size (> 0); nodes >= 1; gpus_per_node: 0
+ * takes the topology's GPUs per node, or without a topology the calibration's largest measured
+ * node (8 for the default model); ranks: 0, or nodes * gpus_per_node (checked). topology: NULL
+ * for the calibration alone, or a bundled name or YAML path whose links, latencies and algorithms
+ * shape the model for this collective (as `commscale coll --topology`). Fills *out. */
 commscale_status commscale_predict_collective(commscale *h, const char *collective, double bytes,
                                               int ranks, int nodes, int gpus_per_node,
                                               const char *topology, commscale_collective *out,

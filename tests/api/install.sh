@@ -39,14 +39,20 @@ done
 extra=$(nm -D --defined-only "$libdir/libcommscale.so" | awk '{print $3}' | grep -v '^commscale_')
 [ -z "$extra" ] || bad "libcommscale.so exports more than commscale_*: $(echo $extra | head -c 200)"
 
+# a sanitized build (tests/sanitize.sh): the programs using the library need the same runtime
+san="" py=python3
+if ldd "$libdir/libcommscale.so" | grep -q libasan; then
+  san="-fsanitize=address,undefined"
+  py="env LD_PRELOAD=$(${CC:-cc} -print-file-name=libasan.so):$(${CC:-cc} -print-file-name=libubsan.so) ASAN_OPTIONS=detect_leaks=0 python3"
+fi
 cp "$prefix/share/commscale/workloads/gpt3-175b.yaml" \
   "$prefix/share/commscale/workloads/api-install-check.yaml"
 cc=${CC:-cc}
 # shellcheck disable=SC2046 # pkg-config's flags are words
-$cc -std=c11 -Wall -Wextra -Werror "$src/sim/examples/predict_step.c" -o predict_step \
+$cc -std=c11 -Wall -Wextra -Werror $san "$src/sim/examples/predict_step.c" -o predict_step \
   $(pkg-config --cflags --libs commscale) -Wl,-rpath,"$libdir" || bad "C example (shared) did not build"
 # shellcheck disable=SC2046
-$cc -std=c11 -Wall -Wextra -Werror "$src/sim/examples/predict_step.c" -o predict_step_static \
+$cc -std=c11 -Wall -Wextra -Werror $san "$src/sim/examples/predict_step.c" -o predict_step_static \
   $(pkg-config --cflags commscale) "$libdir/libcommscale.a" \
   $(pkg-config --static --libs-only-l commscale | sed 's/-lcommscale//') ||
   bad "C example (static) did not build"
@@ -72,7 +78,7 @@ compare() { # plan nodes [cal]
   want=$(step_of predict.csv)
   [ -n "$want" ] || bad "no step_s in predict's CSV for $plan"
   # a statically linked program finds the data beside its executable or through COMMSCALE_DATA_DIR
-  for ex in ./predict_step "env COMMSCALE_DATA_DIR=$prefix/share/commscale ./predict_step_static" "python3 $src/sim/examples/predict_step.py --lib $libdir/libcommscale.so"; do
+  for ex in ./predict_step "env COMMSCALE_DATA_DIR=$prefix/share/commscale ./predict_step_static" "$py $src/sim/examples/predict_step.py --lib $libdir/libcommscale.so"; do
     # shellcheck disable=SC2086 # ex holds a command and its arguments
     if ! $ex api-install-check h100-sxm dgx-h100 "$plan" "$nodes" $cal >out.txt 2>err.txt; then
       bad "$ex $plan $nodes $cal: $(cat err.txt)"
@@ -91,7 +97,7 @@ compare "tp=8,pp=8,zero=1,mbs=1,gbs=3200" 16
 compare "tp=8,pp=8,zero=1,mbs=1,gbs=3200" 400 cal.yaml
 compare "zero=3,recompute=full,mbs=1,gbs=3200" 100 cal.yaml
 
-python3 "$src/tests/api/check_api.py" "$libdir/libcommscale.so" "$prefix/bin/commscale" cal.yaml \
+$py "$src/tests/api/check_api.py" "$libdir/libcommscale.so" "$prefix/bin/commscale" cal.yaml \
   "$src/sim/examples" || bad "check_api.py"
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "api install: all checks passed"

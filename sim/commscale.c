@@ -248,6 +248,16 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
     return done(cs_error_set(&err, CS_ERR_USAGE, "a search needs nodes or gpus"), &err, msg, len);
   if (gbs < 1)
     return done(cs_error_set(&err, CS_ERR_USAGE, "gbs must be >= 1, got %d", gbs), &err, msg, len);
+  /* the search chooses the layout: the plan holds fixed fields only (as commscale search's) */
+  static const char *const searched[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
+                                         "zero", "mbs", "gbs", "recompute", "sp"};
+  for (size_t i = 0; q->plan && i < sizeof searched / sizeof searched[0]; i++)
+    if (names_key(q->plan, searched[i]))
+      return done(cs_error_set(&err, CS_ERR_USAGE,
+                               "plan: %s is chosen by the search; the plan sets fixed fields only "
+                               "(precision, bucket, overlaps, reserve, ...)",
+                               searched[i]),
+                  &err, msg, len);
   struct cs_scenario s;
   enum cs_status st = load(h, q, &s, &err);
   if (st != CS_OK) return done(st, &err, msg, len);

@@ -108,7 +108,8 @@ typedef struct commscale_step_query {
   const char *gpu;       /* required: bundled name ("h100-sxm") or GPU YAML path */
   const char *topology;  /* required: bundled name ("dgx-h100") or topology YAML path */
   const char *plan;      /* "tp=8,pp=8,zero=1,mbs=1,gbs=3200" or a plan YAML file; NULL: the
-                            defaults. For commscale_search: fixed fields only (precision, ...) */
+                            defaults. For commscale_search: fixed fields only (precision,
+                            bucket, overlaps, ...; a layout key is COMMSCALE_USAGE) */
   const char *framework; /* reserved for framework profiles: must be NULL today
                             (COMMSCALE_UNSUPPORTED otherwise) */
   long nodes;            /* > 0: the step runs on nodes x the topology's GPUs per node */

@@ -120,6 +120,9 @@ st = lib.commscale_predict_step(h, ctypes.byref(q), ctypes.byref(r), err, len(er
 check(st == 1, "16 GPUs and tp=3: COMMSCALE_USAGE (%s)" % err.value.decode())
 st = lib.commscale_search(h, ctypes.byref(q), 0, None, 0, None, err, len(err))
 check(st == 1, "search with gbs 0: COMMSCALE_USAGE (%s)" % err.value.decode())
+st = lib.commscale_search(h, ctypes.byref(q), 64, None, 0, None, err, len(err))
+check(st == 1 and b"tp" in err.value, "search with tp in the plan: COMMSCALE_USAGE (%s)"
+      % err.value.decode())
 h2 = ctypes.c_void_p(1)
 st = lib.commscale_open(b"/nonexistent/cal.yaml", ctypes.byref(h2), err, len(err))
 check(st == 3 and not h2.value and b"/nonexistent/cal.yaml" in err.value,

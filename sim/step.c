@@ -674,7 +674,7 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
   if (!(in->interference >= 1) || in->interference > 10)
     return cs_error_set(err, CS_ERR_USAGE, "interference must be between 1 and 10, got %g",
                         in->interference);
-  enum cs_status st = cs_plan_check(in->plan, in->workload, err);
+  enum cs_status st = cs_workload_check_plan(in->workload, in->plan, err);
   if (st != CS_OK) return st;
   if (in->plan->bucket <= 0) return cs_error_set(err, CS_ERR_USAGE, "bucket must be > 0");
   const struct cs_plan *ip = in->plan;

@@ -76,7 +76,7 @@ static void brute(struct setup *s, long gpus, int gbs, double *best, long *feasi
                   p.recompute = rc, p.sp = sp, p.gbs = gbs;
                   p.dp = (int)(gpus / ((long)tp * pp));
                   if (sp && tp == 1) continue;
-                  if (cs_plan_check(&p, w, NULL) != CS_OK) continue;
+                  if (cs_workload_check_plan(w, &p, NULL) != CS_OK) continue;
                   struct cs_memory m;
                   if (cs_memory_estimate(w, &p, &s->gpu, &m, NULL) != CS_OK || !cs_memory_fits(&m))
                     continue;

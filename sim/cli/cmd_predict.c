@@ -539,7 +539,7 @@ int cs_cmd_predict(int argc, char **argv) {
         if (plan.gbs == 0 && accum > 1) plan.gbs = (int)(plan.mbs * plan.dp * accum);
         cs_plan_format(&plan, x->plan, sizeof x->plan);
         struct cs_memory mem;
-        if (cs_plan_check(&plan, w, &e2) != CS_OK ||
+        if (cs_workload_check_plan(w, &plan, &e2) != CS_OK ||
             cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
             (!cli_get(&verb, &a, "ignore-memory") &&
              cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {

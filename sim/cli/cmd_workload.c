@@ -198,7 +198,7 @@ int cs_cmd_workload(int argc, char **argv) {
   struct cs_gemm_point *gemm_pts = NULL; /* the measured GEMM table, borrowed by comp */
   size_t ngemm = 0;
   int rc = 0;
-  if (cs_plan_check(&plan, w, &err) != CS_OK) {
+  if (cs_workload_check_plan(w, &plan, &err) != CS_OK) {
     rc = cli_fail("workload", &err);
     goto done;
   }

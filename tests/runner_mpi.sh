@@ -3,7 +3,7 @@
 #   resume   a run stopped after 5 rows and continued with --resume holds the same rows as an
 #            uninterrupted run (apart from timings)
 #   watchdog a rank frozen with SIGSTOP makes the job end, with a message naming rank and host,
-#            within the --timeout plus a few seconds
+#            within the --timeout plus a margin that holds on a loaded machine (90 s)
 #   check    --check verifies an all_reduce over every rank
 #   lock     a second run on a CSV another run is writing is refused, the first run's rows kept
 # usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
@@ -44,7 +44,7 @@ CS_RUN_STOP_RANK=1 timeout 120 "${MPI[@]}" "$RUN" "${ARGS[@]}" --timeout 5s >"$W
 rc=$?
 dt=$(( $(date +%s) - t0 ))
 grep "commscale-run: rank" "$W/wd.out"
-if [ $rc = 0 ] || [ $rc = 124 ] || [ $dt -gt 30 ] || ! grep -q "commscale-run: rank [0-9]* on " "$W/wd.out"; then
+if [ $rc = 0 ] || [ $rc = 124 ] || [ $dt -gt 90 ] || ! grep -q "commscale-run: rank [0-9]* on " "$W/wd.out"; then
   echo "runner_mpi: a frozen rank did not end the job cleanly (exit $rc after $dt s)"
   cat "$W/wd.out"
   fail=1

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "datadir.h"
 #include "yamlcfg.h"
 
 #ifndef CS_TOPO_SOURCE_DIR
@@ -407,6 +408,7 @@ int cs_topo_search_dirs(char *dirs, size_t len, int max) {
       snprintf(dirs + (size_t)k++ * len, len, "%s/../share/commscale/topologies", exe);
     }
   }
+  if (k < max && cs_datadir_library("topologies", dirs + (size_t)k * len, len)) k++;
   if (k < max) snprintf(dirs + (size_t)k++ * len, len, "%s", CS_TOPO_SOURCE_DIR);
   return k;
 }
@@ -421,8 +423,8 @@ enum cs_status cs_topo_find(const char *name, char *buf, size_t len, struct cs_e
       return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
     return CS_OK;
   }
-  char dirs[3][1024];
-  int nd = cs_topo_search_dirs(&dirs[0][0], sizeof dirs[0], 3);
+  char dirs[4][1024];
+  int nd = cs_topo_search_dirs(&dirs[0][0], sizeof dirs[0], 4);
   char tried[CS_ERROR_MSG_MAX / 2] = "";
   size_t w = 0;
   for (int i = 0; i < nd; i++) {

@@ -128,9 +128,10 @@ enum cs_status cs_topo_load_string(const char *text, const char *name, struct cs
 
 /* Finds a topology by path or bundled name. A name that contains '/' or ends in ".yaml" is a path
  * and is used as is; otherwise NAME.yaml is looked up, in order, in $COMMSCALE_DATA_DIR/topologies,
- * <directory of the running executable>/../share/commscale/topologies and the source tree's
- * topologies/ folder. Writes the path into buf. CS_ERR_IO when nothing is found (the message lists
- * where it looked), CS_ERR_RANGE when buf is too small. */
+ * <directory of the running executable>/../share/commscale/topologies, the installed data beside
+ * libcommscale.so when this code runs from it (datadir.h) and the source tree's topologies/ folder.
+ * Writes the path into buf. CS_ERR_IO when nothing is found (the message lists where it looked),
+ * CS_ERR_RANGE when buf is too small. */
 enum cs_status cs_topo_find(const char *name, char *buf, size_t len, struct cs_error *err);
 
 /* The folders cs_topo_find searches, in order, for listings: writes up to max paths of at most

@@ -132,4 +132,14 @@ void cs_run_config_tag(char *buf, size_t len);
  * stay in the CSV. */
 enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err);
 
+/* The compute probes (probe_cuda.c; the rows and their CSV are calibrate/meas/probe.h). Runs the
+ * probes selected in o (o->probes, o->probe_dtypes) on this process's GPUs and appends one row per
+ * point to o->probe_out (rank `proc` 0 only; the other processes of an MPI launch return at once):
+ * gemm and membw on the first GPU, interference on all local GPUs (at least 2, one process: skipped
+ * with a note on o->log otherwise). o->resume skips the points the file already holds; o->overwrite
+ * replaces it; otherwise rows are appended to an existing probe file. Rows finished before an error
+ * stay in the file. CS_ERR_UNSUPPORTED in a build without CUDA. */
+enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
+                            struct cs_error *err);
+
 #endif

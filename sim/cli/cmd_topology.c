@@ -46,7 +46,8 @@ static const struct cli_verb verb = {
     "spanned, GPUs per node, the slowest tier, NICs and flows sharing them, the switch level\n"
     "crossed, and the bandwidth and latency its collectives see.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static enum cs_status load_named(const char *name, struct cs_topology *t, struct cs_error *err) {
   char path[1024];
@@ -197,18 +198,11 @@ static void write_map(FILE *out, int json, const struct cs_topology *t, char nam
 }
 
 int cs_cmd_topology(int argc, char **argv) {
-  struct cli_args a;
   struct cs_error err = {0};
-  int help = 0;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("topology", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos < 1) {
-    cs_error_set(&err, CS_ERR_USAGE, "expected show, list, import-smi or map (see --help)");
-    return cli_fail("topology", &err);
-  }
+  struct cli_args a;
+  int begun = cli_begin(&verb, argc, argv, &a, 1, CLI_MAX_POS,
+                        "expected show, list, import-smi or map", NULL);
+  if (begun >= 0) return begun;
   const char *sub = a.pos[0];
   int want_args = strcmp(sub, "list") == 0 ? 1 : 2;
   if (strcmp(sub, "show") && strcmp(sub, "list") && strcmp(sub, "import-smi") &&

@@ -1,5 +1,5 @@
-/* inputs.c — see inputs.h. */
-#include "inputs.h"
+/* measread.c — see measread.h. */
+#include "measread.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -7,8 +7,7 @@
 
 #include "nccltests.h"
 
-enum cs_status cli_read_measurements(const char *path, struct cs_meas_set *set,
-                                     struct cs_error *err) {
+enum cs_status cs_meas_read_any(const char *path, struct cs_meas_set *set, struct cs_error *err) {
   FILE *f = fopen(path, "r");
   if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   char first[64] = {0};

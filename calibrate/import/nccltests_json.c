@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "nccllog.h"
 
 #define JSON_MAX_DEPTH 64
@@ -419,26 +420,10 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
 
 enum cs_status cs_nccltests_json_import(const char *path, FILE *f, struct cs_meas_set *set,
                                         struct cs_error *err) {
-  size_t cap = 1 << 16, n = 0;
-  char *text = malloc(cap);
-  if (text == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
-  size_t got;
-  while ((got = fread(text + n, 1, cap - n - 1, f)) > 0) {
-    n += got;
-    if (n + 1 == cap) {
-      char *nt = realloc(text, cap *= 2);
-      if (nt == NULL) {
-        free(text);
-        return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
-      }
-      text = nt;
-    }
-  }
-  if (ferror(f)) {
-    free(text);
-    return cs_error_at(err, CS_ERR_IO, path, 0, 0, "read error: %s", strerror(errno));
-  }
-  text[n] = '\0';
+  char *text;
+  size_t n;
+  enum cs_status rst = cs_input_read_all(f, path, CS_INPUT_DOC_MAX, &text, &n, err);
+  if (rst != CS_OK) return rst;
   if (strlen(text) != n) {
     free(text);
     return cs_error_at(err, CS_ERR_PARSE, path, 0, 0, "expected text, found a NUL byte");

@@ -265,5 +265,40 @@ expect 2 "unknown option" -- validate --bogus
 expect 2 "--format expects table, csv or json" -- validate --format xml
 expect 1 "sc-syntax.yaml:3:1: YAML syntax" -- validate --cases "$tmp/sc-syntax.yaml"
 
+# ---- resource limits (ux-review 4.1 #18, #19, #49, #69, #88; P14): every reader stops at its cap
+# at once. "quick" also bounds the wall time: 10 s holds at any load and under valgrind, where the
+# readers before the caps took 20 s (import /dev/zero, killed) and 27 s (100,000 nested brackets).
+quick() {
+  local t0=$SECONDS
+  expect "$@"
+  if [ $((SECONDS - t0)) -gt 10 ]; then
+    fail=$((fail + 1)) pass=$((pass - 1))
+    echo "FAIL: commscale ${*:4} took $((SECONDS - t0)) s (want under 10 s)"
+  fi
+}
+{ printf 'version: 1\nparameters: '; head -c 100000 /dev/zero | tr '\0' '['; echo; } >"$tmp/deep.yaml"
+{ printf 'version: 1\nname: deep\nnode: '; head -c 50000 /dev/zero | tr '\0' '['; echo; } >"$tmp/deep-topo.yaml"
+{ printf 'version: 1\nparameters:\n'; for i in $(seq 1 70); do printf "%*sk$i:\n" $((2 * i)) ''; done; } >"$tmp/deep-map.yaml"
+{ printf '{"results": '; head -c 100000 /dev/zero | tr '\0' '['; echo; } >"$tmp/deep.json"
+head -c 2000000 /dev/zero | tr '\0' 'x' >"$tmp/longline.csv"
+quick 1 "^commscale import: /dev/zero:1: line longer than 1048576 bytes$" -- import /dev/zero -o "$tmp/o.csv"
+quick 1 "^commscale fit: /dev/zero:1: line longer than 1048576 bytes$" -- fit /dev/zero -o "$tmp/o.yaml"
+quick 1 "/dev/zero: input larger than 67108864 bytes" -- topology import-smi /dev/zero
+quick 1 "/dev/zero: input larger than 67108864 bytes" -- coll --cal /dev/zero
+quick 1 "longline.csv:1: line longer than 1048576 bytes" -- fit "$tmp/longline.csv"
+quick 1 "deep.yaml:2:.*: nesting deeper than 64 levels" -- coll --cal "$tmp/deep.yaml"
+quick 1 "deep-topo.yaml:3:.*: nesting deeper than 64 levels" -- predict $W --plan dp=8 -t "$tmp/deep-topo.yaml"
+quick 1 "deep-map.yaml:.*: nesting deeper than 64 levels" -- coll --cal "$tmp/deep-map.yaml"
+quick 1 "deep.json:1:.*nested at most 64 levels" -- import "$tmp/deep.json" -o "$tmp/o.csv"
+expect 1 "$tmp: read error: Is a directory" -- coll --cal "$tmp"
+# "-" is standard input (#19): import reads a log from it, fit a measurements CSV
+if "$cs" import - -o "$tmp/stdin.csv" <"$data/h200x2/nccl-tests-mpirun.log" 2>/dev/null &&
+   [ "$(grep -vc '^#' "$tmp/stdin.csv")" -gt 10 ] && "$cs" fit - -q -o "$tmp/stdin.yaml" <"$tmp/stdin.csv"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: import - / fit - did not read standard input"
+fi
+expect 1 "^commscale import: -: input larger than 67108864 bytes$" -- import - -o "$tmp/o.csv" </dev/zero
+
 echo "cli errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -6,6 +6,7 @@
  * - sweep (sim/sweep.h): one record per nodes x batch x curve x speed in that nesting, dp filling
  *   the GPUs, the speedup over the smallest node count equal to the ratio of samples/s (1 at the
  *   smallest), and a plan that does not divide the GPUs a record with its reason;
+ * - cs_plan_text_names (model/plan.h): a key named at the start of an item, spaces allowed;
  * - report (sim/report.h): every value checked at load: a target out of range and a missing key
  *   located at the scenario's file:line:col, the price file resolved against the scenario's folder.
  */
@@ -163,8 +164,21 @@ static void report_load(void **state) {
   free(s);
 }
 
+/* Whether a plan text names a key (predict and the C API fill dp only when it does not). */
+static void plan_text_names(void **state) {
+  (void)state;
+  assert_true(cs_plan_text_names("tp=2,dp=4", "dp"));
+  assert_true(cs_plan_text_names("dp=4", "dp"));
+  assert_true(cs_plan_text_names("tp=2, dp = 4", "dp"));
+  assert_false(cs_plan_text_names("tp=2", "dp"));
+  assert_false(cs_plan_text_names("xdp=4", "dp"));
+  assert_false(cs_plan_text_names("dpx=4", "dp"));
+  assert_false(cs_plan_text_names("", "dp"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(plan_text_names),
       cmocka_unit_test(validate_cases),
       cmocka_unit_test(sweep_grid),
       cmocka_unit_test(report_load),

@@ -142,6 +142,21 @@ int cs_topo_search_dirs(char *dirs, size_t len, int max);
  * loading the dump gives the same topology. */
 void cs_topo_dump(FILE *out, const struct cs_topology *t);
 
+/* The loader's values for what a file leaves out, by transport and by intra-node fabric (their
+ * sources are in topology.c). Editors of a loaded topology (netedit.h) and importers that build
+ * one (smi.c) take them from here, so that every topology means the same thing by "default". */
+#define CS_TOPO_TRANSPORTS 3 /* enum cs_topo_transport */
+#define CS_TOPO_FABRICS 3    /* enum cs_topo_fabric */
+struct cs_topo_defaults {
+  struct {
+    double latency;        /* s, one step between nodes on one switch */
+    double switch_latency; /* s per further switch */
+    double efficiency;     /* ring all-reduce bus bandwidth / NIC bandwidth */
+  } transport[CS_TOPO_TRANSPORTS];
+  double fabric_efficiency[CS_TOPO_FABRICS]; /* ring all-reduce bus bandwidth / link bandwidth */
+};
+const struct cs_topo_defaults *cs_topo_defaults(void);
+
 /* Names used in files. */
 const char *cs_topo_fabric_name(enum cs_topo_fabric f);
 const char *cs_topo_transport_name(enum cs_topo_transport tr);

@@ -99,13 +99,118 @@ static int block_size(const struct smi *m, const int *gcol, int same_max) {
   return s;
 }
 
-enum cs_status cs_topo_import_smi(const char *text, const char *name, double link_bw, double nic_bw,
-                                  struct cs_topology *t, struct cs_error *err) {
-  struct smi *m = calloc(1, sizeof *m);
-  if (m == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  memset(t, 0, sizeof *t);
-  double smi_link = 0;
-  char gpu[64] = "";
+/* What the text says besides the matrix: the GPU model and the NVLink speed of one link. */
+struct smi_extras {
+  char gpu[64]; /* "" when the text has no nvidia-smi table */
+  double link;  /* bytes/s per link; 0 when the text has no `nvidia-smi nvlink -s` lines */
+};
+
+/* Takes the GPU model from a line of the nvidia-smi table ("|   0  NVIDIA H200   On  |") and the
+ * NVLink speed from a line of `nvidia-smi nvlink -s` ("Link 0: 26.562 GB/s") into x, each the
+ * first time it is seen. buf is the whole line, tok its nt blank-separated tokens. */
+static void read_extras(const char *buf, char **tok, int nt, struct smi_extras *x) {
+  const char *nv = strstr(buf, "NVIDIA ");
+  if (x->gpu[0] == '\0' && buf[0] == '|' && nv) {
+    const char *q = nv + 7, *end = strstr(q, "  ");
+    size_t l = end ? (size_t)(end - q) : strlen(q);
+    /* printable ASCII only: the name goes into a YAML string of the dump */
+    size_t ok = 0;
+    while (ok < l && q[ok] >= 0x20 && q[ok] < 0x7f)
+      ok++;
+    if (l > 0 && l < sizeof x->gpu && ok == l) {
+      memcpy(x->gpu, q, l);
+      x->gpu[l] = '\0';
+    }
+  }
+  if (x->link == 0 && nt >= 4 && strcmp(tok[0], "Link") == 0 && strcmp(tok[3], "GB/s") == 0) {
+    char *e;
+    double v = strtod(tok[2], &e);
+    /* one NVLink moves at most tens of GB/s (NVLink5: 50); 1000 bounds what a real line says */
+    if (*e == '\0' && v > 0 && v <= 1000) x->link = v * 1e9;
+  }
+}
+
+/* Reads the matrix header (line lineno, tokens tok[0..nt)) into m's columns: its leading
+ * GPU<i>/NIC<i> names, GPUs and NICs each numbered from 0. Errors: CS_ERR_RANGE past MAXC
+ * columns, CS_ERR_PARSE for a name out of order. */
+static enum cs_status read_header(struct smi *m, char **tok, int nt, long lineno,
+                                  struct cs_error *err) {
+  for (int i = 0; i < nt; i++) {
+    int is_nic;
+    int idx = col_name(tok[i], &is_nic);
+    if (idx < 0) break;
+    if (m->ncol == MAXC)
+      return cs_error_at(err, CS_ERR_RANGE, SMI_NAME, lineno, 0, "more than %d columns", MAXC);
+    int want = is_nic ? m->nnic : m->ngpu;
+    if (idx != want)
+      return cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0, "expected column %s%d, found %s",
+                         is_nic ? "NIC" : "GPU", want, tok[i]);
+    m->col_is_nic[m->ncol] = is_nic;
+    m->col_idx[m->ncol++] = idx;
+    if (is_nic)
+      m->nnic++;
+    else
+      m->ngpu++;
+  }
+  return CS_OK;
+}
+
+/* Reads one matrix row (line lineno, tokens tok[0..nt), tok[0] naming column idx of kind is_nic)
+ * into m->rel. Errors: CS_ERR_PARSE for a row not in the header or given twice, a short row, or an
+ * entry that is not X on the diagonal and a relation elsewhere. */
+static enum cs_status read_row(struct smi *m, char **tok, int nt, int idx, int is_nic, long lineno,
+                               struct cs_error *err) {
+  int row = -1;
+  for (int c = 0; c < m->ncol; c++)
+    if (m->col_is_nic[c] == is_nic && m->col_idx[c] == idx) row = c;
+  if (row < 0 || m->have[row])
+    return cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0, "unexpected row %s", tok[0]);
+  if (nt < m->ncol + 1)
+    return cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0, "row %s has %d entries, expected %d",
+                       tok[0], nt - 1, m->ncol);
+  for (int c = 0; c < m->ncol; c++) {
+    int r = relation(tok[c + 1]);
+    if (r < 0 || (r == R_X) != (c == row))
+      return cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0,
+                         "row %s, column %d: expected X on the diagonal and NV#, PIX, PXB, PHB, "
+                         "NODE or SYS elsewhere, got \"%s\"",
+                         tok[0], c, tok[c + 1]);
+    m->rel[row][c] = r;
+  }
+  m->have[row] = 1;
+  return CS_OK;
+}
+
+/* Checks the matrix read into m (rows of them, the header on line header_line): present, square,
+ * within topology.h's limits and symmetric. Errors: CS_ERR_PARSE, CS_ERR_RANGE. */
+static enum cs_status check_matrix(const struct smi *m, int rows, int header_line,
+                                   struct cs_error *err) {
+  if (m->ngpu == 0)
+    return cs_error_set(err, CS_ERR_PARSE,
+                        "%s: no GPU matrix found (expected a header line starting with GPU0)",
+                        SMI_NAME);
+  if (rows != m->ncol)
+    return cs_error_at(err, CS_ERR_PARSE, SMI_NAME, header_line, 0,
+                       "the matrix has %d columns but %d rows", m->ncol, rows);
+  if (m->ngpu > CS_TOPO_MAX_GPUS)
+    return cs_error_set(err, CS_ERR_RANGE, "%s: %d GPUs, more than the %d a node may hold",
+                        SMI_NAME, m->ngpu, CS_TOPO_MAX_GPUS);
+  if (m->nnic > CS_TOPO_MAX_NICS)
+    return cs_error_set(err, CS_ERR_RANGE, "%s: %d NICs, more than %d", SMI_NAME, m->nnic,
+                        CS_TOPO_MAX_NICS);
+  for (int i = 0; i < m->ncol; i++)
+    for (int j = 0; j < m->ncol; j++)
+      if (m->rel[i][j] != m->rel[j][i])
+        return cs_error_set(err, CS_ERR_RANGE, "%s: entries %d,%d and %d,%d differ", SMI_NAME, i, j,
+                            j, i);
+  return CS_OK;
+}
+
+/* Reads text line by line into *m (zeroed by the caller) and *x (likewise): the matrix, the GPU
+ * model and the NVLink speed; then checks the matrix. Errors: those of read_header, read_row and
+ * check_matrix, naming the line. */
+static enum cs_status read_smi(const char *text, struct smi *m, struct smi_extras *x,
+                               struct cs_error *err) {
   int in_matrix = 0, header_line = 0, rows = 0;
   long lineno = 0;
   enum cs_status st = CS_OK;
@@ -120,54 +225,14 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
     memcpy(work, buf, sizeof buf);
     char *tok[MAXC + 8];
     int nt = tokens(work, tok, MAXC + 8);
-    /* the GPU model, from the nvidia-smi table: "|   0  NVIDIA H200   On  |" */
-    char *nv = strstr(buf, "NVIDIA ");
-    if (gpu[0] == '\0' && buf[0] == '|' && nv) {
-      char *q = nv + 7, *end = strstr(q, "  ");
-      size_t l = end ? (size_t)(end - q) : strlen(q);
-      /* printable ASCII only: the name goes into a YAML string of the dump */
-      size_t ok = 0;
-      while (ok < l && q[ok] >= 0x20 && q[ok] < 0x7f)
-        ok++;
-      if (l > 0 && l < sizeof gpu && ok == l) {
-        memcpy(gpu, q, l);
-        gpu[l] = '\0';
-      }
-    }
-    /* NVLink speed, from `nvidia-smi nvlink -s`: "Link 0: 26.562 GB/s" */
-    if (smi_link == 0 && nt >= 4 && strcmp(tok[0], "Link") == 0 && strcmp(tok[3], "GB/s") == 0) {
-      char *x;
-      double v = strtod(tok[2], &x);
-      /* one NVLink moves at most tens of GB/s (NVLink5: 50); 1000 bounds what a real line says */
-      if (*x == '\0' && v > 0 && v <= 1000) smi_link = v * 1e9;
-    }
+    read_extras(buf, tok, nt, x);
     if (nt == 0) {
       if (in_matrix) in_matrix = 2; /* a blank line ends the matrix */
       continue;
     }
     int is_nic;
     if (!in_matrix && col_name(tok[0], &is_nic) == 0 && !is_nic) {
-      /* the header: leading GPU<i>/NIC<i> names */
-      for (int i = 0; i < nt; i++) {
-        int idx = col_name(tok[i], &is_nic);
-        if (idx < 0) break;
-        if (m->ncol == MAXC) {
-          st = cs_error_at(err, CS_ERR_RANGE, SMI_NAME, lineno, 0, "more than %d columns", MAXC);
-          break;
-        }
-        int want = is_nic ? m->nnic : m->ngpu;
-        if (idx != want) {
-          st = cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0, "expected column %s%d, found %s",
-                           is_nic ? "NIC" : "GPU", want, tok[i]);
-          break;
-        }
-        m->col_is_nic[m->ncol] = is_nic;
-        m->col_idx[m->ncol++] = idx;
-        if (is_nic)
-          m->nnic++;
-        else
-          m->ngpu++;
-      }
+      st = read_header(m, tok, nt, lineno, err);
       in_matrix = 1;
       header_line = (int)lineno;
       continue;
@@ -178,70 +243,20 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
       in_matrix = 2;
       continue;
     }
-    int row = -1;
-    for (int c = 0; c < m->ncol; c++)
-      if (m->col_is_nic[c] == is_nic && m->col_idx[c] == idx) row = c;
-    if (row < 0 || m->have[row]) {
-      st = cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0, "unexpected row %s", tok[0]);
-      break;
-    }
-    if (nt < m->ncol + 1) {
-      st = cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0, "row %s has %d entries, expected %d",
-                       tok[0], nt - 1, m->ncol);
-      break;
-    }
-    for (int c = 0; c < m->ncol; c++) {
-      int r = relation(tok[c + 1]);
-      if (r < 0 || (r == R_X) != (c == row)) {
-        st = cs_error_at(err, CS_ERR_PARSE, SMI_NAME, lineno, 0,
-                         "row %s, column %d: expected X on the diagonal and NV#, PIX, PXB, PHB, "
-                         "NODE or SYS elsewhere, got \"%s\"",
-                         tok[0], c, tok[c + 1]);
-        break;
-      }
-      m->rel[row][c] = r;
-    }
-    m->have[row] = 1;
-    rows++;
+    if ((st = read_row(m, tok, nt, idx, is_nic, lineno, err)) == CS_OK) rows++;
   }
-  if (st == CS_OK && m->ngpu == 0)
-    st = cs_error_set(err, CS_ERR_PARSE,
-                      "%s: no GPU matrix found (expected a header line starting with GPU0)",
-                      SMI_NAME);
-  if (st == CS_OK && rows != m->ncol)
-    st = cs_error_at(err, CS_ERR_PARSE, SMI_NAME, header_line, 0,
-                     "the matrix has %d columns but %d rows", m->ncol, rows);
-  if (st == CS_OK && m->ngpu > CS_TOPO_MAX_GPUS)
-    st = cs_error_set(err, CS_ERR_RANGE, "%s: %d GPUs, more than the %d a node may hold", SMI_NAME,
-                      m->ngpu, CS_TOPO_MAX_GPUS);
-  if (st == CS_OK && m->nnic > CS_TOPO_MAX_NICS)
-    st = cs_error_set(err, CS_ERR_RANGE, "%s: %d NICs, more than %d", SMI_NAME, m->nnic,
-                      CS_TOPO_MAX_NICS);
-  for (int i = 0; st == CS_OK && i < m->ncol; i++)
-    for (int j = 0; st == CS_OK && j < m->ncol; j++)
-      if (m->rel[i][j] != m->rel[j][i])
-        st = cs_error_set(err, CS_ERR_RANGE, "%s: entries %d,%d and %d,%d differ", SMI_NAME, i, j,
-                          j, i);
-  if (st != CS_OK) {
-    free(m);
-    return st;
-  }
+  return st != CS_OK ? st : check_matrix(m, rows, header_line, err);
+}
 
-  int gcol[CS_TOPO_MAX_GPUS], ncol_nic[CS_TOPO_MAX_NICS];
-  for (int c = 0; c < m->ncol; c++) {
-    if (m->col_is_nic[c])
-      ncol_nic[m->col_idx[c]] = c;
-    else
-      gcol[m->col_idx[c]] = c;
-  }
+/* Fills the node of t from the checked matrix m (gcol: the column of each GPU) and the extras x:
+ * links, fabric, link and PCIe rates and blocks; link_bw is the caller's fallback link rate.
+ * Errors: CS_ERR_RANGE when an NVSwitch's per-GPU rate passes what a topology file may hold. */
+static enum cs_status fill_node(const struct smi *m, const int *gcol, const struct smi_extras *x,
+                                double link_bw, struct cs_topology *t, struct cs_error *err) {
   struct cs_topo_node *nd = &t->node;
   int G = m->ngpu;
-  t->version = CS_TOPO_VERSION;
-  snprintf(t->name, sizeof t->name, "%s", name ? name : "imported");
-  snprintf(t->description, sizeof t->description, "imported from nvidia-smi topo -m: %d GPUs%s", G,
-           m->nnic ? " with NICs" : "");
   nd->gpus = G;
-  snprintf(nd->gpu, sizeof nd->gpu, "%s", gpu);
+  snprintf(nd->gpu, sizeof nd->gpu, "%s", x->gpu);
   int any_nv = 0, all_same = G > 2, k0 = -1, every_gpu_nv = 1;
   for (int i = 0; i < G; i++) {
     int mine = 0;
@@ -258,7 +273,7 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
     any_nv |= mine > 0;
     every_gpu_nv &= mine > 0;
   }
-  nd->link_bw = smi_link > 0 ? smi_link : link_bw > 0 ? link_bw : 25e9;
+  nd->link_bw = x->link > 0 ? x->link : link_bw > 0 ? link_bw : 25e9;
   nd->pcie_bw = 16e9;
   nd->gpus_per_switch = block_size(m, gcol, R_PXB);
   nd->gpus_per_socket = block_size(m, gcol, R_NODE);
@@ -268,13 +283,10 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
   if (all_same && any_nv) {
     nd->fabric = CS_TOPO_NVSWITCH;
     nd->nvlink_bw = k0 * nd->link_bw;
-    if (nd->nvlink_bw > 1e14) { /* what a topology file may hold (topology.c) */
-      st = cs_error_set(err, CS_ERR_RANGE,
-                        "%s: %d NVLinks of %g GB/s give %g GB/s per GPU, more than 100000 GB/s",
-                        SMI_NAME, k0, nd->link_bw / 1e9, nd->nvlink_bw / 1e9);
-      free(m);
-      return st;
-    }
+    if (nd->nvlink_bw > 1e14) /* what a topology file may hold (topology.c) */
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "%s: %d NVLinks of %g GB/s give %g GB/s per GPU, more than 100000 GB/s",
+                          SMI_NAME, k0, nd->link_bw / 1e9, nd->nvlink_bw / 1e9);
     nd->efficiency = cs_topo_defaults()->fabric_efficiency[nd->fabric];
     memset(nd->links, 0, sizeof nd->links);
   } else {
@@ -283,6 +295,14 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
     nd->efficiency = cs_topo_defaults()->fabric_efficiency[nd->fabric];
     if (!any_nv) nd->link_bw = 0;
   }
+  return CS_OK;
+}
+
+/* Fills the network of t with the loader's InfiniBand defaults and, when nic_bw > 0 and the
+ * matrix m lists NICs, the NICs and each GPU's nearest one (gcol, ncol_nic: the column of each
+ * GPU and NIC). */
+static void fill_net(const struct smi *m, const int *gcol, const int *ncol_nic, double nic_bw,
+                     struct cs_topology *t) {
   struct cs_topo_net *net = &t->net;
   net->transport = CS_TOPO_INFINIBAND;
   net->latency = cs_topo_defaults()->transport[CS_TOPO_INFINIBAND].latency;
@@ -291,7 +311,7 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
   if (nic_bw > 0 && m->nnic > 0) {
     net->nics = m->nnic;
     net->nic_bw = nic_bw;
-    for (int i = 0; i < G; i++) {
+    for (int i = 0; i < m->ngpu; i++) {
       int best = 0, bestr = 1 << 20;
       for (int k = 0; k < m->nnic; k++) {
         int r = m->rel[gcol[i]][ncol_nic[k]];
@@ -300,9 +320,36 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
           best = k;
         }
       }
-      nd->nic_of_gpu[i] = best;
+      t->node.nic_of_gpu[i] = best;
     }
   }
+}
+
+enum cs_status cs_topo_import_smi(const char *text, const char *name, double link_bw, double nic_bw,
+                                  struct cs_topology *t, struct cs_error *err) {
+  struct smi *m = calloc(1, sizeof *m);
+  if (m == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  memset(t, 0, sizeof *t);
+  struct smi_extras x = {"", 0};
+  enum cs_status st = read_smi(text, m, &x, err);
+  if (st != CS_OK) {
+    free(m);
+    return st;
+  }
+
+  int gcol[CS_TOPO_MAX_GPUS], ncol_nic[CS_TOPO_MAX_NICS];
+  for (int c = 0; c < m->ncol; c++) {
+    if (m->col_is_nic[c])
+      ncol_nic[m->col_idx[c]] = c;
+    else
+      gcol[m->col_idx[c]] = c;
+  }
+  t->version = CS_TOPO_VERSION;
+  snprintf(t->name, sizeof t->name, "%s", name ? name : "imported");
+  snprintf(t->description, sizeof t->description, "imported from nvidia-smi topo -m: %d GPUs%s",
+           m->ngpu, m->nnic ? " with NICs" : "");
+  if ((st = fill_node(m, gcol, &x, link_bw, t, err)) == CS_OK)
+    fill_net(m, gcol, ncol_nic, nic_bw, t);
   free(m);
-  return CS_OK;
+  return st;
 }

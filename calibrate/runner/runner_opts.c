@@ -271,10 +271,11 @@ static const struct run_opt *find_long(const char *name, size_t len) {
   return NULL;
 }
 
-enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, int *help,
-                                 struct cs_error *err) {
-  const char *val[O_COUNT] = {0};
-  *help = 0;
+/* Reads argv[1..argc) into val: each option's value by its id ("1" for a flag), the last one
+ * given winning; values point into argv. Errors: CS_ERR_USAGE for an unknown option, a value given
+ * to a flag, or a missing value. */
+static enum cs_status scan_args(int argc, char **argv, const char *val[O_COUNT],
+                                struct cs_error *err) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const struct run_opt *p = NULL;
@@ -299,12 +300,60 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
     }
     val[p->id] = v;
   }
+  return CS_OK;
+}
+
+/* The message sizes from --sizes, or from -b/-e/-f (8 to 1G doubling by default), into o->sizes
+ * (replacing what it held; the caller frees it with cs_run_opts_fini). Errors: CS_ERR_USAGE for
+ * --sizes with -b/-e/-f, a factor outside [2, 1024] or an empty range; the units parser's for a
+ * bad size, prefixed with the option; CS_ERR_NOMEM. */
+static enum cs_status parse_size_opts(const char *const val[O_COUNT], struct cs_run_opts *o,
+                                      struct cs_error *err) {
+  free(o->sizes);
+  o->sizes = NULL;
+  o->nsizes = 0;
+  if (val[O_SIZES]) {
+    if (val[O_MINB] || val[O_MAXB] || val[O_FACTOR])
+      return cs_error_set(err, CS_ERR_USAGE, "--sizes excludes -b, -e and -f");
+    if (cs_units_parse_sizes(val[O_SIZES], &o->sizes, &o->nsizes, err) != CS_OK)
+      return cs_error_prefix(err, "--sizes");
+  } else {
+    double b = 8, e = 1073741824.0, f = 2;
+    if (val[O_MINB] && cs_units_parse_size(val[O_MINB], &b, err) != CS_OK)
+      return cs_error_prefix(err, "-b");
+    if (val[O_MAXB] && cs_units_parse_size(val[O_MAXB], &e, err) != CS_OK)
+      return cs_error_prefix(err, "-e");
+    if (val[O_FACTOR]) {
+      char *end;
+      f = strtod(val[O_FACTOR], &end);
+      if (end == val[O_FACTOR] || *end || !(f >= 2 && f <= 1024))
+        return cs_error_set(err, CS_ERR_USAGE, "-f: expected a factor in [2, 1024], got \"%s\"",
+                            val[O_FACTOR]);
+    }
+    if (b < 1 || e < b)
+      return cs_error_set(err, CS_ERR_USAGE, "-b/-e: expected 1 <= minbytes <= maxbytes");
+    size_t cap = 0;
+    for (double s = b; s <= e; s *= f)
+      cap++;
+    o->sizes = malloc(cap * sizeof *o->sizes);
+    if (o->sizes == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    for (double s = b; s <= e; s *= f)
+      o->sizes[o->nsizes++] = floor(s);
+  }
+  return CS_OK;
+}
+
+enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, int *help,
+                                 struct cs_error *err) {
+  const char *val[O_COUNT] = {0};
+  *help = 0;
+  enum cs_status st = scan_args(argc, argv, val, err);
+  if (st != CS_OK) return st;
   if (val[O_HELP]) {
     *help = 1;
     return CS_OK;
   }
 
-  enum cs_status st;
   long l = 0;
   if (val[O_BACKEND]) o->backend = val[O_BACKEND];
   if (val[O_OUT]) o->out_path = val[O_OUT];
@@ -394,37 +443,5 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
     return cs_error_prefix(err, "--nodes");
   if (val[O_GPN] && cs_units_parse_ints(val[O_GPN], 1, 1 << 12, &o->gpn, &o->ngpn, err) != CS_OK)
     return cs_error_prefix(err, "--gpus-per-node");
-
-  free(o->sizes);
-  o->sizes = NULL;
-  o->nsizes = 0;
-  if (val[O_SIZES]) {
-    if (val[O_MINB] || val[O_MAXB] || val[O_FACTOR])
-      return cs_error_set(err, CS_ERR_USAGE, "--sizes excludes -b, -e and -f");
-    if (cs_units_parse_sizes(val[O_SIZES], &o->sizes, &o->nsizes, err) != CS_OK)
-      return cs_error_prefix(err, "--sizes");
-  } else {
-    double b = 8, e = 1073741824.0, f = 2;
-    if (val[O_MINB] && cs_units_parse_size(val[O_MINB], &b, err) != CS_OK)
-      return cs_error_prefix(err, "-b");
-    if (val[O_MAXB] && cs_units_parse_size(val[O_MAXB], &e, err) != CS_OK)
-      return cs_error_prefix(err, "-e");
-    if (val[O_FACTOR]) {
-      char *end;
-      f = strtod(val[O_FACTOR], &end);
-      if (end == val[O_FACTOR] || *end || !(f >= 2 && f <= 1024))
-        return cs_error_set(err, CS_ERR_USAGE, "-f: expected a factor in [2, 1024], got \"%s\"",
-                            val[O_FACTOR]);
-    }
-    if (b < 1 || e < b)
-      return cs_error_set(err, CS_ERR_USAGE, "-b/-e: expected 1 <= minbytes <= maxbytes");
-    size_t cap = 0;
-    for (double s = b; s <= e; s *= f)
-      cap++;
-    o->sizes = malloc(cap * sizeof *o->sizes);
-    if (o->sizes == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    for (double s = b; s <= e; s *= f)
-      o->sizes[o->nsizes++] = floor(s);
-  }
-  return CS_OK;
+  return parse_size_opts(val, o, err);
 }

@@ -740,20 +740,131 @@ static enum cs_status run_check(struct run *R, struct cs_error *err) {
   return st;
 }
 
+/* The error for a backend name that is not in this build, listing those that are. */
+static enum cs_status no_backend(const char *name, struct cs_error *err) {
+  char have[128] = "";
+  for (int i = 0; cs_backends[i]; i++) {
+    strcat(have, i ? ", " : "");
+    strcat(have, cs_backends[i]->name);
+  }
+  return cs_error_set(err, CS_ERR_UNSUPPORTED, "backend \"%s\" is not in this build (it has: %s)",
+                      name, have[0] ? have : "none");
+}
+
+/* Builds R->w from every rank's node key: under MPI (by_mpi) the keys of all nprocs processes,
+ * gathered (this one is proc); else this process's nlocal ranks, each keyed by the backend when it
+ * can say. Errors: CS_ERR_NOMEM; world_build's. R->w is world_free's to release either way. */
+static enum cs_status gather_world(struct run *R, int by_mpi, int nprocs, int proc, int nlocal,
+                                   struct cs_error *err) {
+  char(*keys)[64] = calloc((size_t)nprocs * (size_t)nlocal, sizeof *keys);
+  if (keys == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  char mine[64];
+  node_key(R->o, mine, sizeof mine);
+#ifdef CS_HAVE_MPI
+  if (by_mpi) {
+    MPI_Allgather(mine, 64, MPI_CHAR, keys, 64, MPI_CHAR, world_comm);
+    R->w.mpi_world = &world_comm;
+  } else
+#else
+  (void)by_mpi;
+#endif
+    for (int r = 0; r < nlocal; r++) {
+      memcpy(keys[r], mine, 64);
+      if (R->be->rank_node) R->be->rank_node(R->state, r, keys[r], sizeof keys[r]);
+    }
+  enum cs_status st = world_build(&R->w, (const char(*)[64])keys, nprocs, proc, nlocal, err);
+  free(keys);
+#ifdef CS_HAVE_MPI
+  if (by_mpi) R->w.mpi_world = &world_comm;
+#endif
+  return st;
+}
+
+/* Sets R->source ("commscale-run:HOST:UTC time", rank 0's) and R->config (the NCCL_* tag) the
+ * same on every process (by_mpi: broadcast from rank 0). */
+static void stamp_run(struct run *R, int by_mpi) {
+  char host[64], tbuf[32];
+  time_t now = time(NULL);
+  struct tm tmv;
+  strftime(tbuf, sizeof tbuf, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tmv));
+  snprintf(host, sizeof host, "%s", R->w.node_name[0]);
+  snprintf(R->source, sizeof R->source, "commscale-run:%s:%s", host, tbuf);
+#ifdef CS_HAVE_MPI
+  if (by_mpi) MPI_Bcast(R->source, sizeof R->source, MPI_CHAR, 0, world_comm);
+#endif
+  cs_run_config_tag(R->config, sizeof R->config);
+#ifdef CS_HAVE_MPI
+  if (by_mpi) MPI_Bcast(R->config, sizeof R->config, MPI_CHAR, 0, world_comm);
+#else
+  (void)by_mpi;
+#endif
+}
+
+/* Under an MPI launch of several processes (by_mpi, nprocs > 1), gives every process rank 0's
+ * marks of the points --resume skips (rank 0 alone read the file). Errors: CS_ERR_NOMEM. */
+static enum cs_status share_skips(struct run *R, int by_mpi, int nprocs, struct cs_error *err) {
+#ifdef CS_HAVE_MPI
+  if (by_mpi && nprocs > 1) {
+    char *marks = malloc(R->plan.npts + 1);
+    if (marks == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < R->plan.npts; i++)
+      marks[i] = R->plan.pts[i].skip;
+    MPI_Bcast(marks, (int)R->plan.npts, MPI_CHAR, 0, world_comm);
+    for (size_t i = 0; i < R->plan.npts; i++)
+      R->plan.pts[i].skip = marks[i];
+    free(marks);
+  }
+#else
+  (void)R, (void)by_mpi, (void)nprocs, (void)err;
+#endif
+  return CS_OK;
+}
+
+/* --dry-run: one line per planned point on the table (none with --quiet), "(done)" on those
+ * --resume skips. */
+static void print_plan(const struct run *R) {
+  if (R->table == NULL) return;
+  for (size_t i = 0; i < R->plan.npts; i++) {
+    const struct point *pt = &R->plan.pts[i];
+    const struct shape *s = &R->plan.shapes[pt->shape];
+    fprintf(R->table, "%-14s %-5s %-6s ranks %3d nodes %3d gpn %2d bytes %.0f%s\n",
+            cs_coll_name(pt->coll), cs_algo_name(R->plan.var[pt->var].algo),
+            cs_proto_name(R->plan.var[pt->var].proto), s->ranks, s->nodes, s->gpn, pt->bytes,
+            pt->skip ? "  (done)" : "");
+  }
+}
+
+/* Measures the plan, one (shape, variant) group of consecutive points at a time, every process
+ * meeting the others after each group that has points left. Errors: run_group's, world_sync's. */
+static enum cs_status run_groups(struct run *R, struct cs_error *err) {
+  enum cs_status st = CS_OK;
+  for (size_t lo = 0; lo < R->plan.npts;) {
+    size_t hi = lo + 1;
+    while (hi < R->plan.npts && R->plan.pts[hi].shape == R->plan.pts[lo].shape &&
+           R->plan.pts[hi].var == R->plan.pts[lo].var)
+      hi++;
+    int pending = 0;
+    for (size_t i = lo; i < hi; i++)
+      pending += !R->plan.pts[i].skip;
+    if (pending) {
+      const struct shape *s = &R->plan.shapes[R->plan.pts[lo].shape];
+      int member = 0;
+      for (int r = R->w.first; r < R->w.first + R->w.nlocal; r++)
+        member |= R->w.node_of[r] < s->nodes && R->w.local_of[r] < s->gpn;
+      if ((st = run_group(R, lo, hi, err)) != CS_OK) break;
+      if ((st = world_sync(R->o, &R->w, member, err)) != CS_OK) break;
+    }
+    lo = hi;
+  }
+  return st;
+}
+
 enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
   struct run R;
   memset(&R, 0, sizeof R);
   R.o = o;
   R.be = cs_backend_find(o->backend);
-  if (R.be == NULL) {
-    char have[128] = "";
-    for (int i = 0; cs_backends[i]; i++) {
-      strcat(have, i ? ", " : "");
-      strcat(have, cs_backends[i]->name);
-    }
-    return cs_error_set(err, CS_ERR_UNSUPPORTED, "backend \"%s\" is not in this build (it has: %s)",
-                        o->backend, have[0] ? have : "none");
-  }
+  if (R.be == NULL) return no_backend(o->backend, err);
   if (o->nsizes == 0) return cs_error_set(err, CS_ERR_USAGE, "no message sizes to measure");
 
   int by_mpi = 0, nprocs = 1, proc = 0;
@@ -773,29 +884,7 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
                         "under an MPI launch each process drives one rank");
   }
 
-  /* node keys, then the world */
-  char(*keys)[64] = calloc((size_t)nprocs * (size_t)nlocal, sizeof *keys);
-  if (keys == NULL) {
-    R.be->fini(R.state);
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  }
-  char mine[64];
-  node_key(o, mine, sizeof mine);
-#ifdef CS_HAVE_MPI
-  if (by_mpi) {
-    MPI_Allgather(mine, 64, MPI_CHAR, keys, 64, MPI_CHAR, world_comm);
-    R.w.mpi_world = &world_comm;
-  } else
-#endif
-    for (int r = 0; r < nlocal; r++) {
-      memcpy(keys[r], mine, 64);
-      if (R.be->rank_node) R.be->rank_node(R.state, r, keys[r], sizeof keys[r]);
-    }
-  st = world_build(&R.w, (const char(*)[64])keys, nprocs, proc, nlocal, err);
-  free(keys);
-#ifdef CS_HAVE_MPI
-  if (by_mpi) R.w.mpi_world = &world_comm;
-#endif
+  st = gather_world(&R, by_mpi, nprocs, proc, nlocal, err);
   if (st == CS_OK) {
     progress(o, "starting the backend");
     st = R.be->start(R.state, &R.w, err);
@@ -809,40 +898,11 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
     goto out;
   }
 
-  {
-    char host[64], tbuf[32];
-    time_t now = time(NULL);
-    struct tm tmv;
-    strftime(tbuf, sizeof tbuf, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tmv));
-    snprintf(host, sizeof host, "%s", R.w.node_name[0]);
-    snprintf(R.source, sizeof R.source, "commscale-run:%s:%s", host, tbuf);
-#ifdef CS_HAVE_MPI
-    if (by_mpi) MPI_Bcast(R.source, sizeof R.source, MPI_CHAR, 0, world_comm);
-#endif
-  }
-  cs_run_config_tag(R.config, sizeof R.config);
-#ifdef CS_HAVE_MPI
-  if (by_mpi) MPI_Bcast(R.config, sizeof R.config, MPI_CHAR, 0, world_comm);
-#endif
+  stamp_run(&R, by_mpi);
   if ((st = plan_build(&R.plan, o, R.be, &R.w, err)) != CS_OK) goto out;
   if (R.w.proc == 0) st = open_output(&R, err);
   st = share_status(&R.w, st, err);
-  if (st != CS_OK) goto out;
-#ifdef CS_HAVE_MPI
-  if (by_mpi && nprocs > 1) {
-    char *marks = malloc(R.plan.npts + 1);
-    if (marks == NULL) {
-      st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-      goto out;
-    }
-    for (size_t i = 0; i < R.plan.npts; i++)
-      marks[i] = R.plan.pts[i].skip;
-    MPI_Bcast(marks, (int)R.plan.npts, MPI_CHAR, 0, world_comm);
-    for (size_t i = 0; i < R.plan.npts; i++)
-      R.plan.pts[i].skip = marks[i];
-    free(marks);
-  }
-#endif
+  if (st != CS_OK || (st = share_skips(&R, by_mpi, nprocs, err)) != CS_OK) goto out;
   for (size_t i = 0; i < R.plan.npts; i++)
     R.todo += !R.plan.pts[i].skip;
   if (R.w.proc == 0 && o->log)
@@ -852,39 +912,14 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
             R.be->name, R.w.nranks, R.w.nnodes, R.plan.nshapes, R.plan.nvar, R.todo,
             o->dry_run ? " (dry run)" : "");
   if (o->dry_run) {
-    if (R.table)
-      for (size_t i = 0; i < R.plan.npts; i++) {
-        const struct point *pt = &R.plan.pts[i];
-        const struct shape *s = &R.plan.shapes[pt->shape];
-        fprintf(R.table, "%-14s %-5s %-6s ranks %3d nodes %3d gpn %2d bytes %.0f%s\n",
-                cs_coll_name(pt->coll), cs_algo_name(R.plan.var[pt->var].algo),
-                cs_proto_name(R.plan.var[pt->var].proto), s->ranks, s->nodes, s->gpn, pt->bytes,
-                pt->skip ? "  (done)" : "");
-      }
+    print_plan(&R);
     goto out;
   }
 
   R.t_start = now_s();
   if (getenv("CS_RUN_FAIL_AFTER")) R.fail_after = atol(getenv("CS_RUN_FAIL_AFTER"));
   if (getenv("CS_RUN_STOP_RANK")) R.stop_me = atoi(getenv("CS_RUN_STOP_RANK")) == R.w.proc;
-  for (size_t lo = 0; lo < R.plan.npts;) {
-    size_t hi = lo + 1;
-    while (hi < R.plan.npts && R.plan.pts[hi].shape == R.plan.pts[lo].shape &&
-           R.plan.pts[hi].var == R.plan.pts[lo].var)
-      hi++;
-    int pending = 0;
-    for (size_t i = lo; i < hi; i++)
-      pending += !R.plan.pts[i].skip;
-    if (pending) {
-      const struct shape *s = &R.plan.shapes[R.plan.pts[lo].shape];
-      int member = 0;
-      for (int r = R.w.first; r < R.w.first + R.w.nlocal; r++)
-        member |= R.w.node_of[r] < s->nodes && R.w.local_of[r] < s->gpn;
-      if ((st = run_group(&R, lo, hi, err)) != CS_OK) break;
-      if ((st = world_sync(o, &R.w, member, err)) != CS_OK) break;
-    }
-    lo = hi;
-  }
+  st = run_groups(&R, err);
   show_progress(&R, 1);
 
 out:

@@ -242,16 +242,11 @@ static enum cs_status jat(const char *path, const struct jval *v, const struct j
   return cs_error_at(err, CS_ERR_PARSE, path, w->line, w->col, "expected %s", what);
 }
 
-static enum cs_status import_json_tree(const char *path, const struct jval *root,
-                                       struct cs_meas_set *set, struct cs_error *err) {
-  if (root->type != J_OBJ)
-    return jat(path, root, root, err, "a JSON object (nccl-tests -J output)");
-  const struct jval *results = jget(root, "results");
-  if (results == NULL || results->type != J_ARR)
-    return jat(path, results, root, err, "a \"results\" list (nccl-tests -J output)");
-  enum cs_status st;
-
-  /* collective from the program name in "args" */
+/* The collective of the run, from the program name in "args" (./all_reduce_perf), else from the
+ * file name at path. Errors: CS_ERR_PARSE naming the value (or the document) when neither names a
+ * known collective. */
+static enum cs_status json_coll(const char *path, const struct jval *root, enum cs_coll *coll,
+                                struct cs_error *err) {
   const struct jval *args = jget(root, "args");
   char cname[64] = "";
   const struct jval *cnode = args;
@@ -263,34 +258,23 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
   if (cname[0] == '\0' && !cs_nccllog_perf_name(path, cname, sizeof cname))
     return jat(path, args, root, err,
                "the program name (\"args\": [\"./NAME_perf\", ...]) naming the collective");
-  enum cs_coll coll;
-  if (cs_coll_parse(cname, &coll) != 0) {
+  if (cs_coll_parse(cname, coll) != 0) {
     const struct jval *w = cnode ? cnode : root;
     return cs_error_at(err, CS_ERR_PARSE, path, w->line, w->col,
                        "expected a known collective (%s), got \"%s\"", cs_nccllog_known_colls,
                        cname);
   }
+  return CS_OK;
+}
 
-  /* NCCL_* settings from "env" */
-  struct cs_nccllog_settings eff;
-  eff.n = 0;
-  const struct jval *env = jget(root, "env");
-  if (env && env->type == J_ARR)
-    for (size_t i = 0; i < env->n; i++) {
-      char name[64], value[192];
-      if (env->kids[i].type == J_STR && strncmp(env->kids[i].str, "NCCL_", 5) == 0 &&
-          cs_nccllog_assignment(env->kids[i].str, name, sizeof name, value, sizeof value))
-        cs_nccllog_settings_put(&eff, name, value);
-    }
-
-  double code;
-  if (jnum(jget(root, "nccl_version"), &code) == 0 && code > 0 && code < 1e9) {
-    char v[32];
-    cs_nccllog_version_string((long)code, v, sizeof v);
-    if ((st = cs_nccllog_meta_add(set, "nccl", v, err)) != CS_OK) return st;
-  }
-
-  /* shape: one "devices" entry per process, each driving nthreads x ngpus ranks */
+/* The shape of the run into row (ranks, nodes, GPUs per node, launch): one "config" "devices"
+ * entry per process, each driving nthreads x ngpus ranks, the hosts counted by name; each entry's
+ * GPU and host go into set's metadata. Errors: CS_ERR_PARSE naming the value for a missing or
+ * out-of-range field, hosts with different process counts, or more than 2^24 ranks; those of
+ * cs_nccllog_meta_add. */
+static enum cs_status json_shape(const char *path, const struct jval *root, struct cs_meas_row *row,
+                                 struct cs_meas_set *set, struct cs_error *err) {
+  enum cs_status st;
   const struct jval *config = jget(root, "config");
   const struct jval *devices = jget(config, "devices");
   if (devices == NULL || devices->type != J_ARR || devices->n == 0)
@@ -328,53 +312,98 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
   if ((double)per_proc * (double)devices->n > (double)(1 << 24))
     return jat(path, devices, root, err, "at most 2^24 ranks in \"devices\"");
   int ranks = per_proc * (int)devices->n;
+  row->ranks = ranks;
+  row->nodes = nodes;
+  row->gpus_per_node = ranks / nodes;
+  row->launch = per_proc > 1 ? CS_LAUNCH_THREAD : CS_LAUNCH_PROCESS;
+  return CS_OK;
+}
 
-  struct cs_meas_row row;
-  memset(&row, 0, sizeof row);
-  row.coll = coll;
-  if (cs_nccllog_settings_apply(&eff, &row.algo, &row.proto, row.config, sizeof row.config) != 0)
-    return jat(path, env, root, err, "NCCL_* settings that fit in 255 characters");
-  row.ranks = ranks;
-  row.nodes = nodes;
-  row.gpus_per_node = ranks / nodes;
-  row.launch = per_proc > 1 ? CS_LAUNCH_THREAD : CS_LAUNCH_PROCESS;
-
+/* Pushes onto set one row per timed group ("out_of_place", "in_place") of each entry of
+ * "results", row (the collective, settings and shape filled) completed with the size, type, times
+ * and the place in path; entries of size 0 are skipped. Errors: CS_ERR_PARSE naming the value for
+ * an entry that is not an object, a size that is not a whole number of bytes, a missing or
+ * non-positive time, a "bus_bw" that disagrees with the row, or no entry at all; those of
+ * cs_meas_set_push. */
+static enum cs_status json_results(const char *path, const struct jval *root,
+                                   const struct jval *results, struct cs_meas_row *row,
+                                   struct cs_meas_set *set, struct cs_error *err) {
+  enum cs_status st;
   static const char *const groups[2] = {"out_of_place", "in_place"};
   for (size_t i = 0; i < results->n; i++) {
     const struct jval *r = &results->kids[i];
     if (r->type != J_OBJ) return jat(path, r, root, err, "a result object");
-    if (jnum(jget(r, "size"), &row.bytes) != 0 || !(row.bytes >= 0) || row.bytes > 0x1p50 ||
-        row.bytes != floor(row.bytes))
+    if (jnum(jget(r, "size"), &row->bytes) != 0 || !(row->bytes >= 0) || row->bytes > 0x1p50 ||
+        row->bytes != floor(row->bytes))
       return jat(path, jget(r, "size"), r, err, "\"size\": a whole number of bytes");
     const struct jval *type = jget(r, "type");
-    cs_nccllog_copy(row.dtype, sizeof row.dtype, type && type->type == J_STR ? type->str : "");
-    if (row.bytes == 0) continue;
-    snprintf(row.source, sizeof row.source, "%s:%ld:%ld", path, r->line, r->col);
+    cs_nccllog_copy(row->dtype, sizeof row->dtype, type && type->type == J_STR ? type->str : "");
+    if (row->bytes == 0) continue;
+    snprintf(row->source, sizeof row->source, "%s:%ld:%ld", path, r->line, r->col);
     for (int g = 0; g < 2; g++) {
       const struct jval *body = jget(r, groups[g]);
       if (body == NULL || body->type == J_NULL) continue;
       const struct jval *tv = jget(body, "time");
       if (tv == NULL) tv = jget(body, "cpu_time");
-      if (jnum(tv, &row.time_us) != 0 || !isfinite(row.time_us) || row.time_us <= 0)
+      if (jnum(tv, &row->time_us) != 0 || !isfinite(row->time_us) || row->time_us <= 0)
         return jat(path, tv ? tv : body, root, err, "a positive finite \"time\" in us");
       char key[32];
       snprintf(key, sizeof key, "%s_per_iter", groups[g]);
       const struct jval *pi = jget(r, key);
-      row.time_min_us = row.time_max_us = NAN;
-      if (jnum(jget(pi, "min_us"), &row.time_min_us) != 0) row.time_min_us = NAN;
-      if (jnum(jget(pi, "max_us"), &row.time_max_us) != 0) row.time_max_us = NAN;
-      row.in_place = g;
-      cs_meas_row_derive(&row);
+      row->time_min_us = row->time_max_us = NAN;
+      if (jnum(jget(pi, "min_us"), &row->time_min_us) != 0) row->time_min_us = NAN;
+      if (jnum(jget(pi, "max_us"), &row->time_max_us) != 0) row->time_max_us = NAN;
+      row->in_place = g;
+      cs_meas_row_derive(row);
       double printed;
       if (jnum(jget(body, "bus_bw"), &printed) == 0 && isfinite(printed) &&
-          !cs_nccllog_busbw_agrees(printed, row.busbw_GBps))
+          !cs_nccllog_busbw_agrees(printed, row->busbw_GBps))
         return jat(path, jget(body, "bus_bw"), root, err,
                    "\"bus_bw\" to agree with size, time and the rank count of \"config\"");
-      if ((st = cs_meas_set_push(set, &row, err)) != CS_OK) return st;
+      if ((st = cs_meas_set_push(set, row, err)) != CS_OK) return st;
     }
   }
   if (results->n == 0) return jat(path, results, root, err, "at least one entry in \"results\"");
   return CS_OK;
+}
+
+static enum cs_status import_json_tree(const char *path, const struct jval *root,
+                                       struct cs_meas_set *set, struct cs_error *err) {
+  if (root->type != J_OBJ)
+    return jat(path, root, root, err, "a JSON object (nccl-tests -J output)");
+  const struct jval *results = jget(root, "results");
+  if (results == NULL || results->type != J_ARR)
+    return jat(path, results, root, err, "a \"results\" list (nccl-tests -J output)");
+  enum cs_status st;
+  enum cs_coll coll;
+  if ((st = json_coll(path, root, &coll, err)) != CS_OK) return st;
+
+  /* NCCL_* settings from "env" */
+  struct cs_nccllog_settings eff;
+  eff.n = 0;
+  const struct jval *env = jget(root, "env");
+  if (env && env->type == J_ARR)
+    for (size_t i = 0; i < env->n; i++) {
+      char name[64], value[192];
+      if (env->kids[i].type == J_STR && strncmp(env->kids[i].str, "NCCL_", 5) == 0 &&
+          cs_nccllog_assignment(env->kids[i].str, name, sizeof name, value, sizeof value))
+        cs_nccllog_settings_put(&eff, name, value);
+    }
+
+  double code;
+  if (jnum(jget(root, "nccl_version"), &code) == 0 && code > 0 && code < 1e9) {
+    char v[32];
+    cs_nccllog_version_string((long)code, v, sizeof v);
+    if ((st = cs_nccllog_meta_add(set, "nccl", v, err)) != CS_OK) return st;
+  }
+
+  struct cs_meas_row row;
+  memset(&row, 0, sizeof row);
+  if ((st = json_shape(path, root, &row, set, err)) != CS_OK) return st;
+  row.coll = coll;
+  if (cs_nccllog_settings_apply(&eff, &row.algo, &row.proto, row.config, sizeof row.config) != 0)
+    return jat(path, env, root, err, "NCCL_* settings that fit in 255 characters");
+  return json_results(path, root, results, &row, set, err);
 }
 
 enum cs_status cs_nccltests_json_import(const char *path, FILE *f, struct cs_meas_set *set,

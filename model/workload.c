@@ -252,6 +252,77 @@ static double norm_params(const struct cs_workload *w) {
   return w->norm == CS_NORM_LAYERNORM ? 2.0 * w->hidden : (double)w->hidden;
 }
 
+/* The parameters of one transformer block L into c: those this GPU holds under plan p (params,
+ * params_expert of them in experts) and the whole block's (params_full). */
+static void block_params(const struct cs_workload *w, const struct cs_plan *p,
+                         const struct cs_layer *L, struct cs_layer_cost *c) {
+  const double h = w->hidden, a = w->heads, t = p->tp, d = h / a, g = w->kv_heads;
+  const double al = a / t, gl = g >= t ? g / t : 1; /* KV heads replicate when fewer than tp */
+  const int gated = w->ffn_type == CS_FFN_SWIGLU;
+  const double nmat = gated ? 3 : 2;
+  double qkv_n = a * d + 2 * g * d, qkv_nl = al * d + 2 * gl * d;
+  double attn_full = h * qkv_n + a * d * h + (w->bias ? qkv_n + h : 0);
+  double attn_local = h * qkv_nl + al * d * h + (w->bias ? qkv_nl + h : 0);
+  double norms = 2 * norm_params(w);
+  double f = L->moe ? w->expert_ffn : w->ffn;
+  double fc1 = gated ? 2 * f : f;
+  double ffn_one = nmat * h * f + (w->bias ? fc1 + h : 0);
+  double ffn_one_local = nmat * h * f / t + (w->bias ? fc1 / t + h : 0);
+  double E = w->experts;
+  if (L->moe) {
+    double local_experts = E / p->ep;
+    c->params_expert = local_experts * ffn_one_local;
+    c->params = attn_local + norms + h * E + c->params_expert;
+    c->params_full = attn_full + norms + h * E + E * ffn_one;
+  } else {
+    c->params = attn_local + norms + ffn_one_local;
+    c->params_full = attn_full + norms + ffn_one;
+  }
+}
+
+/* The collectives of one transformer block L under plan p into c, per micro-batch: tensor- (or
+ * sequence-) parallel activations, context-parallel keys and values, expert-parallel tokens and
+ * the data-parallel traffic of c->params (set before). */
+static void block_comm(const struct cs_workload *w, const struct cs_plan *p,
+                       const struct cs_layer *L, struct cs_layer_cost *c) {
+  const double b = p->mbs, s = w->seq, sl = s / p->cp, h = w->hidden, a = w->heads;
+  const double t = p->tp, d = h / a, g = w->kv_heads;
+  const double gl = g >= t ? g / t : 1; /* KV heads replicate when fewer than tp */
+  const double T = b * sl, e = cs_plan_act_bytes(p);
+  const int sp = p->sp && p->tp > 1;
+  const int full = p->recompute == CS_RECOMPUTE_FULL;
+  const double k = w->top_k;
+  double x = T * h * e;
+  if (sp) {
+    add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_TP, CS_PHASE_FWD, 2, x, "sequence-parallel gather");
+    add_comm(c, p, CS_COLL_REDUCE_SCATTER, CS_GROUP_TP, CS_PHASE_FWD, 2, x,
+             "sequence-parallel reduce-scatter");
+    add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_TP, CS_PHASE_BWD, full ? 6 : 4, x,
+             "sequence-parallel gather (gradients, re-gathered inputs)");
+    add_comm(c, p, CS_COLL_REDUCE_SCATTER, CS_GROUP_TP, CS_PHASE_BWD, full ? 4 : 2, x,
+             "sequence-parallel reduce-scatter");
+  } else {
+    add_comm(c, p, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_FWD, 2, x,
+             "attention and FFN outputs");
+    add_comm(c, p, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_BWD, full ? 4 : 2, x,
+             "attention and FFN input gradients");
+  }
+  double kv = b * s * 2 * gl * d * e;
+  add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_CP, CS_PHASE_FWD, 1, kv, "keys and values");
+  add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_CP, CS_PHASE_BWD, full ? 2 : 1, kv,
+           "keys and values");
+  add_comm(c, p, CS_COLL_REDUCE_SCATTER, CS_GROUP_CP, CS_PHASE_BWD, 1, kv,
+           "key and value gradients");
+  if (L->moe) {
+    double y = T * k * h * e;
+    add_comm(c, p, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_FWD, 2, y,
+             "token dispatch and combine");
+    add_comm(c, p, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_BWD, full ? 4 : 2, y,
+             "gradient dispatch and combine");
+  }
+  add_dp_comm(c, p);
+}
+
 static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
                        const struct cs_layer *L, struct cs_layer_cost *c) {
   const double b = p->mbs, s = w->seq, sl = s / p->cp, h = w->hidden, a = w->heads;
@@ -263,27 +334,13 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
   const int gated = w->ffn_type == CS_FFN_SWIGLU, drop = w->dropout, flash = w->flash_attention;
   const int full = p->recompute == CS_RECOMPUTE_FULL;
   const int sel = p->recompute == CS_RECOMPUTE_SELECTIVE;
-  const double nmat = gated ? 3 : 2;
 
   /* parameters */
-  double qkv_n = a * d + 2 * g * d, qkv_nl = al * d + 2 * gl * d;
-  double attn_full = h * qkv_n + a * d * h + (w->bias ? qkv_n + h : 0);
-  double attn_local = h * qkv_nl + al * d * h + (w->bias ? qkv_nl + h : 0);
-  double norms = 2 * norm_params(w);
+  block_params(w, p, L, c);
+  double qkv_nl = al * d + 2 * gl * d;
   double f = L->moe ? w->expert_ffn : w->ffn;
   double fc1 = gated ? 2 * f : f;
-  double ffn_one = nmat * h * f + (w->bias ? fc1 + h : 0);
-  double ffn_one_local = nmat * h * f / t + (w->bias ? fc1 / t + h : 0);
   double E = w->experts, k = w->top_k;
-  if (L->moe) {
-    double local_experts = E / p->ep;
-    c->params_expert = local_experts * ffn_one_local;
-    c->params = attn_local + norms + h * E + c->params_expert;
-    c->params_full = attn_full + norms + h * E + E * ffn_one;
-  } else {
-    c->params = attn_local + norms + ffn_one_local;
-    c->params_full = attn_full + norms + ffn_one;
-  }
 
   /* forward kernels */
   add_op(c, "norm1", CS_OP_MEMORY, 0, 0, 0, 1, 2 * T * h * e / tsp, full);
@@ -347,35 +404,7 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
   c->out_bytes = T * h * e / tsp;
 
   /* collectives */
-  double x = T * h * e;
-  if (sp) {
-    add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_TP, CS_PHASE_FWD, 2, x, "sequence-parallel gather");
-    add_comm(c, p, CS_COLL_REDUCE_SCATTER, CS_GROUP_TP, CS_PHASE_FWD, 2, x,
-             "sequence-parallel reduce-scatter");
-    add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_TP, CS_PHASE_BWD, full ? 6 : 4, x,
-             "sequence-parallel gather (gradients, re-gathered inputs)");
-    add_comm(c, p, CS_COLL_REDUCE_SCATTER, CS_GROUP_TP, CS_PHASE_BWD, full ? 4 : 2, x,
-             "sequence-parallel reduce-scatter");
-  } else {
-    add_comm(c, p, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_FWD, 2, x,
-             "attention and FFN outputs");
-    add_comm(c, p, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_BWD, full ? 4 : 2, x,
-             "attention and FFN input gradients");
-  }
-  double kv = b * s * 2 * gl * d * e;
-  add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_CP, CS_PHASE_FWD, 1, kv, "keys and values");
-  add_comm(c, p, CS_COLL_ALL_GATHER, CS_GROUP_CP, CS_PHASE_BWD, full ? 2 : 1, kv,
-           "keys and values");
-  add_comm(c, p, CS_COLL_REDUCE_SCATTER, CS_GROUP_CP, CS_PHASE_BWD, 1, kv,
-           "key and value gradients");
-  if (L->moe) {
-    double y = T * k * h * e;
-    add_comm(c, p, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_FWD, 2, y,
-             "token dispatch and combine");
-    add_comm(c, p, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_BWD, full ? 4 : 2, y,
-             "gradient dispatch and combine");
-  }
-  add_dp_comm(c, p);
+  block_comm(w, p, L, c);
 }
 
 static void embedding_cost(const struct cs_workload *w, const struct cs_plan *p,

@@ -746,7 +746,7 @@ static enum cs_status predict_step(struct ctx *x, const struct vcase *c, double 
   }
   struct cs_sim_result r;
   if (st == CS_OK) {
-    struct cs_sim_inputs in = {w, &plan, &comp, &topo, cal, CS_SIM_DEFAULT_INTERFERENCE};
+    struct cs_sim_inputs in = {w, &plan, &comp, &topo, cal, CS_SIM_DEFAULT_INTERFERENCE, NULL};
     st = cs_sim_predict(&in, &r, err);
   }
   if (st == CS_OK) {

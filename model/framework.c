@@ -77,6 +77,8 @@ static const struct cs_cfg_field fields[] = {
       "host time per hooked module per pass"),
     F("host_rank", CS_CFG_QTY, host_rank, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time per rank of a collective over a list of per-rank tensors"),
+    F("rank_copies", CS_CFG_BOOL, rank_copies, 0, 0, 0, 1, "false", NULL,
+      "a list-form collective copies each rank's tensor: one kernel per rank"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])

@@ -84,6 +84,8 @@ struct cs_framework {
   double host_call;   /* per collective call */
   double host_module; /* per hooked module per pass (ZeRO-3/FSDP hooks) */
   double host_rank;   /* per rank per call of a collective taking a list of per-rank tensors */
+  int rank_copies;    /* such a collective also copies each rank's tensor in or out: one kernel
+                         per rank on the collective's stream (the GPU's kernel_overhead each) */
 };
 
 /* The profile's schema table: *n receives its length. */

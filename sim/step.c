@@ -469,7 +469,7 @@ struct zunits {
 static int zero3_by_units(const struct cs_sim *s) {
   const struct cs_framework *f = &s->fw;
   return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
-         f->host_rank > 0 || f->sync_per_fetch || f->persistence > 0 ||
+         f->host_rank > 0 || f->rank_copies || f->sync_per_fetch || f->persistence > 0 ||
          f->reduce_dtype == CS_FW_RD_FP32 || !f->reshard_after_forward ||
          (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
 }
@@ -543,13 +543,15 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
       double t[NLEV];
       double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
       double hc = f->host_call + ranks * f->host_rank;
+      /* one copy kernel per rank beside the collective on its stream */
+      double copies = f->rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
       enum cs_status st;
       if (agb > 0) {
         st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_FWD, agb, s->m * (1 + kb), t, err);
         if (st != CS_OK) return st;
         for (int l = 0; l < NLEV; l++) {
-          zu->agf[u][l] += t[l];
-          zu->agb[u][l] += kb * t[l];
+          zu->agf[u][l] += t[l] + copies;
+          zu->agb[u][l] += kb * (t[l] + copies);
         }
         zu->hostf[u] += hc;
         zu->hostb[u] += kb * hc;
@@ -560,7 +562,7 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         st = cost(s, CS_COLL_REDUCE_SCATTER, group, CS_PHASE_BWD, rsb, s->m, t, err);
         if (st != CS_OK) return st;
         for (int l = 0; l < NLEV; l++)
-          zu->rs[u][l] += t[l];
+          zu->rs[u][l] += t[l] + copies;
         zu->hostb[u] += hc;
         s->comm_bytes[stage] +=
             s->m * rsb * cs_coll_busbw_factor(CS_COLL_REDUCE_SCATTER, (int)ranks);

@@ -605,9 +605,17 @@ int cs_cmd_predict(int argc, char **argv) {
 done:
   if (st == CS_OK) {
     char head[1024];
-    snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-             w->description, gpu->description, topo->description,
-             calpath ? calpath : "(default model)");
+    int hl = snprintf(head, sizeof head,
+                      "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n# framework",
+                      w->description, gpu->description, topo->description,
+                      calpath ? calpath : "(default model)");
+    for (int i = 0; i < nplan && hl > 0 && (size_t)hl < sizeof head; i++) {
+      int seen = 0; /* each profile once, in plan order */
+      for (int j = 0; j < i; j++)
+        seen = seen || strcmp(plans[j].framework, plans[i].framework) == 0;
+      if (!seen) hl += snprintf(head + hl, sizeof head - (size_t)hl, " %s", plans[i].framework);
+    }
+    if (hl > 0 && (size_t)hl < sizeof head) snprintf(head + hl, sizeof head - (size_t)hl, "\n");
     if (fmt == CLI_CSV)
       write_csv(f, recs, nrec);
     else if (fmt == CLI_JSON)

@@ -167,7 +167,7 @@ static enum cs_status simulate(const struct cs_search_inputs *in, struct cs_sim_
 
 enum cs_status cs_search_eval(const struct cs_search_inputs *in, const struct cs_plan *p,
                               struct cs_search_entry *e, struct cs_error *err) {
-  enum cs_status st = cs_plan_check(p, in->workload, err);
+  enum cs_status st = cs_workload_check_plan(in->workload, p, err);
   if (st != CS_OK) return st;
   struct cs_memory mem;
   st = cs_memory_estimate(in->workload, p, in->gpu, &mem, err);
@@ -224,7 +224,7 @@ static enum cs_status push(struct walk *w, const struct cs_search_entry *e) {
 /* Memory of p, or -1 when it cannot be estimated (invalid), or -2 when memory ran out (then
  * *w->err says so: running out is no verdict on the plan). */
 static double memory_of(const struct walk *w, const struct cs_plan *p, struct cs_memory *m) {
-  if (cs_plan_check(p, w->in->workload, NULL) != CS_OK) return -1;
+  if (cs_workload_check_plan(w->in->workload, p, NULL) != CS_OK) return -1;
   struct cs_error e2 = {0};
   if (cs_memory_estimate(w->in->workload, p, w->in->gpu, m, &e2) != CS_OK) {
     if (e2.status != CS_ERR_NOMEM) return -1;

@@ -304,7 +304,7 @@ static void published_runs_fit(void **state) {
     struct cs_plan p;
     plan_of(runs[i].plan, &p);
     struct cs_memory m;
-    assert_int_equal(cs_plan_check(&p, w, &err), CS_OK);
+    assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
     assert_int_equal(cs_memory_estimate(w, &p, &g, &m, &err), CS_OK);
     if (cs_memory_check(&m, g.name, &err) != CS_OK)
       fail_msg("%s %s: %s", runs[i].workload ? runs[i].workload : "gpt3-175b-fused", runs[i].plan,

@@ -185,7 +185,7 @@ static void resnet50(void **state) {
   }
   assert_close(grad, 2 * 25.6e6, 0.02);
   plan_of("tp=2", &p);
-  assert_int_equal(cs_plan_check(&p, w, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_ERR_USAGE);
   assert_non_null(strstr(err.msg, "layer list"));
   cs_workload_free(w);
 }
@@ -332,14 +332,14 @@ static void plans(void **state) {
   for (size_t i = 0; i < sizeof bad_plan / sizeof bad_plan[0]; i++) {
     plan_of(bad_plan[i].text, &p);
     memset(&err, 0, sizeof err);
-    assert_int_equal(cs_plan_check(&p, bad_plan[i].moe ? moe : w, &err), CS_ERR_USAGE);
+    assert_int_equal(cs_workload_check_plan(bad_plan[i].moe ? moe : w, &p, &err), CS_ERR_USAGE);
     if (strstr(err.msg, bad_plan[i].msg) == NULL) fail_msg("\"%s\": %s", bad_plan[i].text, err.msg);
     struct cs_layer_cost c;
     assert_int_equal(cs_workload_layer_cost(bad_plan[i].moe ? moe : w, &p, 1, &c, &err),
                      CS_ERR_USAGE);
   }
   plan_of("tp=8,pp=8,vpp=3,dp=4,cp=2", &p);
-  assert_int_equal(cs_plan_check(&p, w, &err), CS_OK);
+  assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
   cs_workload_free(w);
   cs_workload_free(moe);
 }
@@ -373,11 +373,11 @@ static void workload_files(void **state) {
   assert_int_equal(cs_workload_set(w, "nope=1", &err), CS_ERR_USAGE);
   struct cs_plan p;
   plan_of("tp=8", &p); /* 16 heads, 4 KV heads: each pair of GPUs shares a KV head */
-  assert_int_equal(cs_plan_check(&p, w, &err), CS_OK);
+  assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
   assert_int_equal(cs_workload_set(w, "hidden=768", &err), CS_OK);
   assert_int_equal(cs_workload_set(w, "heads=12", &err), CS_OK);
   plan_of("tp=6", &p); /* 12 heads, 4 KV heads: neither divides the other */
-  assert_int_equal(cs_plan_check(&p, w, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_ERR_USAGE);
   assert_non_null(strstr(err.msg, "KV heads"));
   cs_workload_free(w);
 

@@ -14,6 +14,7 @@
 #include "opts.h"
 #include "datadir.h"
 #include "search.h"
+#include "stats.h"
 #include "step.h"
 #include <unistd.h>
 
@@ -37,16 +38,6 @@ static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void cpu_name(char *buf, size_t len) {
@@ -114,7 +105,7 @@ static double sim_rate(struct cs_sim *s, const struct cs_sim_inputs *in, enum si
     } while ((t1 = now()) - t0 < 0.2);
     t[r] = calls / (t1 - t0);
   }
-  return median(t, reps);
+  return cs_stats_median(t, (size_t)reps);
 }
 
 /* Issue 5's acceptance case: simulated steps per second of GPT-3 175B, tp=8, pp=16, dp=25 on 400
@@ -181,7 +172,7 @@ static enum cs_status bench_search(int reps, double *t, struct cs_error *err) {
     t[i] = now() - t0;
   }
   if (st == CS_OK) {
-    double m = median(t, reps);
+    double m = cs_stats_median(t, (size_t)reps);
     char best[256];
     cs_plan_format(&r.e[0].plan, best, sizeof best);
     printf("search GPT-3 175B on 400 nodes x 8 H100 (dgx-h100, 400 Gb/s per GPU, default model), "
@@ -242,7 +233,7 @@ int cs_cmd_bench(int argc, char **argv) {
   }
   printf("predict (auto all_reduce, NCCL-style choice of 3 algorithms x 3 protocols): %.2f us per "
          "prediction, %.0f per second\n",
-         median(t, reps) * 1e6, 1.0 / median(t, reps));
+         cs_stats_median(t, (size_t)reps) * 1e6, 1.0 / cs_stats_median(t, (size_t)reps));
   for (int r = 0; r < reps; r++) {
     double t0 = now();
     for (int i = 0; i < nodes; i++)
@@ -257,7 +248,7 @@ int cs_cmd_bench(int argc, char **argv) {
     t[r] = (now() - t0) / (nodes * sizes);
   }
   printf("predict with band (delta method over all %d parameters): %.1f us per prediction\n",
-         CS_MODEL_NPARAMS, median(t, reps) * 1e6);
+         CS_MODEL_NPARAMS, cs_stats_median(t, (size_t)reps) * 1e6);
   cs_cal_fini(&cal);
 
   if (cli_get(&verb, &a, "fit")) {
@@ -283,7 +274,8 @@ int cs_cmd_bench(int argc, char **argv) {
       }
       if (st == CS_OK)
         printf("fit %d points, %d parameters%s: %.3f s\n", points, nfit,
-               cv ? ", with leave-one-shape-out cross-validation" : "", median(t, reps));
+               cv ? ", with leave-one-shape-out cross-validation" : "",
+               cs_stats_median(t, (size_t)reps));
     }
     cs_meas_set_fini(&set);
     if (st != CS_OK) return cli_fail("bench", &err);

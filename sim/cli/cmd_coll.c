@@ -310,7 +310,7 @@ int cs_cmd_coll(int argc, char **argv) {
         write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath);
       else
         write_table(f, recs, n, cs_coll_name(q.coll));
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
     }
   }
   free(recs);

@@ -134,8 +134,9 @@ static void write_csv(FILE *f, const struct rec *r, size_t n) {
   for (size_t i = 0; i < n; i++) {
     const struct rec *x = &r[i];
     const struct cs_sim_breakdown *b = &x->r.part;
-    fprintf(f, "%ld,%ld,\"%s\",%g,%s,", x->nodes, x->gpus, x->plan, x->net_gbps,
-            x->ok ? "ok" : "rejected");
+    fprintf(f, "%ld,%ld,", x->nodes, x->gpus);
+    cli_csv_field(f, x->plan);
+    fprintf(f, ",%g,%s,", x->net_gbps, x->ok ? "ok" : "rejected");
     if (x->ok)
       fprintf(f,
               "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
@@ -146,10 +147,8 @@ static void write_csv(FILE *f, const struct rec *r, size_t n) {
               x->r.microbatches, x->r.comm_bytes, x->mem_gib);
     else
       fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
-    fputc('"', f);
-    for (const char *s = x->reason; *s; s++)
-      fputs(*s == '"' ? "\"\"" : (char[]){*s, 0}, f);
-    fputs("\"\n", f);
+    cli_csv_field(f, x->reason);
+    fputc('\n', f);
   }
 }
 
@@ -472,7 +471,7 @@ int cs_cmd_predict(int argc, char **argv) {
     return usage_fail(&err, "--net-gbps");
   }
 
-  struct cli_setup su;
+  struct cs_scenario su;
   struct rec *recs = NULL;
   size_t nrec = 0;
   int rc = 0;
@@ -489,14 +488,11 @@ int cs_cmd_predict(int argc, char **argv) {
   struct cs_compute *comp = &su.compute;
   if ((s = cli_get(&verb, &a, "measured"))) {
     double m;
-    struct cs_plan one = base;
-    one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-    one.sp = 0, one.gbs = 0, one.zero = 0;
     if (cs_units_parse_quantity(s, CS_UNIT_TIME, &m, &err) != CS_OK) {
       cs_error_prefix(&err, "--measured");
       st = err.status = CS_ERR_USAGE;
     } else
-      st = cs_compute_calibrate(comp, w, &one, m, &err);
+      st = cs_scenario_calibrate(&su, m, &err);
   }
   size_t nn = nnet ? nnet : 1;
   if (st == CS_OK && !(recs = calloc((size_t)nplan * ncount * nn, sizeof *recs)))
@@ -539,7 +535,7 @@ int cs_cmd_predict(int argc, char **argv) {
         if (plan.gbs == 0 && accum > 1) plan.gbs = (int)(plan.mbs * plan.dp * accum);
         cs_plan_format(&plan, x->plan, sizeof x->plan);
         struct cs_memory mem;
-        if (cs_plan_check(&plan, w, &e2) != CS_OK ||
+        if (cs_workload_check_plan(w, &plan, &e2) != CS_OK ||
             cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
             (!cli_get(&verb, &a, "ignore-memory") &&
              cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
@@ -552,7 +548,7 @@ int cs_cmd_predict(int argc, char **argv) {
           continue;
         }
         x->mem_gib = mem.total / 1073741824.0;
-        struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference, NULL};
+        struct cs_sim_inputs in = {w, &plan, comp, topo, su.calp, su.interference, NULL};
         struct cs_sim *sim = NULL;
         if (cs_sim_alloc(&in, &sim, &e2) != CS_OK) {
           if (e2.status == CS_ERR_NOMEM) {
@@ -634,7 +630,7 @@ done:
       st = CS_ERR_USAGE;
     }
   }
-  if (f) cli_close_out(f);
+  st = cli_end_out(f, st, &err);
   if (st == CS_OK && (s = cli_get(&verb, &a, "plot")))
     st = plot(s, recs, nrec, nplan, ptexts, by_gpus, w->name, topo->name, &err);
   if (st != CS_OK) rc = cli_fail("predict", &err);
@@ -642,6 +638,6 @@ done:
   free(recs);
   free(counts);
   free(nets);
-  cli_setup_fini(&su);
+  cs_scenario_fini(&su);
   return rc;
 }

@@ -16,6 +16,7 @@
 #endif
 
 #include "cmds.h"
+#include "output.h"
 #include "search.h"
 #include "setup.h"
 #include "sizing.h"
@@ -110,18 +111,20 @@ static void write_csv(FILE *f, const struct cs_search_result *r, size_t top) {
     char plan[256];
     cs_plan_format(&e->plan, plan, sizeof plan);
     const struct cs_plan *p = &e->plan;
+    fprintf(f, "%zu,%d,", i + 1, e->pareto);
+    cli_csv_field(f, plan);
     fprintf(f,
-            "%zu,%d,\"%s\",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+            ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
             "%.5g,%.5g,%.6g,%.6g\n",
-            i + 1, e->pareto, plan, cs_family_name(e->family), p->tp, p->pp, p->vpp, p->dp, p->cp,
-            p->ep, p->zero, p->mbs, p->gbs, cs_recompute_name(p->recompute), p->sp, e->step,
-            e->step_lo, e->step_hi, e->samples_per_s, e->tokens_per_s, e->mfu,
-            e->memory / 1073741824.0, e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
+            cs_family_name(e->family), p->tp, p->pp, p->vpp, p->dp, p->cp, p->ep, p->zero, p->mbs,
+            p->gbs, cs_recompute_name(p->recompute), p->sp, e->step, e->step_lo, e->step_hi,
+            e->samples_per_s, e->tokens_per_s, e->mfu, e->memory / 1073741824.0,
+            e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
   }
 }
 
 static void write_json(FILE *f, const struct cs_search_result *r, size_t top, int argc, char **argv,
-                       const struct cli_setup *su, long gpus, int gbs) {
+                       const struct cs_scenario *su, long gpus, int gbs) {
   const struct cs_search_stats *s = &r->stats;
   fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
   for (int i = 0; i < argc; i++) {
@@ -204,7 +207,7 @@ int cs_cmd_search(int argc, char **argv) {
   unsigned fam = st == CS_OK ? parse_families(cli_get(&verb, &a, "family"), &err) : 0;
   if (st == CS_OK && fam == ~0u) st = CS_ERR_USAGE;
   if (st != CS_OK) return cli_fail("search", &err);
-  struct cli_setup su;
+  struct cs_scenario su;
   if ((st = cli_setup_load(&su, &verb, &a, cli_get(&verb, &a, "plan"), &err)) != CS_OK)
     return cli_fail("search", &err);
   const char *s;
@@ -214,7 +217,7 @@ int cs_cmd_search(int argc, char **argv) {
     if (*end || !(g > 0) || g > 1e6) { /* above 1 Pb/s per GPU: beyond any real network */
       cs_error_set(&err, CS_ERR_USAGE,
                    "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"%s\"", s);
-      cli_setup_fini(&su);
+      cs_scenario_fini(&su);
       return cli_fail("search", &err);
     }
     cs_topo_set_gbps_per_gpu(&su.topo, g);
@@ -225,7 +228,7 @@ int cs_cmd_search(int argc, char **argv) {
   sp.base = su.base;
   sp.max_tp = (int)mtp, sp.max_cp = (int)mcp, sp.max_pp = (int)mpp, sp.max_vpp = (int)mvpp;
   sp.max_mbs = (int)mmbs, sp.families = fam;
-  struct cs_search_inputs in = cli_setup_inputs(&su);
+  struct cs_search_inputs in = cs_scenario_search_inputs(&su);
   int rank = 0, size = 1;
 #ifdef CS_HAVE_MPI
   int mpi = under_mpi();
@@ -303,7 +306,7 @@ int cs_cmd_search(int argc, char **argv) {
         write_json(f, &r, (size_t)top, argc, argv, &su, gpus, (int)gbs);
       else
         write_table(f, &r, (size_t)top, head);
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
     }
     if (st == CS_OK && r.n == 0)
       st = cs_error_set(&err, CS_ERR_RANGE,
@@ -316,6 +319,6 @@ int cs_cmd_search(int argc, char **argv) {
   if (mpi) MPI_Finalize();
 #endif
   cs_search_result_free(&r);
-  cli_setup_fini(&su);
+  cs_scenario_fini(&su);
   return rc;
 }

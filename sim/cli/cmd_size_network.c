@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "output.h"
 #include "plot.h"
 #include "setup.h"
 #include "sizing.h"
@@ -103,14 +104,14 @@ int cs_cmd_size_network(int argc, char **argv) {
     for (int f = 0; f < CS_FAMILY_COUNT; f++)
       fams[nf++] = f;
   if (st != CS_OK) return cli_fail("size-network", &err);
-  struct cli_setup su;
+  struct cs_scenario su;
   if ((st = cli_setup_load(&su, &verb, &a, cli_get(&verb, &a, "plan"), &err)) != CS_OK)
     return cli_fail("size-network", &err);
   struct cs_prices prices;
   int have_prices = 0;
   if ((s = cli_get(&verb, &a, "prices"))) {
     if ((st = cs_prices_load(s, &prices, &err)) != CS_OK) {
-      cli_setup_fini(&su);
+      cs_scenario_fini(&su);
       return cli_fail("size-network", &err);
     }
     have_prices = 1;
@@ -118,7 +119,7 @@ int cs_cmd_size_network(int argc, char **argv) {
   struct cs_search_space sp;
   cs_search_space_init(&sp, nodes * su.topo.node.gpus, (int)gbs);
   sp.base = su.base;
-  struct cs_search_inputs in = cli_setup_inputs(&su);
+  struct cs_search_inputs in = cs_scenario_search_inputs(&su);
   struct cs_decide *d = NULL;
   struct row rows[CS_FAMILY_COUNT];
   memset(rows, 0, sizeof rows);
@@ -273,10 +274,12 @@ int cs_cmd_size_network(int argc, char **argv) {
         const struct row *r = &rows[i];
         char plan[256] = "";
         if (r->ok) plan_text(&r->z.at, plan, sizeof plan);
-        fprintf(f, "%s,%d,%g,%g,%g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"%s\",%.6g,%.6g\n",
+        fprintf(f, "%s,%d,%g,%g,%g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,",
                 cs_family_name(r->z.family), r->ok, r->z.gbps_gpu, r->z.gbps_nic, r->z.gbps_node,
                 r->z.threshold, r->z.at.step, r->z.below.step, r->z.knee_gbps_gpu, r->z.ideal.step,
-                r->z.at.tokens_per_s, r->z.at.net_bytes, plan, r->cost, r->per_cost);
+                r->z.at.tokens_per_s, r->z.at.net_bytes);
+        cli_csv_field(f, plan);
+        fprintf(f, ",%.6g,%.6g\n", r->cost, r->per_cost);
       }
     } else if (f) {
       fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
@@ -307,10 +310,10 @@ int cs_cmd_size_network(int argc, char **argv) {
       }
       fputs("]}\n", f);
     }
-    if (f) cli_close_out(f);
+    if (f) st = cli_close_out(f, &err);
   }
   int rc = st != CS_OK ? cli_fail("size-network", &err) : 0;
   cs_decide_free(d);
-  cli_setup_fini(&su);
+  cs_scenario_fini(&su);
   return rc;
 }

@@ -12,6 +12,7 @@
 
 #include "cmds.h"
 #include "memory.h"
+#include "output.h"
 #include "plot.h"
 #include "setup.h"
 #include "sizing.h"
@@ -143,7 +144,7 @@ int cs_cmd_sweep(int argc, char **argv) {
                         explicit_plans ? "--plans" : "--families",
                         explicit_plans ? "plan (\"P1;P2\")" : "family");
   }
-  struct cli_setup su;
+  struct cs_scenario su;
   int loaded = 0;
   if (st == CS_OK && (st = cli_setup_load(&su, &verb, &a, NULL, &err)) == CS_OK) loaded = 1;
   size_t nrec = nn * ng * nnet * (size_t)ncurve, k = 0;
@@ -156,7 +157,7 @@ int cs_cmd_sweep(int argc, char **argv) {
       if (!explicit_plans) {
         struct cs_search_space sp;
         cs_search_space_init(&sp, nodes[i] * su.topo.node.gpus, (int)gbs[b]);
-        struct cs_search_inputs in = cli_setup_inputs(&su);
+        struct cs_search_inputs in = cs_scenario_search_inputs(&su);
         struct cs_error e2 = {0};
         enum cs_status s2 = cs_decide_alloc(&in, &su.topo, &sp, &d, &e2);
         if (s2 == CS_ERR_NOMEM)
@@ -189,7 +190,7 @@ int cs_cmd_sweep(int argc, char **argv) {
             p.gbs = (int)gbs[b];
             struct cs_topology t = su.topo;
             cs_topo_set_gbps_per_gpu(&t, r->gbps_gpu);
-            struct cs_search_inputs in = cli_setup_inputs(&su);
+            struct cs_search_inputs in = cs_scenario_search_inputs(&su);
             in.topology = &t;
             if (cs_search_eval(&in, &p, &e, &e2) != CS_OK) {
               if (e2.status == CS_ERR_NOMEM) st = e2.status, err = e2;
@@ -288,14 +289,17 @@ int cs_cmd_sweep(int argc, char **argv) {
             f);
       for (size_t i = 0; i < k; i++) {
         const struct rec *r = &R[i];
-        fprintf(f, "%ld,%g,%g,%d,\"%s\",%s,\"%s\",", r->nodes, r->gbps_gpu,
-                r->gbps_gpu * su.topo.node.gpus, r->gbs, r->name, r->ok ? "ok" : "rejected",
-                r->plan);
+        fprintf(f, "%ld,%g,%g,%d,", r->nodes, r->gbps_gpu, r->gbps_gpu * su.topo.node.gpus, r->gbs);
+        cli_csv_field(f, r->name);
+        fprintf(f, ",%s,", r->ok ? "ok" : "rejected");
+        cli_csv_field(f, r->plan);
         if (r->ok)
-          fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"\"\n", r->step, r->samples_per_s,
-                  r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
+          fprintf(f, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", r->step, r->samples_per_s, r->tokens_per_s,
+                  r->mfu, r->speedup, r->net_bytes);
         else
-          fprintf(f, ",,,,,,\"%s\"\n", r->reason);
+          fputs(",,,,,,,", f);
+        cli_csv_field(f, r->ok ? "" : r->reason);
+        fputc('\n', f);
       }
     } else if (f) {
       fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
@@ -322,13 +326,13 @@ int cs_cmd_sweep(int argc, char **argv) {
       }
       fputs("]}\n", f);
     }
-    if (f) cli_close_out(f);
+    if (f) st = cli_close_out(f, &err);
   }
   int rc = st != CS_OK ? cli_fail("sweep", &err) : 0;
   free(R);
   free(nodes);
   free(gbs);
   free(nets);
-  if (loaded) cli_setup_fini(&su);
+  if (loaded) cs_scenario_fini(&su);
   return rc;
 }

@@ -285,6 +285,6 @@ int cs_cmd_topology(int argc, char **argv) {
       st = cs_topo_map(&t, nd, sizes, dim, rank, cli_get(&verb, &a, "alone") == NULL, &g, &err);
     if (st == CS_OK) write_map(out, json, &t, names, sizes, nd, dim, &g);
   }
-  cli_close_out(out);
+  st = cli_end_out(out, st, &err);
   return st == CS_OK ? 0 : cli_fail("topology", &err);
 }

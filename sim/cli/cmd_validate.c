@@ -46,6 +46,7 @@
 #include "opts.h"
 #include "output.h"
 #include "plan.h"
+#include "scenario.h"
 #include "step.h"
 #include "topology.h"
 #include "units.h"
@@ -708,47 +709,33 @@ static enum cs_status predict_coll(struct ctx *x, const struct vcase *c, double 
 /* speedup, hardware TFLOP/s per GPU or step time of a training step. */
 static enum cs_status predict_step(struct ctx *x, const struct vcase *c, double *v,
                                    struct cs_error *err) {
-  char path[4096];
-  struct cs_workload *w = NULL;
-  struct cs_gpu gpu;
-  struct cs_topology topo;
-  struct cs_plan plan;
-  struct cs_compute comp;
   const struct cs_cal *cal;
-  enum cs_status st = is_path(c->workload)
-                          ? resolve(c->file, c->workload, path, sizeof path, err)
-                          : cs_datadir_find("workloads", "model/workloads", c->workload, x->exe,
-                                            path, sizeof path, err);
-  if (st == CS_OK) st = cs_workload_load(path, &w, err);
-  if (st == CS_OK)
-    st = is_path(c->gpu)
-             ? resolve(c->file, c->gpu, path, sizeof path, err)
-             : cs_datadir_find("gpus", "model/gpus", c->gpu, x->exe, path, sizeof path, err);
-  if (st == CS_OK) st = cs_gpu_load(path, &gpu, err);
-  if (st == CS_OK) st = find_topology(c, &topo, err);
-  if (st == CS_OK) st = get_cal(x, c, &cal, err);
-  if (st == CS_OK && (st = cs_plan_parse(c->plan, &plan, err)) != CS_OK)
-    cs_error_prefix(err, "plan");
-  if (st == CS_OK) st = cs_compute_init(&comp, &gpu, plan.precision, err);
-  long gpus = c->gpus ? c->gpus : (long)c->nodes * topo.node.gpus;
-  long mp = (long)plan.tp * plan.pp * plan.cp;
-  if (st == CS_OK && gpus % mp != 0)
+  enum cs_status st = get_cal(x, c, &cal, err);
+  if (st != CS_OK) return st;
+  struct cs_scenario_spec sp = {.workload = c->workload,
+                                .gpu = c->gpu,
+                                .topology = c->topology,
+                                .shared_cal = cal,
+                                .plan_text = c->plan,
+                                .base_dir = c->file->dir,
+                                .exe = x->exe};
+  struct cs_scenario s;
+  if ((st = cs_scenario_load(&s, &sp, err)) != CS_OK) return st;
+  struct cs_plan *plan = &s.base;
+  long gpus = c->gpus ? c->gpus : (long)c->nodes * s.topo.node.gpus;
+  long mp = (long)plan->tp * plan->pp * plan->cp;
+  if (gpus % mp != 0)
     st = cs_error_set(err, CS_ERR_USAGE, "%ld GPUs are not a multiple of tp*pp*cp = %ld", gpus, mp);
-  if (st == CS_OK) plan.dp = (int)(gpus / mp);
+  if (st == CS_OK) plan->dp = (int)(gpus / mp);
   double measured = 0, hi;
   if (st == CS_OK && c->measured_node)
     st = read_value(c, c->measured_node, CS_UNIT_TIME, 0, &measured, &hi, err);
   else if (st == CS_OK && c->throughput_1gpu > 0)
-    measured = plan.mbs / c->throughput_1gpu; /* DLPerf: one GPU's micro-batch time */
-  if (st == CS_OK && measured > 0) {
-    struct cs_plan one = plan;
-    one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-    one.gbs = 0, one.zero = 0, one.sp = 0;
-    st = cs_compute_calibrate(&comp, w, &one, measured, err);
-  }
+    measured = plan->mbs / c->throughput_1gpu; /* DLPerf: one GPU's micro-batch time */
+  if (st == CS_OK && measured > 0) st = cs_scenario_calibrate(&s, measured, err);
   struct cs_sim_result r;
   if (st == CS_OK) {
-    struct cs_sim_inputs in = {w, &plan, &comp, &topo, cal, CS_SIM_DEFAULT_INTERFERENCE, NULL};
+    struct cs_sim_inputs in = cs_scenario_sim_inputs(&s, plan);
     st = cs_sim_predict(&in, &r, err);
   }
   if (st == CS_OK) {
@@ -760,11 +747,11 @@ static enum cs_status predict_step(struct ctx *x, const struct vcase *c, double 
       *v = r.step;
     else {
       double one;
-      st = cs_sim_single_gpu(w, &plan, &comp, &one, err);
+      st = cs_sim_single_gpu(s.workload, plan, &s.compute, &one, err);
       if (st == CS_OK) *v = r.samples_per_s / one;
     }
   }
-  cs_workload_free(w);
+  cs_scenario_fini(&s);
   return st;
 }
 
@@ -839,15 +826,6 @@ static void write_table(FILE *f, const struct vcase *cs, size_t n, const struct 
           sm->mean <= ACCEPT_MEAN && sm->over_accept == 0 ? "met" : "MISSED");
 }
 
-static void csv_text(FILE *f, const char *s) {
-  fputc('"', f);
-  for (; *s; s++) {
-    if (*s == '"') fputc('"', f);
-    fputc(*s, f);
-  }
-  fputc('"', f);
-}
-
 static void write_csv(FILE *f, const struct vcase *cs, size_t n) {
   fputs("file,section,case,metric,unit,predicted,published_lo,published_hi,error,tolerance,bound,"
         "status,note\n",
@@ -856,13 +834,17 @@ static void write_csv(FILE *f, const struct vcase *cs, size_t n) {
     const struct vcase *c = &cs[i];
     const char *base = strrchr(c->file->path, '/');
     double s = metric_scale[c->metric];
-    csv_text(f, base ? base + 1 : c->file->path);
-    fprintf(f, ",%s,", c->section);
-    csv_text(f, c->name);
-    fprintf(f, ",%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,", metric_names[c->metric],
+    cli_csv_field(f, base ? base + 1 : c->file->path);
+    fputc(',', f);
+    cli_csv_field(f, c->section);
+    fputc(',', f);
+    cli_csv_field(f, c->name);
+    fprintf(f, ",%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", metric_names[c->metric],
             metric_units[c->metric], c->pred * s, c->pub_lo * s, c->pub_hi * s, c->err,
-            c->tolerance, c->bound, status_names[c->status]);
-    csv_text(f, c->note);
+            c->tolerance, c->bound);
+    cli_csv_field(f, status_names[c->status]);
+    fputc(',', f);
+    cli_csv_field(f, c->note);
     fputc('\n', f);
   }
 }
@@ -1045,7 +1027,7 @@ int cs_cmd_validate(int argc, char **argv) {
         write_json(f, cs, n, &sm, argc, argv);
       else
         write_table(f, cs, n, &sm);
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
       size_t bad = bounds ? sm.over_bound : sm.over_tol;
       if (bad) {
         fprintf(stderr, "commscale validate: %zu case%s over %s\n", bad, bad == 1 ? "" : "s",

@@ -32,7 +32,9 @@ static const struct cli_opt opts[] = {
     {"gemm", 0, "FILE",
      "measured GEMM throughput: a probe CSV (commscale-run --probes gemm); its "
      "gemm rows of the plan's precision replace the efficiency curve"},
-    {"layers", 0, NULL, "also print one row per layer"},
+    {"layers", 0, NULL,
+     "also print one row per layer (JSON: a \"layers\" array; CSV: one table per file, so the "
+     "layers go to FILE.layers.csv beside -o FILE.csv)"},
     {"list", 0, NULL, "list the bundled workloads and GPUs"},
     {"help-config", 0, NULL, "list the plan and workload keys with their defaults"},
     {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
@@ -116,8 +118,8 @@ static void write_layers(FILE *f, int fmt, const struct cs_workload *w, const st
             "fwd_flops", "activations", "fwd", "bwd", "comm", "colls");
     fprintf(f, "#%-19s %5s %12s %12s %12s %10s %10s %10s %5s\n", "", "", "(per GPU)", "(GFLOP)",
             "(MiB)", "(ms)", "(ms)", "(MiB)", "");
-  } else {
-    fprintf(f, "\nlayer,stage,params,fwd_flops,bwd_flops,recompute_flops,act_bytes,fwd_s,bwd_s,"
+  } else if (fmt == CLI_CSV) {
+    fprintf(f, "layer,stage,params,fwd_flops,bwd_flops,recompute_flops,act_bytes,fwd_s,bwd_s,"
                "recompute_s,comm_bytes,collectives\n");
   }
   for (size_t i = 0; i < w->nlayer; i++) {
@@ -134,10 +136,27 @@ static void write_layers(FILE *f, int fmt, const struct cs_workload *w, const st
       fprintf(f, " %-19s %5d %12.4g %12.4g %12.2f %10.4f %10.4f %10.2f %5d\n", w->layer[i].name,
               stage, lc.params, lc.fwd_flops / 1e9, lc.act_bytes / 1048576.0, t.fwd * 1e3,
               t.bwd * 1e3, comm / 1048576.0, ncoll);
-    else
-      fprintf(f, "%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", w->layer[i].name, stage,
-              lc.params, lc.fwd_flops, lc.bwd_flops, lc.recompute_flops, lc.act_bytes, t.fwd, t.bwd,
+    else if (fmt == CLI_CSV) {
+      cli_csv_field(f, w->layer[i].name);
+      fprintf(f, ",%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", stage, lc.params,
+              lc.fwd_flops, lc.bwd_flops, lc.recompute_flops, lc.act_bytes, t.fwd, t.bwd,
               t.recompute, comm, ncoll);
+    } else {
+      fprintf(f, "%s\n  {\"layer\": ", i ? "," : "");
+      cli_json_string(f, w->layer[i].name);
+      fprintf(f, ", \"stage\": %d, \"params\": ", stage);
+      const double v[] = {lc.params,    lc.fwd_flops, lc.bwd_flops, lc.recompute_flops,
+                          lc.act_bytes, t.fwd,        t.bwd,        t.recompute,
+                          comm};
+      static const char *const k[] = {"fwd_flops", "bwd_flops", "recompute_flops", "act_bytes",
+                                      "fwd_s",     "bwd_s",     "recompute_s",     "comm_bytes"};
+      cli_json_num(f, "%.6g", v[0]);
+      for (int j = 0; j < 8; j++) {
+        fprintf(f, ", \"%s\": ", k[j]);
+        cli_json_num(f, "%.6g", v[j + 1]);
+      }
+      fprintf(f, ", \"collectives\": %d}", ncoll);
+    }
   }
 }
 
@@ -182,6 +201,20 @@ int cs_cmd_workload(int argc, char **argv) {
     cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
     return cli_fail("workload", &err);
   }
+  /* a CSV holds one table: with --layers the layer table gets its own file */
+  int layers = cli_get(&verb, &a, "layers") != NULL;
+  char layers_path[4096] = "";
+  if (layers && fmt == CLI_CSV) {
+    size_t n = outpath && strcmp(outpath, "-") ? strlen(outpath) : 0;
+    if (n > 4 && strcmp(outpath + n - 4, ".csv") == 0) n -= 4;
+    if (n == 0 || n + 12 > sizeof layers_path) {
+      cs_error_set(&err, CS_ERR_USAGE,
+                   "--layers with CSV output needs -o FILE.csv (the layer "
+                   "table is written to FILE.layers.csv: one table per CSV)");
+      return cli_fail("workload", &err);
+    }
+    snprintf(layers_path, sizeof layers_path, "%.*s.layers.csv", (int)n, outpath);
+  }
 
   struct cs_plan plan;
   if (cli_setup_plan(ptext ? ptext : "", &plan, &err) != CS_OK) {
@@ -189,16 +222,14 @@ int cs_cmd_workload(int argc, char **argv) {
     return cli_fail("workload", &err);
   }
   /* the workload with --set, the GPU and the compute model of the plan's precision */
-  struct cli_setup su;
+  struct cs_scenario su;
   if (cli_setup_load_parts(&su, &verb, &a, &plan, 0, &err) != CS_OK)
     return cli_fail("workload", &err);
   struct cs_workload *w = su.workload;
   const struct cs_gpu *gpu = &su.gpu;
   struct cs_compute *comp = &su.compute;
-  struct cs_gemm_point *gemm_pts = NULL; /* the measured GEMM table, borrowed by comp */
-  size_t ngemm = 0;
   int rc = 0;
-  if (cs_plan_check(&plan, w, &err) != CS_OK) {
+  if (cs_workload_check_plan(w, &plan, &err) != CS_OK) {
     rc = cli_fail("workload", &err);
     goto done;
   }
@@ -212,35 +243,20 @@ int cs_cmd_workload(int argc, char **argv) {
     goto done;
   }
   const char *gemm = cli_get(&verb, &a, "gemm");
-  if (gemm) {
-    struct cs_probe_set ps;
-    cs_probe_set_init(&ps);
-    enum cs_status gs = cs_probe_read_file(gemm, &ps, &err);
-    if (gs == CS_OK && (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp->peak,
-                                                 &gemm_pts, &ngemm, &err)) != CS_OK)
-      cs_error_prefix(&err, gemm);
-    cs_probe_set_fini(&ps);
-    if (gs != CS_OK) {
-      rc = cli_fail("workload", &err);
-      goto done;
-    }
-    cs_compute_set_gemm_table(comp, gemm_pts, ngemm);
+  if (gemm && cs_scenario_probes(&su, gemm, 0, &err) != CS_OK) {
+    rc = cli_fail("workload", &err);
+    goto done;
   }
   const char *measured = cli_get(&verb, &a, "measured");
   if (measured) {
     double m;
-    struct cs_plan one = plan;
-    one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-    one.sp = 0;
-    one.gbs = 0;
-    one.zero = 0;
     if (cs_units_parse_quantity(measured, CS_UNIT_TIME, &m, &err) != CS_OK) {
       cs_error_prefix(&err, "--measured");
       err.status = CS_ERR_USAGE;
       rc = cli_fail("workload", &err);
       goto done;
     }
-    if (cs_compute_calibrate(comp, w, &one, m, &err) != CS_OK) {
+    if (cs_scenario_calibrate(&su, m, &err) != CS_OK) {
       rc = cli_fail("workload", &err);
       goto done;
     }
@@ -295,7 +311,7 @@ int cs_cmd_workload(int argc, char **argv) {
     fprintf(f, "# commscale %s workload\n# workload  %s: %s\n# gpu       %s: %s\n# plan      %s\n",
             CS_VERSION, w->name, w->description, gpu->name, gpu->description, ptxt);
     if (gemm)
-      fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, ngemm,
+      fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, su.ngemm,
               cs_precision_name(plan.precision));
     fprintf(f, "#%-21s %16s  %s\n", "quantity", "value", "unit");
     for (int i = 0; i < o.n; i++)
@@ -315,7 +331,12 @@ int cs_cmd_workload(int argc, char **argv) {
       else
         fprintf(f, ",%s", o.r[i].key);
     }
-    fprintf(f, "\n%s,%s,\"%s\"", w->name, gpu->name, ptxt);
+    fputc('\n', f);
+    cli_csv_field(f, w->name);
+    fputc(',', f);
+    cli_csv_field(f, gpu->name);
+    fputc(',', f);
+    cli_csv_field(f, ptxt);
     for (int i = 0; i < o.n; i++)
       fprintf(f, ",%.8g", o.r[i].value);
     fputc('\n', f);
@@ -329,18 +350,36 @@ int cs_cmd_workload(int argc, char **argv) {
     cli_json_plan(f, &plan);
     fputs(",\n \"results\": {", f);
     for (int i = 0; i < o.n; i++) {
-      fprintf(f, "%s\"%s\": {\"value\": %.8g, \"unit\": ", i ? ", " : "", o.r[i].key, o.r[i].value);
+      fprintf(f, "%s\"%s\": {\"value\": ", i ? ", " : "", o.r[i].key);
+      cli_json_num(f, "%.8g", o.r[i].value);
+      fputs(", \"unit\": ", f);
       cli_json_string(f, o.r[i].unit);
       fputc('}', f);
     }
-    fputs("}}\n", f);
+    fputc('}', f);
+    if (layers) {
+      fputs(",\n \"layers\": [", f);
+      write_layers(f, fmt, w, &plan, comp);
+      fputs("]", f);
+    }
+    fputs("}\n", f);
   }
-  if (cli_get(&verb, &a, "layers") && fmt != CLI_JSON) write_layers(f, fmt, w, &plan, comp);
-  cli_close_out(f);
-  if (cs_memory_check(&mem, gpu->name, &err) != CS_OK) rc = cli_fail("workload", &err);
+  if (layers && fmt == CLI_TABLE) write_layers(f, fmt, w, &plan, comp);
+  enum cs_status st = cli_close_out(f, &err);
+  if (st == CS_OK && layers && fmt == CLI_CSV) { /* one table per CSV: the layers beside it */
+    if ((f = cli_open_out(layers_path, &err)) == NULL)
+      st = CS_ERR_IO;
+    else {
+      write_layers(f, fmt, w, &plan, comp);
+      st = cli_close_out(f, &err);
+    }
+  }
+  if (st != CS_OK)
+    rc = cli_fail("workload", &err);
+  else if (cs_memory_check(&mem, gpu->name, &err) != CS_OK)
+    rc = cli_fail("workload", &err);
 
 done:
-  free(gemm_pts);
-  cli_setup_fini(&su);
+  cs_scenario_fini(&su);
   return rc;
 }

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "wfile.h"
+
 enum cs_status cli_parse(const struct cli_verb *v, int argc, char **argv, struct cli_args *a,
                          int *help, struct cs_error *err) {
   memset(a, 0, sizeof *a);
@@ -160,16 +162,65 @@ int cli_format(const char *format, const char *outpath) {
   return CLI_TABLE;
 }
 
+/* The outputs open now: cli_open_out hands out the stream, cli_close_out and cli_abort_out find
+ * its cs_wfile again. A verb has one or two open at a time; report runs verbs inside a verb. */
+#define MAX_OPEN_OUT 16
+static struct {
+  FILE *f;
+  struct cs_wfile *w;
+} open_out[MAX_OPEN_OUT];
+
 FILE *cli_open_out(const char *path, struct cs_error *err) {
-  if (path == NULL || strcmp(path, "-") == 0) return stdout;
-  FILE *f = fopen(path, "w");
-  if (f == NULL) cs_error_set(err, CS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-  return f;
+  int slot = -1;
+  for (int i = 0; i < MAX_OPEN_OUT && slot < 0; i++)
+    if (open_out[i].w == NULL) slot = i;
+  if (slot < 0) {
+    cs_error_set(err, CS_ERR_NOMEM, "%s: too many outputs open at once", path ? path : "-");
+    return NULL;
+  }
+  struct cs_wfile *w;
+  if (cs_wfile_open(path, &w, err) != CS_OK) return NULL;
+  open_out[slot].w = w;
+  open_out[slot].f = cs_wfile_fp(w);
+  return open_out[slot].f;
 }
 
-void cli_close_out(FILE *f) {
-  if (f && f != stdout)
-    fclose(f);
+/* Takes f's cs_wfile out of the table; NULL when f was not opened by cli_open_out. The newest
+ * entry wins, so that stdout opened twice (report inside report) pairs up. */
+static struct cs_wfile *take(FILE *f) {
+  for (int i = MAX_OPEN_OUT - 1; i >= 0; i--)
+    if (open_out[i].w && open_out[i].f == f) {
+      struct cs_wfile *w = open_out[i].w;
+      open_out[i].w = NULL;
+      open_out[i].f = NULL;
+      return w;
+    }
+  return NULL;
+}
+
+enum cs_status cli_close_out(FILE *f, struct cs_error *err) {
+  if (f == NULL) return CS_OK;
+  struct cs_wfile *w = take(f);
+  if (w) return cs_wfile_commit(w, err);
+  /* a stream the caller opened otherwise (stdout): flush and check it */
+  errno = 0;
+  if (fflush(f) != 0 || ferror(f))
+    return cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s",
+                        f == stdout ? "standard output" : "output", strerror(errno ? errno : EIO));
+  return CS_OK;
+}
+
+void cli_abort_out(FILE *f) {
+  if (f == NULL) return;
+  struct cs_wfile *w = take(f);
+  if (w)
+    cs_wfile_abort(w);
   else
-    fflush(stdout);
+    fflush(f);
+}
+
+enum cs_status cli_end_out(FILE *f, enum cs_status st, struct cs_error *err) {
+  if (st == CS_OK) return cli_close_out(f, err);
+  cli_abort_out(f);
+  return st;
 }

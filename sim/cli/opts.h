@@ -64,8 +64,22 @@ int cli_fail(const char *verb, const struct cs_error *err);
 enum cli_format { CLI_TABLE, CLI_CSV, CLI_JSON };
 int cli_format(const char *format, const char *outpath);
 
-/* Opens path for writing ("-" or NULL = stdout). On error returns NULL and fills err. */
+/* Opens path for writing ("-" or NULL = stdout) under the rules of wfile.h: a file is written to a
+ * temporary beside it and appears only at cli_close_out; a device, a FIFO or stdout is written
+ * through. On error returns NULL and fills err ("PATH: cannot create: reason"). */
 FILE *cli_open_out(const char *path, struct cs_error *err);
-void cli_close_out(FILE *f);
+
+/* Finishes f: checks every write, flushes, syncs and renames it into place. On error fills err
+ * with "PATH: cannot write: reason" (CS_ERR_IO) and leaves the old file as it was. f NULL is CS_OK.
+ */
+enum cs_status cli_close_out(FILE *f, struct cs_error *err);
+
+/* Gives f up after an error: the old file stays as it was, the temporary is removed. NULL is
+ * harmless. */
+void cli_abort_out(FILE *f);
+
+/* The usual ending of a verb: cli_close_out(f, err) when st is CS_OK, else cli_abort_out(f) and
+ * st. Returns the verb's status. */
+enum cs_status cli_end_out(FILE *f, enum cs_status st, struct cs_error *err);
 
 #endif

@@ -28,7 +28,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "compute.h"
+#include "gemm_point.h"
 #include "meas.h"
 #include "status.h"
 
@@ -137,7 +137,7 @@ int cs_probe_same_point(const struct cs_probe_row *a, const struct cs_probe_row 
 enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *dtype, double peak,
                                    struct cs_gemm_point **pts, size_t *n, struct cs_error *err);
 
-/* ---- measuring (calibrate/probe_cuda.c, part of the runner library) -------------------------- */
+/* ---- measuring (calibrate/runner/probe_cuda.c, part of the runner library) ------------------ */
 
 struct cs_run_opts;
 

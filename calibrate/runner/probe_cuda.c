@@ -28,6 +28,8 @@
  */
 #include "probe.h"
 #include "runner.h"
+#include "stats.h"
+#include "wfile.h"
 
 #ifndef CS_HAVE_CUDA
 
@@ -329,19 +331,13 @@ static enum cs_status elapsed(struct probe *P, struct dev *d, cudaEvent_t a, cud
 typedef enum cs_status (*batch_fn)(struct probe *P, void *ctx, int iters, double *sec,
                                    struct cs_error *err);
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 struct stats {
   double med, min, max;
   int n;
 };
 
 static void summarise(double *t, int n, struct stats *s) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
-  s->med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  s->med = cs_stats_median(t, (size_t)n); /* sorts t */
   s->min = t[0];
   s->max = t[n - 1];
   s->n = n;
@@ -586,15 +582,12 @@ static enum cs_status open_output(struct probe *P, struct cs_error *err) {
               o->probe_out, old.n, o->resume ? ", skipping those" : "", skipped);
     cs_probe_set_fini(&old);
     if (o->dry_run) return CS_OK;
-    P->csv = fopen(o->probe_out, "a");
-    if (P->csv == NULL)
-      return cs_error_set(err, CS_ERR_IO, "%s: cannot append: %s", o->probe_out, strerror(errno));
-    return CS_OK;
+    P->csv = cs_wfile_open_append(o->probe_out, 0, err); /* locked: one runner per file */
+    return P->csv ? CS_OK : CS_ERR_IO;
   }
   if (o->dry_run) return CS_OK;
-  P->csv = fopen(o->probe_out, "w");
-  if (P->csv == NULL)
-    return cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", o->probe_out, strerror(errno));
+  P->csv = cs_wfile_open_append(o->probe_out, 1, err); /* locked first, then emptied */
+  if (P->csv == NULL) return CS_ERR_IO;
   struct cs_probe_set meta;
   cs_probe_set_init(&meta);
   char buf[256], tbuf[64];

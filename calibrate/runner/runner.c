@@ -23,7 +23,9 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "stats.h"
 #include "units.h"
+#include "wfile.h"
 
 #ifdef CS_HAVE_MPI
 #include <mpi.h>
@@ -810,11 +812,6 @@ static int same_point(const struct cs_meas_row *a, const struct cs_meas_row *b) 
 
 /* ---- output -------------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static void table_head(FILE *t, const struct cs_backend *be, const struct shape *s,
                        struct cs_run_variant v, const struct cs_run_opts *o) {
   fprintf(t,
@@ -895,15 +892,12 @@ static enum cs_status open_output(struct run *R, struct cs_error *err) {
               o->out_path, old.n, skipped, R->plan.npts);
     cs_meas_set_fini(&old);
     if (o->dry_run) return CS_OK;
-    R->csv = fopen(o->out_path, "a");
-    if (R->csv == NULL)
-      return cs_error_set(err, CS_ERR_IO, "%s: cannot append: %s", o->out_path, strerror(errno));
-    return CS_OK;
+    R->csv = cs_wfile_open_append(o->out_path, 0, err); /* locked: one runner per file */
+    return R->csv ? CS_OK : CS_ERR_IO;
   }
   if (o->dry_run) return CS_OK;
-  R->csv = fopen(o->out_path, "w");
-  if (R->csv == NULL)
-    return cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", o->out_path, strerror(errno));
+  R->csv = cs_wfile_open_append(o->out_path, 1, err); /* locked first, then emptied */
+  if (R->csv == NULL) return CS_ERR_IO;
   struct cs_meas_set meta;
   cs_meas_set_init(&meta);
   char buf[256], tbuf[64];
@@ -1003,8 +997,7 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
     if (nt + 1 >= o->min_trials) {
       double t[1000];
       memcpy(t, times, (size_t)(nt + 1) * sizeof *t);
-      qsort(t, (size_t)nt + 1, sizeof *t, cmp_double);
-      double med = (nt % 2 == 0) ? t[nt / 2] : 0.5 * (t[nt / 2] + t[nt / 2 + 1]);
+      double med = cs_stats_median(t, (size_t)nt + 1); /* sorts t */
       if (med > 0 && (t[nt] - t[0]) / med <= o->tol) {
         nt++;
         break;
@@ -1012,8 +1005,7 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
     }
   }
   if (nt > o->max_trials) nt = o->max_trials;
-  qsort(times, (size_t)nt, sizeof *times, cmp_double);
-  double med = (nt % 2 == 1) ? times[nt / 2] : 0.5 * (times[nt / 2 - 1] + times[nt / 2]);
+  double med = cs_stats_median(times, (size_t)nt); /* sorts times: [0] is the minimum */
   *est = med;
   row_ident(row, &R->plan, pt, o, R->launch, R->config);
   row->time_us = med * 1e6;

@@ -43,6 +43,8 @@ static const struct cs_cfg_field fields[] = {
       "params per ZeRO reduce(-scatter) call (0 = grad_bucket)"),
     F("allgather_bucket", CS_CFG_DOUBLE, allgather_bucket, 0, 0, 0, 1e13, "0", NULL,
       "params per ZeRO-1/2 updated-weight all-gather (0 = one per layer)"),
+    F("zero_reduce_scatter", CS_CFG_BOOL, zero_reduce_scatter, 0, 0, 0, 1, "true", NULL,
+      "ZeRO-1/2 reduce-scatter their gradients (false: all-reduce them)"),
     F("unit", CS_CFG_ENUM, unit, 0, 0, 0, 0, "block", unit_names,
       "ZeRO-3/FSDP gather unit: block (transformer block) or module (one weight)"),
     F("persistence", CS_CFG_DOUBLE, persistence, 0, 0, 0, 1e13, "0", NULL,

@@ -64,6 +64,7 @@ struct cs_framework {
   int reduce_dtype;          /* enum cs_fw_rdtype */
   double reduce_bucket;      /* params per reduce(-scatter) call under ZeRO (DeepSpeed) */
   double allgather_bucket;   /* params per updated-weight all-gather call under ZeRO-1/2 */
+  int zero_reduce_scatter;   /* ZeRO-1/2 reduce-scatter gradients (else all-reduce them) */
   /* ZeRO-3 / FSDP */
   int unit;                  /* enum cs_fw_unit */
   double persistence;        /* params: weights at or under this stay whole on every rank */

@@ -585,6 +585,29 @@ static double with_host(const struct cs_framework *f, double dur, double host) {
   return dur > host ? dur : host;
 }
 
+/* ZeRO-1/2's gather of the updated weights of stage sg (bytes on group), in calls of the
+ * profile's allgather_bucket parameters, each with one copy per rank when the framework gathers
+ * into a list of per-rank tensors (rank_copies): into s->param. */
+static enum cs_status param_gather(struct cs_sim *s, int sg, int group, double bytes,
+                                   struct cs_error *err) {
+  double wb, gb, ob;
+  cs_plan_param_bytes(&s->plan, &wb, &gb, &ob);
+  double B = s->fw.allgather_bucket * wb, full = floor(bytes / B), rem = bytes - full * B;
+  double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
+  double copies = s->fw.rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
+  double t[NLEV], r[NLEV] = {0, 0, 0};
+  enum cs_status st = CS_OK;
+  if (full > 0) st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_PARAM, B, (long)full, t, err);
+  if (st == CS_OK && rem > 0)
+    st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_PARAM, rem, 1, r, err);
+  if (st != CS_OK) return st;
+  double calls = full + (rem > 0);
+  for (int l = 0; l < NLEV; l++)
+    s->param[l][sg] += (full > 0 ? full * t[l] : 0) + r[l] + calls * copies;
+  s->comm_bytes[sg] += bytes * cs_coll_busbw_factor(CS_COLL_ALL_GATHER, (int)ranks);
+  return CS_OK;
+}
+
 static enum cs_status prepare_run(struct cs_sim *s, struct cs_error *err);
 
 static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
@@ -594,7 +617,9 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
   const int pp = s->pp, v = s->v, nc = pp * v;
   const double interf = s->interference;
   enum cs_status st = CS_OK;
-  s->grad_coll = p->zero == 0 ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
+  s->grad_coll = p->zero == 0 || (p->zero <= 2 && !s->fw.zero_reduce_scatter)
+                     ? CS_COLL_ALL_REDUCE
+                     : CS_COLL_REDUCE_SCATTER;
   for (int g = 0; g < 2; g++) {
     int group = g ? CS_GROUP_EDP : CS_GROUP_DP;
     st = cost(s, s->grad_coll, group, CS_PHASE_GRAD, p->bucket, 0, s->bucket_cost[g], err);
@@ -609,12 +634,13 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
   if (!z) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   double *fdur = z, *bdur = z + nl * NLEV, *agf = z + 2 * nl * NLEV, *agb = z + 3 * nl * NLEV,
          *rs = z + 4 * nl * NLEV, *cf = z + 5 * nl * NLEV, *cb = z + 6 * nl * NLEV;
-  double *dense = calloc((size_t)pp * 2, sizeof *dense);
+  double *dense = calloc((size_t)pp * 4, sizeof *dense);
   if (!dense) {
     free(z);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   }
   double zero[NLEV] = {0, 0, 0};
+  double *pg = dense + (size_t)pp * 2; /* [pp * 2] ZeRO-1/2 weight bytes to gather, DP and EDP */
   const int byunits = p->zero == 3 && zero3_by_units(s);
   struct zunits *zu = byunits ? calloc(nl + 1, sizeof *zu) : NULL;
   if (byunits && !zu) {
@@ -674,6 +700,13 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
         /* ZeRO-3 gathers and reduce-scatters: priced per unit below (zero3_units) */
         int kk = cm->coll == CS_COLL_REDUCE_SCATTER ? 2 : cm->phase == CS_PHASE_BWD;
         zb[cm->group == CS_GROUP_EDP][kk] += cm->count * cm->bytes;
+        continue;
+      }
+      if (s->fw.allgather_bucket > 0 && cm->phase == CS_PHASE_PARAM &&
+          cm->coll == CS_COLL_ALL_GATHER &&
+          (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP)) {
+        /* ZeRO-1/2 updated weights: gathered in allgather_bucket calls (param_gather below) */
+        pg[stage * 2 + (cm->group == CS_GROUP_EDP)] += cm->count * cm->bytes;
         continue;
       }
       if (cm->group == CS_GROUP_CP && cm->phase <= CS_PHASE_BWD) {
@@ -845,6 +878,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
     for (int g = 0; g < 2; g++)
       s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
   }
+  for (int i = 0; i < pp * 2 && st == CS_OK; i++)
+    if (pg[i] > 0) st = param_gather(s, i / 2, i % 2 ? CS_GROUP_EDP : CS_GROUP_DP, pg[i], err);
   if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL && p->dp > 1)
     st = dataparallel(s, (dense[0] + dense[1]), dp_grad, err);
   for (int sg = 0; sg < pp && st == CS_OK; sg++)

@@ -506,7 +506,8 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
   double gath[MAXU]; /* params gathered per unit, of the dense group */
   if (n == 0 || dense <= 0) {
     n = 1;
-    wt[0] = gath[0] = dense;
+    wt[0] = dense;
+    gath[0] = dense > f->persistence ? dense : 0;
   } else {
     double sum = 0, small = dense;
     for (int u = 0; u < n; u++)

@@ -73,6 +73,8 @@ static const struct cs_cfg_field fields[] = {
       "optimizer state sharded over data-parallel ranks (as ZeRO-1)"),
     F("fp32_logits", CS_CFG_BOOL, fp32_logits, 0, 0, 0, 1, "true", NULL,
       "the loss holds fp32 logits and their gradient"),
+    F("bucket_view", CS_CFG_BOOL, bucket_view, 0, 0, 0, 1, "false", NULL,
+      "gradients are views into the reduction buckets (false: DDP buckets copy them)"),
     F("host_call", CS_CFG_QTY, host_call, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time per collective call"),
     F("host_module", CS_CFG_QTY, host_module, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,

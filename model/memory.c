@@ -23,6 +23,9 @@ struct stage_sum {
  * weight_fp8 and weight_t_fp8 of is_first_microbatch): 2 bytes per parameter. */
 #define FP8_COPY_BYTES 2.0
 
+/* torch.autocast's cached 16-bit copy of a 32-bit weight: 2 bytes per parameter. */
+#define AUTOCAST_COPY_BYTES 2.0
+
 static double inflight(const struct cs_plan *p, int s) {
   double m = (double)cs_plan_microbatches(p);
   if (p->vpp <= 1) return fmin((double)(p->pp - s), m);
@@ -30,8 +33,8 @@ static double inflight(const struct cs_plan *p, int s) {
   return fmin(units, m * p->vpp) / p->vpp;
 }
 
-static void finish(const struct cs_plan *p, int s, const struct stage_sum *ss,
-                   struct cs_memory *m) {
+static void finish(const struct cs_plan *p, const struct cs_framework *f, int s,
+                   const struct stage_sum *ss, struct cs_memory *m) {
   double wb, gb, ob;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   double ndp = (double)cs_plan_group_size(p, CS_GROUP_DP);
@@ -43,6 +46,10 @@ static void finish(const struct cs_plan *p, int s, const struct stage_sum *ss,
   m->params = whole;
   m->weights = wb * (p->zero >= 3 ? sharded : whole);
   if (p->precision == CS_PREC_FP8) m->weights += FP8_COPY_BYTES * (p->zero >= 3 ? sharded : whole);
+  /* 16-bit compute over 32-bit weights (autocast): the 16-bit copy of every weight is cached
+   * for the forward and saved for backward (torch.autocast, cache_enabled=True by default) */
+  if ((p->precision == CS_PREC_FP16 || p->precision == CS_PREC_BF16) && wb >= 4 && p->zero < 3)
+    m->weights += AUTOCAST_COPY_BYTES * whole;
   m->grads = gb * (p->zero >= 2 ? sharded : whole);
   m->optimizer = ob * (p->zero >= 1 ? sharded : whole);
   m->inflight = inflight(p, s);
@@ -50,6 +57,8 @@ static void finish(const struct cs_plan *p, int s, const struct stage_sum *ss,
   m->activations = ss->act * m->inflight + ss->act_head;
   if (p->zero >= 3 && ndp > 1)
     m->temp = 2 * wb * ss->largest;
+  else if (ndp > 1 && p->zero == 0 && p->dp_mode == CS_DP_DDP && !f->bucket_view)
+    m->temp = gb * whole; /* DDP's buckets hold a copy of every gradient */
   else if (ndp > 1)
     m->temp = 2 * fmin(p->bucket, gb * whole);
   m->temp += ss->loss;
@@ -94,7 +103,7 @@ enum cs_status cs_memory_stage(const struct cs_workload *w, const struct cs_plan
   struct stage_sum *ss = calloc((size_t)p->pp, sizeof *ss);
   if (ss == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   st = sum_stages(w, p, fw.fp32_logits, ss, err);
-  if (st == CS_OK) finish(p, stage, &ss[stage], m);
+  if (st == CS_OK) finish(p, &fw, stage, &ss[stage], m);
   free(ss);
   return st;
 }
@@ -114,7 +123,7 @@ enum cs_status cs_memory_estimate(const struct cs_workload *w, const struct cs_p
   if (st == CS_OK) {
     struct cs_memory best, cur;
     for (int s = 0; s < p->pp; s++) {
-      finish(p, s, &ss[s], &cur);
+      finish(p, &fw, s, &ss[s], &cur);
       if (s == 0 || cur.total > best.total) best = cur;
     }
     *m = best;

@@ -12,6 +12,8 @@
  * Expected values are computed here from those expressions, never from the code under test.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "datadir.h"
@@ -20,6 +22,8 @@
 #include "plan.h"
 #include "testutil.h"
 #include "workload.h"
+
+#define GIB_BYTES 1073741824.0
 
 static struct cs_workload *bundled(const char *name) {
   char path[4096];
@@ -130,11 +134,14 @@ static void zero_stages(void **state) {
     assert_close(m.weights + m.grads + m.optimizer, expect[z][0] + expect[z][1] + expect[z][2],
                  0.01);
     assert_close(m.params, psi, 0.01);
-    /* temporary buffers: two DDP buckets, or two gathered layers under ZeRO-3; and the loss's
+    /* temporary buffers: DDP's buckets, a copy of every gradient (gradient_as_bucket_view off
+     * by default), two buckets for ZeRO-1/2, or two gathered layers under ZeRO-3; and the loss's
      * backward (the default profile keeps fp32 logits): the logits gradient in fp32 and in bf16,
      * s b V (4 + 2) bytes with b = 1 */
     const double loss = s * V * (4 + 2);
-    if (z < 3)
+    if (z == 0)
+      assert_close(m.temp, 2 * psi + loss, 0.01);
+    else if (z < 3)
       assert_close(m.temp, 2 * 25 * 1048576.0 + loss, 1e-12);
     else
       assert_close(m.temp, 2 * 2 * (V + s) * h + loss, 1e-9); /* the largest layer: embeddings */
@@ -340,11 +347,66 @@ static void framework_memory(void **state) {
   cs_workload_free(w);
 }
 
+/* Peak memory against torch.cuda.max_memory_allocated of real steps (tests/gpu/steps.py, the
+ * GPT 1.3B of tests/data/h200x2-steps/gpt-1b.yaml at micro-batch 8 on H200s, bf16 autocast over
+ * fp32 weights, fused AdamW): the peak_gib of each log's "# result" line, read here, against the
+ * model's total less its reserve (max_memory_allocated counts neither the CUDA context nor the
+ * allocator's cache). Within 10% for one GPU, DDP and FSDP2; Megatron-style TP holds about
+ * 3.4 GiB more than the model at both tp=2 and tp=4 (-10% and -16%): a known miss, held to 20%. */
+static double log_peak(const char *rel) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", CS_TEST_DATA, rel);
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("cannot open %s", path);
+  char line[1024];
+  double peak = -1;
+  while (fgets(line, sizeof line, f)) {
+    const char *k = strstr(line, "peak_gib=");
+    if (strncmp(line, "# result ", 9) == 0 && k) peak = strtod(k + 9, NULL);
+  }
+  fclose(f);
+  if (peak <= 0) fail_msg("%s: no peak_gib in a # result line", path);
+  return peak * GIB_BYTES;
+}
+
+static void measured_peaks(void **state) {
+  (void)state;
+  static const struct {
+    const char *log, *plan;
+    double tol;
+  } logs[] = {
+      {"h200x2-steps/single.log", "dp=1,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h200x2-steps/ddp2.log", "dp=2,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h200x4/steps/ddp4.log", "dp=4,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h200x2-steps/fsdp2.log", "dp=2,zero=3,mbs=8,grad_bytes=4,framework=fsdp2", 0.10},
+      {"h200x4/steps/fsdp4.log", "dp=4,zero=3,mbs=8,grad_bytes=4,framework=fsdp2", 0.10},
+      {"h200x2-steps/tp2.log", "tp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.20},
+      {"h200x4/steps/tp4.log", "tp=4,mbs=8,gbs=32,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.20},
+  };
+  char path[4096];
+  snprintf(path, sizeof path, "%s/h200x2-steps/gpt-1b.yaml", CS_TEST_DATA);
+  struct cs_workload *w = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_workload_load(path, &w, &err), CS_OK);
+  for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+    struct cs_plan p;
+    plan_of(logs[i].plan, &p);
+    struct cs_memory m;
+    assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
+    double measured = log_peak(logs[i].log), model = m.total - m.reserve;
+    print_message("%-24s measured %6.2f GiB, model %6.2f GiB (%+.1f%%)\n", logs[i].log,
+                  measured / GIB_BYTES, model / GIB_BYTES, 100 * (model / measured - 1));
+    assert_close(model, measured, logs[i].tol);
+  }
+  cs_workload_free(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(activations_per_layer), cmocka_unit_test(activations_pipeline),
       cmocka_unit_test(zero_stages),           cmocka_unit_test(fits),
-      cmocka_unit_test(published_runs_fit),    cmocka_unit_test(framework_memory),
+      cmocka_unit_test(published_runs_fit),    cmocka_unit_test(measured_peaks),
+      cmocka_unit_test(framework_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -59,6 +59,8 @@ static const struct cs_cfg_field fields[] = {
       "gathers run beside compute"),
     F("sync_per_fetch", CS_CFG_BOOL, sync_per_fetch, 0, 0, 0, 1, "false", NULL,
       "each fetch synchronises the device, so host work is exposed"),
+    F("fetch_norm", CS_CFG_BOOL, fetch_norm, 0, 0, 0, 1, "false", NULL,
+      "each fetch computes the norm of every fetched weight (a read of it, serialised)"),
     F("reshard_after_forward", CS_CFG_BOOL, reshard_after_forward, 0, 0, 0, 1, "true", NULL,
       "weights freed after forward and gathered again for backward"),
     F("regather_recompute", CS_CFG_BOOL, regather_recompute, 0, 0, 0, 1, "false", NULL,

@@ -73,6 +73,7 @@ struct cs_framework {
   int prefetch_depth;        /* units whose gather is issued ahead (0 = none) */
   int overlap_param;         /* gathers run on a side stream beside compute */
   int sync_per_fetch;        /* each fetch synchronises the device: host work is exposed */
+  int fetch_norm;            /* each fetch reads every fetched weight once more (a norm) */
   int reshard_after_forward; /* gathered weights freed after forward, gathered again in backward */
   int regather_recompute;    /* full recomputation gathers the weights once more */
   /* other parallelism */

@@ -469,8 +469,8 @@ struct zunits {
 static int zero3_by_units(const struct cs_sim *s) {
   const struct cs_framework *f = &s->fw;
   return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
-         f->host_rank > 0 || f->rank_copies || f->sync_per_fetch || f->persistence > 0 ||
-         f->reduce_dtype == CS_FW_RD_FP32 || !f->reshard_after_forward ||
+         f->host_rank > 0 || f->rank_copies || f->fetch_norm || f->sync_per_fetch ||
+         f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 || !f->reshard_after_forward ||
          (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
 }
 
@@ -554,8 +554,13 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
           zu->agf[u][l] += t[l] + copies;
           zu->agb[u][l] += kb * (t[l] + copies);
         }
-        zu->hostf[u] += hc;
-        zu->hostb[u] += kb * hc;
+        /* a norm of the gathered weight after each fetch: one streaming read of it on the
+         * compute stream, waited for (fetch_norm) */
+        const struct cs_gpu *gpu = &s->in.compute->gpu;
+        double norm =
+            f->fetch_norm ? agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead : 0;
+        zu->hostf[u] += hc + norm;
+        zu->hostb[u] += kb * (hc + norm);
         s->comm_bytes[stage] +=
             s->m * (1 + kb) * agb * cs_coll_busbw_factor(CS_COLL_ALL_GATHER, (int)ranks);
       }

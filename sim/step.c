@@ -469,8 +469,9 @@ struct zunits {
 static int zero3_by_units(const struct cs_sim *s) {
   const struct cs_framework *f = &s->fw;
   return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
-         f->host_rank > 0 || f->rank_copies || f->fetch_norm || f->sync_per_fetch ||
-         f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 || !f->reshard_after_forward ||
+         f->host_rank > 0 || f->rank_copies || f->fetch_norm || !f->zero_reduce_scatter ||
+         f->sync_per_fetch || f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 ||
+         !f->reshard_after_forward ||
          (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
 }
 
@@ -565,13 +566,17 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
             s->m * (1 + kb) * agb * cs_coll_busbw_factor(CS_COLL_ALL_GATHER, (int)ranks);
       }
       if (rsb > 0) {
-        st = cost(s, CS_COLL_REDUCE_SCATTER, group, CS_PHASE_BWD, rsb, s->m, t, err);
+        /* reduce-scattered, or (zero_reduce_scatter off) all-reduced from a flattened copy
+         * that is copied back: two streaming reads and writes of the gradients */
+        const struct cs_gpu *gpu = &s->in.compute->gpu;
+        int rc = f->zero_reduce_scatter ? CS_COLL_REDUCE_SCATTER : CS_COLL_ALL_REDUCE;
+        double flat = f->zero_reduce_scatter ? 0 : 4 * rsb / (gpu->hbm_bw * gpu->mem_efficiency);
+        st = cost(s, rc, group, CS_PHASE_BWD, rsb, s->m, t, err);
         if (st != CS_OK) return st;
         for (int l = 0; l < NLEV; l++)
-          zu->rs[u][l] += t[l] + copies;
+          zu->rs[u][l] += t[l] + (f->zero_reduce_scatter ? copies : flat);
         zu->hostb[u] += hc;
-        s->comm_bytes[stage] +=
-            s->m * rsb * cs_coll_busbw_factor(CS_COLL_REDUCE_SCATTER, (int)ranks);
+        s->comm_bytes[stage] += s->m * rsb * cs_coll_busbw_factor(rc, (int)ranks);
       }
     }
     zu->hostf[u] += f->host_module;

@@ -340,6 +340,13 @@ static void framework_memory(void **state) {
   plan_of("dp=64,mbs=1,precision=fp8", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &f8, &err), CS_OK);
   assert_close(f8.weights, (2 + 2) * psi, 1e-9);
+  /* FSDP2 without resharding holds every gathered weight from forward to backward */
+  struct cs_memory rs, nrs;
+  plan_of("dp=64,zero=3,mbs=1,framework=fsdp2", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &rs, &err), CS_OK);
+  plan_of("dp=64,zero=3,mbs=1,framework=fsdp2-noreshard", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &nrs, &err), CS_OK);
+  assert_close(nrs.temp - rs.temp, 2 * psi - 2 * 2 * (51200.0 + 2048) * 4096, 1e-9);
   /* an unknown profile is an error, not the default */
   plan_of("dp=64,framework=no-such-framework", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &f8, &err), CS_ERR_IO);

@@ -189,7 +189,7 @@ int cs_cmd_sweep(int argc, char **argv) {
             p.dp = (int)(g / mp);
             p.gbs = (int)gbs[b];
             struct cs_topology t = su.topo;
-            cs_topo_set_gbps_per_gpu(&t, r->gbps_gpu);
+            cs_netedit_set_gbps_per_gpu(&t, r->gbps_gpu);
             struct cs_search_inputs in = cs_scenario_search_inputs(&su);
             in.topology = &t;
             if (cs_search_eval(&in, &p, &e, &e2) != CS_OK) {

@@ -218,10 +218,11 @@ int cs_cmd_size_network(int argc, char **argv) {
     if (f && fmt == CLI_TABLE) {
       fprintf(f,
               "# commscale %s size-network\n# workload  %s\n# topology  %s: %ld nodes x %d GPUs, "
-              "%d NICs per node, %s%s%s\n# target    %s, gbs %ld\n",
+              "%d NICs per node, %s%s%s\n# framework %s\n# target    %s, gbs %ld\n",
               CS_VERSION, su.workload->description, t->name, nodes, t->node.gpus, t->net.nics,
               cs_topo_transport_name((enum cs_topo_transport)t->net.transport),
-              t->net.sharp ? ", SHARP" : "", t->node.nvls ? ", NVLS" : "", tt, gbs);
+              t->net.sharp ? ", SHARP" : "", t->node.nvls ? ", NVLS" : "", su.base.framework, tt,
+              gbs);
       fprintf(f, "#%-6s %9s %9s %9s %9s %9s %9s %10s %10s  %s\n", "family", "least", "per NIC",
               "per node", "max_step", "step", "step@90%", "knee", "tok/s@inf", "plan at least");
       fprintf(f, "#%-6s %9s %9s %9s %9s %9s %9s %10s %10s\n", "", "(Gb/s/GPU)", "(Gb/s)", "(Gb/s)",

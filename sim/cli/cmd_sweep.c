@@ -268,10 +268,11 @@ int cs_cmd_sweep(int argc, char **argv) {
     if (!f) st = CS_ERR_IO;
     if (f && fmt == CLI_TABLE) {
       fprintf(f,
-              "# commscale %s sweep\n# workload  %s\n# topology  %s\n#%5s %9s %6s %-6s %9s %11s "
-              "%6s %8s %9s  %s\n",
-              CS_VERSION, su.workload->description, su.topo.description, "nodes", "Gb/s/GPU", "gbs",
-              "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
+              "# commscale %s sweep\n# workload  %s\n# topology  %s\n# framework %s\n#%5s %9s %6s "
+              "%-6s %9s %11s %6s %8s %9s  %s\n",
+              CS_VERSION, su.workload->description, su.topo.description, su.base.framework, "nodes",
+              "Gb/s/GPU", "gbs", "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)",
+              "plan");
       for (size_t i = 0; i < k; i++) {
         const struct rec *r = &R[i];
         if (!r->ok) {

@@ -183,6 +183,9 @@ int cs_cmd_workload(int argc, char **argv) {
     f = cs_gpu_fields(&n);
     printf("\nGPU keys (GPU YAML files):\n");
     cs_cfg_help(stdout, f, n);
+    f = cs_framework_fields(&n);
+    printf("\nframework profile keys (model/frameworks/NAME.yaml, plan key framework=NAME):\n");
+    cs_cfg_help(stdout, f, n);
     return 0;
   }
   if (a.npos > 0) {

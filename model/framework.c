@@ -176,17 +176,38 @@ enum cs_status cs_framework_load_string(const char *text, const char *name, stru
   return st;
 }
 
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cs_framework last;
+static char last_name[4096];
+
 enum cs_status cs_framework_find(const char *name, const char *exe, struct cs_framework *f,
                                  struct cs_error *err) {
   if (name == NULL || name[0] == '\0' || strcmp(name, CS_FRAMEWORK_DEFAULT) == 0) {
     cs_framework_default(f);
     return CS_OK;
   }
+  /* the last profile found by name is kept: a search or a sweep finds the same one for every
+   * candidate plan (memory and step), and parsing it each time would cost more than the step */
+  pthread_mutex_lock(&last_lock);
+  int hit = last_name[0] && strcmp(last_name, name) == 0;
+  if (hit) *f = last;
+  pthread_mutex_unlock(&last_lock);
+  if (hit) return CS_OK;
   char path[4096];
   enum cs_status st =
       cs_datadir_find("frameworks", "model/frameworks", name, exe, path, sizeof path, err);
   if (st != CS_OK) return cs_error_prefix(err, "framework");
-  return cs_framework_load(path, f, err);
+  struct cs_framework tmp;
+  st = cs_framework_load(path, &tmp, err);
+  if (st != CS_OK) return st;
+  *f = tmp;
+  pthread_mutex_lock(&last_lock);
+  if (strlen(name) < sizeof last_name) {
+    last = tmp;
+    snprintf(last_name, sizeof last_name, "%s", name);
+  }
+  pthread_mutex_unlock(&last_lock);
+  return CS_OK;
 }
 
 void cs_framework_apply(const struct cs_framework *f, struct cs_plan *p) {

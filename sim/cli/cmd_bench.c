@@ -10,7 +10,7 @@
 #include "cal.h"
 #include "cmds.h"
 #include "fit.h"
-#include "inputs.h"
+#include "measread.h"
 #include "opts.h"
 #include "datadir.h"
 #include "search.h"
@@ -32,7 +32,8 @@ static const struct cli_verb verb = {
     "x DGX H100) and, with --fit, the fit of the given measurements.",
     NULL,
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static double now(void) {
   struct timespec ts;
@@ -191,12 +192,8 @@ static enum cs_status bench_search(int reps, double *t, struct cs_error *err) {
 int cs_cmd_bench(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("bench", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  int begun = cli_begin(&verb, argc, argv, &a, 0, CLI_MAX_POS, NULL, NULL);
+  if (begun >= 0) return begun;
   int reps = 5;
   const char *s = cli_get(&verb, &a, "repeat");
   if (s && (sscanf(s, "%d", &reps) != 1 || reps < 1 || reps > 1000)) {
@@ -256,7 +253,7 @@ int cs_cmd_bench(int argc, char **argv) {
     cs_meas_set_init(&set);
     enum cs_status st = CS_OK;
     for (int i = 0; i < a.npos && st == CS_OK; i++)
-      st = cli_read_measurements(a.pos[i], &set, &err);
+      st = cs_meas_read_any(a.pos[i], &set, &err);
     for (int cv = 0; cv < 2 && st == CS_OK; cv++) {
       int points = 0, nfit = 0;
       for (int r = 0; r < reps && st == CS_OK; r++) {

@@ -13,7 +13,7 @@
 #include "calfile.h"
 #include "cmds.h"
 #include "fit.h"
-#include "inputs.h"
+#include "measread.h"
 #include "nccltests.h"
 #include "opts.h"
 #include "output.h"
@@ -45,7 +45,8 @@ static const struct cli_verb verb = {
     "and NCCL_PROTO) differ are different systems. Parameters no row depends on keep their\n"
     "NCCL-anchored defaults and are marked 'default'. See docs/model.md and docs/calibration.md.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static double percent(double x) {
   return 100.0 * x;
@@ -347,39 +348,68 @@ static void write_params_csv(FILE *o, const struct cs_cal *cal) {
   }
 }
 
+/* --report: every fitted point beside its measurement (and NCCL's own model from a tuning log,
+ * at the 2-rank shape it was printed for), and the points grouped by shape. */
+static enum cs_status points_report(const struct cs_meas_set *set, const struct cs_fit_result *res,
+                                    const struct cs_nccl_tuning *tuning, struct point_rec **ptsp,
+                                    struct shape_rec **shapesp, size_t *ns, struct cs_error *err) {
+  struct point_rec *pts = *ptsp = calloc(res->n ? res->n : 1, sizeof *pts);
+  struct shape_rec *shapes = *shapesp = calloc(res->n ? res->n : 1, sizeof *shapes);
+  if (pts == NULL || shapes == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < res->n; i++) {
+    pts[i].row = &set->rows[res->row[i]];
+    pts[i].model_us = res->pred_us[i];
+    pts[i].err = res->pred_us[i] / pts[i].row->time_us - 1.0;
+    pts[i].nccl_us = pts[i].nccl_err = NAN;
+    if (!tuning) continue;
+    const struct cs_meas_row *r = pts[i].row;
+    double t = -1;
+    if (r->algo == CS_ALGO_AUTO && r->proto == CS_PROTO_AUTO) {
+      t = cs_nccltests_tuning_time_us(tuning, r->coll, r->bytes, NULL, NULL);
+    } else if (r->algo != CS_ALGO_AUTO && r->proto != CS_PROTO_AUTO &&
+               tuning->bw_GBps[r->coll][r->algo][r->proto] > 0) {
+      t = tuning->lat_us[r->coll][r->algo][r->proto] +
+          r->bytes / (1000.0 * tuning->bw_GBps[r->coll][r->algo][r->proto]);
+    }
+    /* NCCL's table describes the shape it was printed for */
+    if (t > 0 && r->ranks == 2) {
+      pts[i].nccl_us = t;
+      pts[i].nccl_err = t / r->time_us - 1.0;
+    }
+  }
+  if (group_shapes(pts, res->n, shapes, ns) != 0)
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  return CS_OK;
+}
+
+/* The fit's options (configuration, launch, in-place rows, cross-validation) into fo. */
+static enum cs_status fit_opts(const struct cli_args *a, struct cs_fit_opts *fo,
+                               struct cs_error *err) {
+  cs_fit_opts_default(fo);
+  fo->config = cli_get(&verb, a, "config");
+  const char *launch = cli_get(&verb, a, "launch");
+  if (launch) {
+    enum cs_launch l;
+    if (cs_meas_launch_parse(launch, &l) != 0)
+      return cs_error_set(err, CS_ERR_USAGE, "--launch expects process or thread, got \"%s\"",
+                          launch);
+    fo->launch = (int)l;
+  }
+  fo->with_in_place = cli_get(&verb, a, "in-place") != NULL;
+  fo->cross_validate = cli_get(&verb, a, "no-cv") == NULL;
+  return CS_OK;
+}
+
 int cs_cmd_fit(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("fit", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos == 0) {
-    cs_error_set(&err, CS_ERR_USAGE,
-                 "expected at least one measurements file (see commscale fit --help)");
-    return cli_fail("fit", &err);
-  }
-  int fmt = cli_format(cli_get(&verb, &a, "format"), NULL);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("fit", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 1, CLI_MAX_POS,
+                        "expected at least one measurements file", &fmt);
+  if (begun >= 0) return begun;
+  if (!cli_get(&verb, &a, "format")) fmt = CLI_TABLE; /* -o names the calibration, not the report */
   struct cs_fit_opts fo;
-  cs_fit_opts_default(&fo);
-  fo.config = cli_get(&verb, &a, "config");
-  const char *launch = cli_get(&verb, &a, "launch");
-  if (launch) {
-    enum cs_launch l;
-    if (cs_meas_launch_parse(launch, &l) != 0) {
-      cs_error_set(&err, CS_ERR_USAGE, "--launch expects process or thread, got \"%s\"", launch);
-      return cli_fail("fit", &err);
-    }
-    fo.launch = (int)l;
-  }
-  fo.with_in_place = cli_get(&verb, &a, "in-place") != NULL;
-  fo.cross_validate = cli_get(&verb, &a, "no-cv") == NULL;
+  if (fit_opts(&a, &fo, &err) != CS_OK) return cli_fail("fit", &err);
   int quiet = cli_get(&verb, &a, "quiet") != NULL;
   const char *out = cli_get(&verb, &a, "output");
   if (out == NULL) out = "calibration.yaml";
@@ -409,7 +439,7 @@ int cs_cmd_fit(int argc, char **argv) {
   size_t ns = 0;
   enum cs_status st = CS_OK;
   for (int i = 0; i < a.npos && st == CS_OK; i++) {
-    st = cli_read_measurements(a.pos[i], &set, &err);
+    st = cs_meas_read_any(a.pos[i], &set, &err);
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }
@@ -428,38 +458,7 @@ int cs_cmd_fit(int argc, char **argv) {
       print_quality(o, &cal);
     }
     int report = cli_get(&verb, &a, "report") != NULL;
-    if (report) {
-      pts = calloc(res.n ? res.n : 1, sizeof *pts);
-      shapes = calloc(res.n ? res.n : 1, sizeof *shapes);
-      if (pts == NULL || shapes == NULL) {
-        st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-      } else {
-        for (size_t i = 0; i < res.n; i++) {
-          pts[i].row = &set.rows[res.row[i]];
-          pts[i].model_us = res.pred_us[i];
-          pts[i].err = res.pred_us[i] / pts[i].row->time_us - 1.0;
-          pts[i].nccl_us = pts[i].nccl_err = NAN;
-          if (tuning) {
-            const struct cs_meas_row *r = pts[i].row;
-            double t = -1;
-            if (r->algo == CS_ALGO_AUTO && r->proto == CS_PROTO_AUTO) {
-              t = cs_nccltests_tuning_time_us(tuning, r->coll, r->bytes, NULL, NULL);
-            } else if (r->algo != CS_ALGO_AUTO && r->proto != CS_PROTO_AUTO &&
-                       tuning->bw_GBps[r->coll][r->algo][r->proto] > 0) {
-              t = tuning->lat_us[r->coll][r->algo][r->proto] +
-                  r->bytes / (1000.0 * tuning->bw_GBps[r->coll][r->algo][r->proto]);
-            }
-            /* NCCL's table describes the shape it was printed for */
-            if (t > 0 && r->ranks == 2) {
-              pts[i].nccl_us = t;
-              pts[i].nccl_err = t / r->time_us - 1.0;
-            }
-          }
-        }
-        if (group_shapes(pts, res.n, shapes, &ns) != 0)
-          st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-      }
-    }
+    if (report) st = points_report(&set, &res, tuning, &pts, &shapes, &ns, &err);
     if (st != CS_OK) {
     } else if (fmt == CLI_JSON) {
       write_json(o, argc, argv, out, res.n, &cal, pts, res.n, shapes, ns, report);

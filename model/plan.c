@@ -176,6 +176,39 @@ enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *
   return cs_cfg_read(doc, map, fields, NFIELDS, p, NULL, err);
 }
 
+/* The key of the item at t of "key=value,..." text (spaces around it trimmed): *k and its length.
+ */
+static size_t item_key(const char *t, const char **k) {
+  size_t n = strcspn(t, "=,");
+  while (n > 0 && (*t == ' ' || *t == '\t'))
+    t++, n--;
+  while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+    n--;
+  *k = t;
+  return n;
+}
+
+int cs_plan_text_sets(const char *text, const char *key) {
+  const char *k;
+  for (const char *t = text; t && *t; t += strcspn(t, ","), t += *t == ',') {
+    size_t n = item_key(t, &k);
+    if (n == strlen(key) && strncmp(k, key, n) == 0) return 1;
+  }
+  return 0;
+}
+
+const char *cs_plan_layout_key(const char *text) {
+  static const char *const layout[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
+                                       "zero", "mbs", "gbs", "recompute", "sp"};
+  const char *k;
+  for (const char *t = text; t && *t; t += strcspn(t, ","), t += *t == ',') {
+    size_t n = item_key(t, &k);
+    for (size_t i = 0; i < sizeof layout / sizeof layout[0]; i++)
+      if (n == strlen(layout[i]) && strncmp(k, layout[i], n) == 0) return layout[i];
+  }
+  return NULL;
+}
+
 struct cs_plan cs_plan_single_gpu(const struct cs_plan *p) {
   struct cs_plan one = *p;
   one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;

@@ -139,19 +139,6 @@ EXPORT commscale_status commscale_predict_collective(commscale *h, const char *n
 
 /* ---- a training step ------------------------------------------------------------------------ */
 
-/* 1 when plan text names key ("dp=" at the start of an item), as `commscale predict` reads it. */
-static int names_key(const char *text, const char *key) {
-  size_t k = strlen(key);
-  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
-    int start = s == text || s[-1] == ',' || s[-1] == ' ';
-    const char *e = s + k;
-    while (*e == ' ')
-      e++;
-    if (start && *e == '=') return 1;
-  }
-  return 0;
-}
-
 static enum cs_status load(const commscale *h, const commscale_step_query *q, struct cs_scenario *s,
                            struct cs_error *err) {
   if (q->framework)
@@ -220,7 +207,7 @@ EXPORT commscale_status commscale_predict_step(commscale *h, const commscale_ste
   shape(q, &s, &gpus, &nodes);
   struct cs_plan plan = s.base;
   long mp = (long)plan.tp * plan.pp * plan.cp;
-  if (!names_key(q->plan ? q->plan : "", "dp")) {
+  if (!cs_plan_text_sets(q->plan, "dp")) {
     if (gpus % mp != 0)
       st = cs_error_set(&err, CS_ERR_USAGE, "%ld GPUs are not a multiple of tp*pp*cp = %ld", gpus,
                         mp);
@@ -249,15 +236,13 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
   if (gbs < 1)
     return done(cs_error_set(&err, CS_ERR_USAGE, "gbs must be >= 1, got %d", gbs), &err, msg, len);
   /* the search chooses the layout: the plan holds fixed fields only (as commscale search's) */
-  static const char *const searched[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
-                                         "zero", "mbs", "gbs", "recompute", "sp"};
-  for (size_t i = 0; q->plan && i < sizeof searched / sizeof searched[0]; i++)
-    if (names_key(q->plan, searched[i]))
-      return done(cs_error_set(&err, CS_ERR_USAGE,
-                               "plan: %s is chosen by the search; the plan sets fixed fields only "
-                               "(precision, bucket, overlaps, reserve, ...)",
-                               searched[i]),
-                  &err, msg, len);
+  const char *key = cs_plan_layout_key(q->plan);
+  if (key)
+    return done(cs_error_set(&err, CS_ERR_USAGE,
+                             "plan: %s is chosen by the search; the plan sets fixed fields only "
+                             "(precision, bucket, overlaps, reserve, ...)",
+                             key),
+                &err, msg, len);
   struct cs_scenario s;
   enum cs_status st = load(h, q, &s, &err);
   if (st != CS_OK) return done(st, &err, msg, len);

@@ -188,15 +188,6 @@ static size_t item_key(const char *t, const char **k) {
   return n;
 }
 
-int cs_plan_text_sets(const char *text, const char *key) {
-  const char *k;
-  for (const char *t = text; t && *t; t += strcspn(t, ","), t += *t == ',') {
-    size_t n = item_key(t, &k);
-    if (n == strlen(key) && strncmp(k, key, n) == 0) return 1;
-  }
-  return 0;
-}
-
 const char *cs_plan_layout_key(const char *text) {
   static const char *const layout[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
                                        "zero", "mbs", "gbs", "recompute", "sp"};
@@ -281,4 +272,16 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
                         "that hold the same dense weights)",
                         p->ep, (long)p->dp * p->cp);
   return CS_OK;
+}
+
+int cs_plan_text_names(const char *text, const char *key) {
+  size_t k = strlen(key);
+  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
+    int start = s == text || s[-1] == ',' || s[-1] == ' ';
+    const char *e = s + k;
+    while (*e == ' ')
+      e++;
+    if (start && *e == '=') return 1;
+  }
+  return 0;
 }

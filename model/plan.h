@@ -79,12 +79,13 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
  * and speedups are relative to it. */
 struct cs_plan cs_plan_single_gpu(const struct cs_plan *p);
 
-/* 1 when "key=value,..." text has an item setting key (spaces around the key ignored). */
-int cs_plan_text_sets(const char *text, const char *key);
+/* 1 when the plan text names key ("dp=" at the start of an item, spaces allowed before '='), so
+ * that a caller does not fill that field in itself (predict fills dp from the GPUs). */
+int cs_plan_text_names(const char *text, const char *key);
 
-/* The first key of text that sets the parallel layout or the batch (dp, tp, pp, vpp, cp, ep, zero,
- * mbs, gbs, recompute, sp), or NULL: what a plan search chooses itself and refuses in its fixed
- * part. Static storage. */
+/* The first key of "key=value,..." text, in item order, that sets the parallel layout or the batch
+ * (dp, tp, pp, vpp, cp, ep, zero, mbs, gbs, recompute, sp), or NULL: what a plan search chooses
+ * itself and refuses in its fixed part. Static storage. */
 const char *cs_plan_layout_key(const char *text);
 
 /* GPUs the plan occupies: dp * tp * pp * cp. */

@@ -207,7 +207,7 @@ EXPORT commscale_status commscale_predict_step(commscale *h, const commscale_ste
   shape(q, &s, &gpus, &nodes);
   struct cs_plan plan = s.base;
   long mp = (long)plan.tp * plan.pp * plan.cp;
-  if (!cs_plan_text_sets(q->plan, "dp")) {
+  if (!cs_plan_text_names(q->plan ? q->plan : "", "dp")) {
     if (gpus % mp != 0)
       st = cs_error_set(&err, CS_ERR_USAGE, "%ld GPUs are not a multiple of tp*pp*cp = %ld", gpus,
                         mp);

@@ -10,6 +10,7 @@
 #include "cal.h"
 #include "calfile.h"
 #include "costmodel.h"
+#include "framework.h"
 #include "map.h"
 #include "memory.h"
 #include "scenario.h"
@@ -141,14 +142,13 @@ EXPORT commscale_status commscale_predict_collective(commscale *h, const char *n
 
 static enum cs_status load(const commscale *h, const commscale_step_query *q, struct cs_scenario *s,
                            struct cs_error *err) {
-  if (q->framework)
-    return cs_error_set(err, CS_ERR_UNSUPPORTED,
-                        "framework \"%s\": framework profiles are not available in this version",
-                        q->framework);
   if (!q->workload || !q->gpu || !q->topology)
     return cs_error_set(err, CS_ERR_USAGE, "a step needs a workload, a GPU and a topology");
   if (q->nodes < 0 || q->gpus < 0 || (q->nodes > 0 && q->gpus > 0))
     return cs_error_set(err, CS_ERR_USAGE, "give nodes or gpus (> 0), not both");
+  if (q->framework && strlen(q->framework) >= sizeof s->base.framework)
+    return cs_error_set(err, CS_ERR_USAGE, "framework name longer than %zu bytes",
+                        sizeof s->base.framework - 1);
   struct cs_scenario_spec sp = {.workload = q->workload,
                                 .gpu = q->gpu,
                                 .topology = q->topology,
@@ -156,7 +156,13 @@ static enum cs_status load(const commscale *h, const commscale_step_query *q, st
                                 .plan_text = q->plan,
                                 .interference = q->interference,
                                 .measured = q->measured};
-  return cs_scenario_load(s, &sp, err);
+  enum cs_status st = cs_scenario_load(s, &sp, err);
+  if (st != CS_OK || !q->framework) return st;
+  /* as "framework=NAME" at the end of the plan text; an unknown profile fails here */
+  snprintf(s->base.framework, sizeof s->base.framework, "%s", q->framework);
+  struct cs_framework fw;
+  if ((st = cs_framework_find(q->framework, NULL, &fw, err)) != CS_OK) cs_scenario_fini(s);
+  return st;
 }
 
 /* Predicts plan p (dp already set) of s into out, as a row of `commscale predict`. */

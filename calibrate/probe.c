@@ -50,7 +50,8 @@ const char *cs_probe_get_meta(const struct cs_probe_set *set, const char *key) {
 
 /* ---- names --------------------------------------------------------------------------------- */
 
-static const char *const kind_names[CS_PROBE_KIND_COUNT] = {"gemm", "membw", "interference"};
+static const char *const kind_names[CS_PROBE_KIND_COUNT] = {
+    "gemm", "membw", "interference", "launch", "attn_fwd", "attn_bwd", "memop"};
 static const char *const dtype_names[CS_PROBE_DTYPE_COUNT] = {"bf16", "fp16", "tf32", "fp32",
                                                               "fp8"};
 
@@ -115,7 +116,7 @@ static enum cs_status parse_list(const char *list, const char *what, int count,
 
 static int kind_int(const char *s, int *v) {
   enum cs_probe_kind k;
-  if (cs_probe_kind_parse(s, &k) != 0) return -1;
+  if (cs_probe_kind_parse(s, &k) != 0 || k >= CS_PROBE_RUNNER_KIND_COUNT) return -1;
   *v = (int)k;
   return 0;
 }
@@ -128,8 +129,8 @@ static int dtype_int(const char *s, int *v) {
 }
 
 enum cs_status cs_probe_parse_kinds(const char *list, unsigned *bits, struct cs_error *err) {
-  return parse_list(list, "--probes", CS_PROBE_KIND_COUNT, kind_int, "gemm, membw, interference",
-                    bits, err);
+  return parse_list(list, "--probes", CS_PROBE_RUNNER_KIND_COUNT, kind_int,
+                    "gemm, membw, interference, launch", bits, err);
 }
 
 enum cs_status cs_probe_parse_dtypes(const char *list, unsigned *bits, struct cs_error *err) {
@@ -213,17 +214,31 @@ static int parse_row(const struct cs_csv_row *in, struct cs_probe_row *r, const 
   r->time_min_us = r->time_max_us = r->tflops = r->GBps = r->frac_peak = r->factor = NAN;
   enum cs_probe_dtype d;
   if (cs_probe_kind_parse(FIELD(C_KIND), &r->kind) != 0)
-    return *what = "gemm, membw or interference", C_KIND;
+    return *what = "gemm, membw, interference, launch, attn_fwd, attn_bwd or memop", C_KIND;
   const char *dt = FIELD(C_DTYPE);
+  /* products (a shape and TFLOP/s), streams (GB/s) and the launch floor (a time) */
+  int gemm = r->kind == CS_PROBE_GEMM || r->kind == CS_PROBE_INTERFERENCE ||
+             r->kind == CS_PROBE_ATTN_FWD || r->kind == CS_PROBE_ATTN_BWD;
+  int stream = r->kind == CS_PROBE_MEMBW || r->kind == CS_PROBE_MEMOP;
   if (r->kind == CS_PROBE_MEMBW) {
     if (strcmp(dt, "copy") != 0 && strcmp(dt, "memset") != 0)
       return *what = "copy or memset (a membw row)", C_DTYPE;
+    copy_str(r->dtype, sizeof r->dtype, dt);
+  } else if (r->kind == CS_PROBE_LAUNCH) {
+    if (strcmp(dt, "device") != 0 && strcmp(dt, "host") != 0 && strcmp(dt, "eager") != 0 &&
+        strcmp(dt, "eager_layer") != 0)
+      return *what = "device, host, eager or eager_layer (a launch row)", C_DTYPE;
+    copy_str(r->dtype, sizeof r->dtype, dt);
+  } else if (r->kind == CS_PROBE_MEMOP) {
+    size_t len = strlen(dt);
+    if (len == 0 || len >= sizeof r->dtype ||
+        strspn(dt, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
+      return *what = "an operation name of a-z, 0-9 and _ (a memop row)", C_DTYPE;
     copy_str(r->dtype, sizeof r->dtype, dt);
   } else {
     if (cs_probe_dtype_parse(dt, &d) != 0) return *what = "bf16, fp16, tf32, fp32 or fp8", C_DTYPE;
     copy_str(r->dtype, sizeof r->dtype, cs_probe_dtype_name(d));
   }
-  int gemm = r->kind != CS_PROBE_MEMBW;
   if (read_dim(FIELD(C_M), !gemm, &r->m) != 0) return *what = "a whole dimension >= 1", C_M;
   if (read_dim(FIELD(C_N), !gemm, &r->n) != 0) return *what = "a whole dimension >= 1", C_N;
   if (read_dim(FIELD(C_K), !gemm, &r->k) != 0) return *what = "a whole dimension >= 1", C_K;
@@ -244,8 +259,8 @@ static int parse_row(const struct cs_csv_row *in, struct cs_probe_row *r, const 
   }
   if (cs_csv_number(FIELD(C_TFLOPS), !gemm, &r->tflops) != 0 || (gemm && r->tflops <= 0))
     return *what = gemm ? "TFLOP/s > 0" : "TFLOP/s or nothing", C_TFLOPS;
-  if (cs_csv_number(FIELD(C_GBPS), gemm, &r->GBps) != 0 || (!gemm && r->GBps <= 0))
-    return *what = gemm ? "GB/s or nothing" : "GB/s > 0 (a membw row)", C_GBPS;
+  if (cs_csv_number(FIELD(C_GBPS), !stream, &r->GBps) != 0 || (stream && r->GBps <= 0))
+    return *what = stream ? "GB/s > 0 (a membw or memop row)" : "GB/s or nothing", C_GBPS;
   if (cs_csv_number(FIELD(C_FRAC), 1, &r->frac_peak) != 0)
     return *what = "a fraction or nothing", C_FRAC;
   if (cs_csv_number(FIELD(C_FACTOR), r->kind != CS_PROBE_INTERFERENCE, &r->factor) != 0 ||

@@ -360,3 +360,120 @@ enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *d
   *n = np;
   return CS_OK;
 }
+
+/* ---- attention, memory-bound kernels, launch floor ------------------------------------------ */
+
+enum cs_status cs_probe_attn_table(const struct cs_probe_set *set, double peak,
+                                   struct cs_attn_point **pts, size_t *n, struct cs_error *err) {
+  *pts = NULL;
+  *n = 0;
+  if (!(peak > 0) || !isfinite(peak))
+    return cs_error_set(err, CS_ERR_RANGE, "attention table: the peak must be > 0 FLOP/s");
+  size_t count = 0;
+  for (size_t i = 0; i < set->n; i++)
+    count += set->rows[i].kind == CS_PROBE_ATTN_FWD;
+  if (count == 0) return cs_error_set(err, CS_ERR_UNSUPPORTED, "no attn_fwd rows");
+  struct cs_attn_point *p = calloc(count, sizeof *p);
+  int *nf = calloc(count, sizeof *nf), *nb = calloc(count, sizeof *nb);
+  if (p == NULL || nf == NULL || nb == NULL) {
+    free(p), free(nf), free(nb);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory building the attention table");
+  }
+  size_t np = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < set->n; i++) {
+      const struct cs_probe_row *r = &set->rows[i];
+      int bwd = r->kind == CS_PROBE_ATTN_BWD;
+      if (r->kind != (pass ? CS_PROBE_ATTN_BWD : CS_PROBE_ATTN_FWD)) continue;
+      size_t j = 0;
+      while (j < np && !(p[j].s == r->m && p[j].d == r->n && p[j].bh == r->k))
+        j++;
+      if (j == np) {
+        if (bwd) continue; /* a backward without its forward */
+        p[np++] = (struct cs_attn_point){r->m, r->n, r->k, 0, 0};
+      }
+      double eff = r->tflops * 1e12 / peak;
+      if (bwd)
+        p[j].eff_bwd += (eff - p[j].eff_bwd) / ++nb[j];
+      else
+        p[j].eff_fwd += (eff - p[j].eff_fwd) / ++nf[j];
+    }
+  /* keep the shapes measured both ways */
+  size_t k = 0;
+  for (size_t j = 0; j < np; j++)
+    if (nb[j] > 0 && p[j].eff_fwd > 0 && p[j].eff_bwd > 0) p[k++] = p[j];
+  free(nf), free(nb);
+  if (k == 0) {
+    free(p);
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "no attention shape with attn_fwd and attn_bwd");
+  }
+  *pts = p;
+  *n = k;
+  return CS_OK;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The time of the memop row named `name` at the shape of r (same m, n), or 0. */
+static double memop_time(const struct cs_probe_set *set, const char *name, double m, double n) {
+  for (size_t i = 0; i < set->n; i++) {
+    const struct cs_probe_row *r = &set->rows[i];
+    if (r->kind == CS_PROBE_MEMOP && strcmp(r->dtype, name) == 0 && r->m == m && r->n == n)
+      return r->time_us * 1e-6;
+  }
+  return 0;
+}
+
+void cs_probe_memop_bw(const struct cs_probe_set *set, double e, double adam,
+                       double bw[CS_MEM_CLASS_COUNT], unsigned *have) {
+  double v[CS_MEM_CLASS_COUNT][64];
+  size_t nv[CS_MEM_CLASS_COUNT] = {0};
+  for (size_t i = 0; i < set->n; i++) {
+    const struct cs_probe_row *r = &set->rows[i];
+    int cls = -1;
+    double bytes = 0, t = r->time_us * 1e-6;
+    if (r->kind == CS_PROBE_MEMBW && strcmp(r->dtype, "copy") == 0) {
+      cls = CS_MEM_COPY, bytes = r->bytes;
+    } else if (r->kind != CS_PROBE_MEMOP) {
+      continue;
+    } else if (strcmp(r->dtype, "layernorm_fwd") == 0 || strcmp(r->dtype, "gelu_fwd") == 0) {
+      /* forward 2 T n e, backward twice that: set against the two kernels' times together */
+      int norm = r->dtype[0] == 'l';
+      double tb = memop_time(set, norm ? "layernorm_bwd" : "gelu_bwd", r->m, r->n);
+      if (!(tb > 0)) continue;
+      cls = norm ? CS_MEM_NORM : CS_MEM_ACT, bytes = 3 * 2 * r->m * r->n * e, t += tb;
+    } else if (strcmp(r->dtype, "residual_add") == 0) {
+      cls = CS_MEM_RESIDUAL, bytes = 3 * r->m * r->n * e;
+    } else if (strcmp(r->dtype, "softmax_fwd") == 0) {
+      cls = CS_MEM_SOFTMAX, bytes = 2 * r->m * r->n * e;
+    } else if (strcmp(r->dtype, "cross_entropy") == 0) {
+      cls = CS_MEM_XENT, bytes = (12 + 24) * r->m * r->n; /* forward and backward together */
+    } else if (strcmp(r->dtype, "adamw") == 0) {
+      cls = CS_MEM_OPTIM, bytes = adam * r->m;
+    }
+    if (cls < 0 || !(t > 0) || !(bytes > 0) || nv[cls] >= 64) continue;
+    v[cls][nv[cls]++] = bytes / t;
+  }
+  for (int c = 0; c < CS_MEM_CLASS_COUNT; c++)
+    if (nv[c] > 0) {
+      bw[c] = median_of(v[c], nv[c]);
+      if (have) *have |= 1u << c;
+    }
+}
+
+void cs_probe_launch(const struct cs_probe_set *set, double *kernel_s, double *host_layer_s) {
+  for (size_t i = 0; i < set->n; i++) {
+    const struct cs_probe_row *r = &set->rows[i];
+    if (r->kind != CS_PROBE_LAUNCH) continue;
+    if (strcmp(r->dtype, "device") == 0 && kernel_s) *kernel_s = r->time_us * 1e-6;
+    (void)host_layer_s; /* eager_layer rows are kept for reference only (see probe.h) */
+  }
+}

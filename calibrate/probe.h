@@ -161,6 +161,30 @@ int cs_probe_same_point(const struct cs_probe_row *a, const struct cs_probe_row 
 enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *dtype, double peak,
                                    struct cs_gemm_point **pts, size_t *n, struct cs_error *err);
 
+/* Turns the attn_fwd/attn_bwd rows into the compute model's attention table: efficiency =
+ * measured TFLOP/s (on executed FLOPs, as the rows count them) / peak. Rows of one shape are
+ * averaged; a shape needs both directions. *pts is malloc'ed (free()). CS_ERR_UNSUPPORTED when
+ * the set holds no attention row, CS_ERR_RANGE for a peak <= 0, CS_ERR_NOMEM. */
+enum cs_status cs_probe_attn_table(const struct cs_probe_set *set, double peak,
+                                   struct cs_attn_point **pts, size_t *n, struct cs_error *err);
+
+/* The memory-bound classes (enum cs_mem_class) the memop and membw rows measure, in the compute
+ * model's bytes per second: each row's time is set against the bytes the model counts for that
+ * kernel at the row's shape (workload.c, activations of act_bytes each: LayerNorm 2·T·h forward
+ * and twice that backward, measured as layernorm_fwd + layernorm_bwd; GELU 2·T·f, likewise; the
+ * residual add 3·T·h; softmax 2·m·n; cross-entropy 12 bytes per logit forward and 24 backward,
+ * measured together; the optimizer adam_bytes per parameter; copies as measured). bw[i] is set
+ * for the classes the set measures (bit i of *have); the others are left alone. Several rows of
+ * one class: the median. */
+void cs_probe_memop_bw(const struct cs_probe_set *set, double act_bytes, double adam_bytes,
+                       double bw[CS_MEM_CLASS_COUNT], unsigned *have);
+
+/* The launch rows: the GPU's time per minimal kernel (launch,device), seconds, left alone when the
+ * set lacks it. host_layer_s is left alone too: the eager_layer rows of torch_probes.py (a slope
+ * over 2..34 layers of 15 steps each) scattered by 1.5x between runs of one GPU, so the host time
+ * per layer comes from the GPU file (host_probe.py's slope over 4..36 layers at three widths). */
+void cs_probe_launch(const struct cs_probe_set *set, double *kernel_s, double *host_layer_s);
+
 /* ---- measuring (calibrate/probe_cuda.c, part of the runner library) -------------------------- */
 
 struct cs_run_opts;

@@ -178,6 +178,36 @@ static void framework_rows(void **state) {
   assert_int_equal(set.rows[4].kind, CS_PROBE_MEMOP);
   assert_string_equal(set.rows[4].dtype, "layernorm_bwd");
   assert_close(set.rows[4].GBps, 1760.7, 1e-12);
+  /* the model's bytes over the measured times (probe.h): LayerNorm 2 T h e forward, twice that
+   * backward, against both kernels' times; here a forward row alone gives no norm figure */
+  double bw[CS_MEM_CLASS_COUNT] = {0};
+  unsigned have = 0;
+  cs_probe_memop_bw(&set, 2, 24, bw, &have);
+  assert_int_equal(have, 0);
+  cs_probe_set_fini(&set);
+  cs_probe_set_init(&set);
+  write_tmp("probes_fw2.csv",
+            "kind,dtype,m,n,k,bytes,time_us,tflops,GBps\n"
+            "memop,layernorm_fwd,1000,100,1,800000,1,,800\n"
+            "memop,layernorm_bwd,1000,100,1,1200000,3,,400\n"
+            "memop,adamw,1000000,1,1,28000000,10,,2800\n"
+            "memop,cross_entropy,10,1000,1,280000,2,,140\n"
+            "membw,copy,0,0,0,2000000,1,,2000\n"
+            "launch,device,0,0,0,0,0.9,,\n",
+            path, sizeof path);
+  assert_int_equal(cs_probe_read_file(path, &set, &err), CS_OK);
+  cs_probe_memop_bw(&set, 2, 24, bw, &have);
+  /* norm: 3 * 2 * 1000 * 100 * 2 bytes in 4 us; adamw 24e6 bytes in 10 us; xent 36 * 1e4 in 2 us */
+  assert_close(bw[CS_MEM_NORM], 1.2e6 / 4e-6, 1e-6);
+  assert_close(bw[CS_MEM_OPTIM], 24e6 / 10e-6, 1e-6);
+  assert_close(bw[CS_MEM_XENT], 36e4 / 2e-6, 1e-6);
+  assert_close(bw[CS_MEM_COPY], 2e6 / 1e-6, 1e-6);
+  assert_int_equal(have, (1u << CS_MEM_NORM) | (1u << CS_MEM_OPTIM) | (1u << CS_MEM_XENT) |
+                             (1u << CS_MEM_COPY));
+  double k = 0, hl = 7;
+  cs_probe_launch(&set, &k, &hl);
+  assert_close(k, 0.9e-6, 1e-15);
+  assert_close(hl, 7, 0);
   /* the runner's kinds exclude the file-only ones */
   unsigned bits = 0;
   assert_int_equal(cs_probe_parse_kinds("all", &bits, &err), CS_OK);

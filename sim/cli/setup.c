@@ -122,17 +122,43 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* --probes: the GEMM table of the plan's precision into s->compute, and the median interference
- * factor into s->interference when take_interference. */
-static enum cs_status load_probes(struct cli_setup *s, const char *path, int take_interference,
+/* --probes FILE,...: every row of the files into one set; the GEMM table of the plan's precision,
+ * the attention table, the memory-kernel bandwidths and the launch figures into s->compute (each
+ * where the files measure it), and the median interference factor into s->interference when
+ * take_interference. */
+static enum cs_status load_probes(struct cli_setup *s, const char *paths, int take_interference,
                                   struct cs_error *err) {
   struct cs_probe_set ps;
   cs_probe_set_init(&ps);
-  enum cs_status st = cs_probe_read_file(path, &ps, err);
-  if (st == CS_OK)
+  char buf[4096], path[4096] = "";
+  snprintf(buf, sizeof buf, "%s", paths);
+  enum cs_status st = CS_OK;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t && st == CS_OK; t = strtok_r(NULL, ",", &save)) {
+    snprintf(path, sizeof path, "%s", t);
+    st = cs_probe_read_file(t, &ps, err);
+  }
+  size_t gemm_rows = 0;
+  for (size_t i = 0; i < ps.n; i++)
+    gemm_rows += ps.rows[i].kind == CS_PROBE_GEMM;
+  if (st == CS_OK && gemm_rows > 0) {
     st = cs_probe_gemm_table(&ps, cs_precision_name(s->base.precision), s->compute.peak, &s->gemm,
                              &s->ngemm, err);
-  if (st == CS_OK) cs_compute_set_gemm_table(&s->compute, s->gemm, s->ngemm);
+    if (st == CS_OK) cs_compute_set_gemm_table(&s->compute, s->gemm, s->ngemm);
+  }
+  if (st == CS_OK) {
+    enum cs_status as = cs_probe_attn_table(&ps, s->compute.peak_attn, &s->attn, &s->nattn, err);
+    if (as == CS_OK)
+      cs_compute_set_attn_table(&s->compute, s->attn, s->nattn);
+    else if (as != CS_ERR_UNSUPPORTED)
+      st = as;
+  }
+  if (st == CS_OK) {
+    double wb, gb, ob;
+    cs_plan_param_bytes(&s->base, &wb, &gb, &ob);
+    cs_probe_memop_bw(&ps, cs_plan_act_bytes(&s->base), wb + gb + 2 * ob, s->compute.mem_bw, NULL);
+    cs_probe_launch(&ps, &s->compute.kernel_overhead, &s->compute.host_layer);
+  }
   double *f = NULL;
   size_t nf = 0;
   if (st == CS_OK && take_interference && ps.n > 0) {
@@ -227,6 +253,9 @@ void cli_setup_fini(struct cli_setup *s) {
   s->workload = NULL;
   free(s->gemm);
   s->gemm = NULL;
+  free(s->attn);
+  s->attn = NULL;
+  s->nattn = 0;
   s->ngemm = 0;
   cs_compute_set_gemm_table(&s->compute, NULL, 0);
   cs_cal_fini(&s->cal);

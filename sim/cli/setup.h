@@ -29,6 +29,8 @@ struct cli_setup {
   char calpath[512];          /* "" = the default model */
   struct cs_gemm_point *gemm; /* owned: the measured GEMM table of --probes (NULL = curve) */
   size_t ngemm;
+  struct cs_attn_point *attn; /* owned: the measured attention table of --probes (NULL = curve) */
+  size_t nattn;
 };
 
 /* The option rows every decision verb has, for its table (CLI_SETUP_NOPTS of them). */
@@ -39,9 +41,10 @@ struct cli_setup {
       {"cal", 'c', "FILE", "calibration.yaml (default: NCCL-anchored constants)"},                 \
       {"set", 0, "K=V,...", "override workload architecture keys, e.g. seq=4096"},                 \
       {"interference", 0, "X", "compute slowdown under overlapped collectives (default 1.05)"},    \
-      {"probes", 0, "FILE",                                                                        \
-       "compute probes of this GPU (commscale-run --probes): measured GEMM "                       \
-       "efficiencies and, unless --interference, the median interference"},                        \
+      {"probes", 0, "FILE,...",                                                                    \
+       "compute probes of this GPU (commscale-run --probes, tests/gpu/torch_probes.py): "          \
+       "measured GEMM, attention, memory-kernel and launch figures and, unless "                   \
+       "--interference, the median interference"},                                                 \
       {"rails", 0, "N", "NICs per node (the per-GPU rate is kept)"},                               \
       {"oversub", 0, "L=R,...", "oversubscription per switch level, e.g. leaf=2:1,spine=4"},       \
       {"sharp", 0, "on|off", "in-network reduction (CollNet)"},                                    \

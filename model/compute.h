@@ -79,7 +79,8 @@ struct cs_compute {
   double mem_bw[CS_MEM_CLASS_COUNT]; /* bytes/s of each class of memory kernel */
   double kernel_overhead;            /* seconds per kernel (the GPU file's, or measured) */
   double host_layer;                 /* host seconds per layer of an eager step; 0 = none */
-  double scale;                      /* 1, or measured / modelled after cs_compute_calibrate */
+  double step_overhead; /* host seconds per step outside the layers (a steps calibration's) */
+  double scale;         /* 1, or measured / modelled after cs_compute_calibrate */
 };
 
 /* Times for one layer and one micro-batch, seconds. recompute: the forward work re-run during

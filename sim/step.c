@@ -341,7 +341,8 @@ static double optimizer_time(const struct cs_compute *c, const struct cs_plan *p
                              double expert) {
   double dpg = (double)p->dp * p->cp, edp = dpg / p->ep;
   if (p->zero >= 1) dense /= dpg, expert /= edp;
-  return (dense + expert) * adam_bytes(p) / c->mem_bw[CS_MEM_OPTIM];
+  /* a steps calibration's host overhead per step runs beside nothing: the optimizer phase */
+  return (dense + expert) * adam_bytes(p) / c->mem_bw[CS_MEM_OPTIM] + c->step_overhead;
 }
 
 /* The forward or backward of one micro-batch through a chunk's layers under ZeRO-3: weights are

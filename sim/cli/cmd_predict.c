@@ -604,10 +604,17 @@ int cs_cmd_predict(int argc, char **argv) {
       }
 done:
   if (st == CS_OK) {
-    char head[1024];
-    snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-             w->description, gpu->description, topo->description,
-             calpath ? calpath : "(default model)");
+    char head[1536], steps[512] = "";
+    const struct cs_cal_steps *sf = &su.cal.steps;
+    if (sf->fitted)
+      snprintf(steps, sizeof steps,
+               "# steps     calibrated from %s: compute x%.4f (se %.4f), host %.3f ms per step, "
+               "interference %.3f\n",
+               sf->source, sf->compute_scale, sf->compute_scale_se, sf->host_s * 1e3,
+               su.interference);
+    snprintf(head, sizeof head,
+             "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n%s", w->description,
+             gpu->description, topo->description, calpath ? calpath : "(default model)", steps);
     if (fmt == CLI_CSV)
       write_csv(f, recs, nrec);
     else if (fmt == CLI_JSON)

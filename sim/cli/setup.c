@@ -229,6 +229,13 @@ enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *
   if (st == CS_OK) st = cs_compute_init(&s->compute, &s->gpu, s->base.precision, err);
   if (st == CS_OK && (x = cli_get(v, a, "probes")))
     st = load_probes(s, x, cli_get(v, a, "interference") == NULL, err);
+  /* a steps calibration (commscale fit --steps) scales compute, adds its host time per step and
+   * sets the interference it fitted (unless --interference) */
+  if (st == CS_OK && topo && s->cal.steps.fitted) {
+    s->compute.scale = s->cal.steps.compute_scale;
+    s->compute.step_overhead = s->cal.steps.host_s;
+    if (cli_get(v, a, "interference") == NULL) s->interference = s->cal.steps.interference;
+  }
   if (st != CS_OK) cli_setup_fini(s);
   return st;
 }

@@ -31,6 +31,14 @@ void cs_cal_init(struct cs_cal *cal) {
   cal->steps.corr_scale_host = NAN;
 }
 
+double cs_cal_steps_band(const struct cs_cal_steps *s) {
+  double a = isfinite(s->compute_scale_se) && s->compute_scale > 0
+                 ? BAND_Z * s->compute_scale_se / s->compute_scale
+                 : 0;
+  double b = isfinite(s->max_rel_err) ? s->max_rel_err : 0;
+  return sqrt(a * a + b * b);
+}
+
 void cs_cal_fini(struct cs_cal *cal) {
   if (cal == NULL) return;
   free(cal->cov);

@@ -67,6 +67,11 @@ struct cs_cal_steps {
   char source[256];
 };
 
+/* The relative ~95% half-width of compute a steps calibration leaves: 1.96 times the compute
+ * scale's relative standard error and, in quadrature, the fit's largest relative residual (the
+ * model error its parameters do not absorb). */
+double cs_cal_steps_band(const struct cs_cal_steps *s);
+
 struct cs_cal {
   int version;
   struct cs_model model; /* the preferred net form's parameters */

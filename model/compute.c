@@ -27,6 +27,7 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
     c->mem_bw[i] = g->hbm_bw * (cls[i] > 0 ? cls[i] : g->mem_efficiency);
   c->kernel_overhead = g->kernel_overhead;
   c->host_layer = g->host_layer_time;
+  c->band_rel = CS_COMPUTE_BAND_REL;
   c->scale = 1;
   return CS_OK;
 }

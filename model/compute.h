@@ -66,6 +66,14 @@ enum cs_mem_class {
  * cross_entropy; CS_MEM_COPY for the rest. */
 enum cs_mem_class cs_mem_class_of(const char *op_name);
 
+/* The relative ~95% half-width of modelled compute time without a steps calibration: the 85th
+ * percentile of |predicted/measured - 1| over the 26 single-GPU training steps of
+ * tests/validation/single-gpu-{h100,h200}.yaml (13 GPT shapes on each GPU, predicted from the GPU
+ * file alone; linear interpolation between order statistics): 0.154. It sets the width of the
+ * band, never a prediction; docs/constants.md has the
+ * command that recomputes it. */
+#define CS_COMPUTE_BAND_REL 0.154
+
 struct cs_compute {
   struct cs_gpu gpu;                 /* a copy */
   int precision;                     /* enum cs_precision */
@@ -80,7 +88,10 @@ struct cs_compute {
   double kernel_overhead;            /* seconds per kernel (the GPU file's, or measured) */
   double host_layer;                 /* host seconds per layer of an eager step; 0 = none */
   double step_overhead; /* host seconds per step outside the layers (a steps calibration's) */
-  double scale;         /* 1, or measured / modelled after cs_compute_calibrate */
+  /* the ~95% relative half-width of the compute time (compute, host and framework uncertainty):
+   * CS_COMPUTE_BAND_REL uncalibrated, from the fit's covariance and residuals when calibrated */
+  double band_rel;
+  double scale; /* 1, or measured / modelled after cs_compute_calibrate */
 };
 
 /* Times for one layer and one micro-batch, seconds. recompute: the forward work re-run during

@@ -1025,6 +1025,15 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   r->step_hi = evaluate(s, 2, 2, LANES, add, NULL, NULL);
   if (r->step_lo > r->step) r->step_lo = r->step;
   if (r->step_hi < r->step) r->step_hi = r->step;
+  r->step_lo_coll = r->step_lo, r->step_hi_coll = r->step_hi;
+  /* compute, host and framework uncertainty, independent of the collectives' */
+  double u = s->in.compute->band_rel * (r->part.compute + r->part.optimizer);
+  if (u > 0) {
+    double dl = r->step - r->step_lo, dh = r->step_hi - r->step;
+    r->step_lo = r->step - sqrt(dl * dl + u * u);
+    r->step_hi = r->step + sqrt(dh * dh + u * u);
+    if (r->step_lo < 0) r->step_lo = 0;
+  }
   finish(s, r, crit);
 }
 
@@ -1040,7 +1049,7 @@ void cs_sim_run_step(struct cs_sim *s, struct cs_sim_result *r) {
   int crit = 0;
   r->step = evaluate(s, 0, 0, 1, add, &r->part, &crit);
   r->stage = crit;
-  r->step_lo = r->step_hi = r->step;
+  r->step_lo = r->step_hi = r->step_lo_coll = r->step_hi_coll = r->step;
   finish(s, r, crit);
 }
 

@@ -63,7 +63,9 @@ static const struct cli_verb verb = {
     "[--nodes 1:400] [--plot PREFIX]",
     "Predict step time, throughput, speedup and scaling efficiency of a plan at many node counts.",
     "step_lo..step_hi: the schedule re-run with every collective at the low and at the high end\n"
-    "of its ~95% band. speedup = throughput / throughput of one GPU running the same "
+    "of its ~95% band, widened in quadrature by the compute's uncertainty (15% of compute and\n"
+    "optimizer time, or what a steps calibration leaves: docs/constants.md). speedup = throughput "
+    "/ throughput of one GPU running the same "
     "micro-batches\n"
     "(DLPerf's definition); efficiency = speedup / GPUs. TFLOP/s per GPU counts model FLOPs (hw_\n"
     "adds recomputation); MFU = model FLOP/s per GPU / peak. Breakdown columns are the seconds of\n"

@@ -234,6 +234,7 @@ enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *
   if (st == CS_OK && topo && s->cal.steps.fitted) {
     s->compute.scale = s->cal.steps.compute_scale;
     s->compute.step_overhead = s->cal.steps.host_s;
+    s->compute.band_rel = cs_cal_steps_band(&s->cal.steps);
     if (cli_get(v, a, "interference") == NULL) s->interference = s->cal.steps.interference;
   }
   if (st != CS_OK) cli_setup_fini(s);

@@ -33,34 +33,11 @@
 
 #include <stddef.h>
 
+#include "gemm_point.h"
 #include "gpu.h"
 #include "plan.h"
 #include "status.h"
 #include "workload.h"
-
-/* One measured GEMM: its shape and the fraction of peak it reached. */
-struct cs_gemm_point {
-  double m, n, k, efficiency;
-};
-
-/* One measured fused attention: sequence, head dimension, batch x heads, and the fractions of the
- * attention peak its forward and backward reached on the FLOPs they execute (causal: half the
- * scores; the backward 2.5 times the forward's). */
-struct cs_attn_point {
-  double s, d, bh, eff_fwd, eff_bwd;
-};
-
-/* The classes of memory-bound kernels, each with its own efficiency. */
-enum cs_mem_class {
-  CS_MEM_COPY, /* copies, lookups, permutes: mem_efficiency */
-  CS_MEM_NORM,
-  CS_MEM_ACT,
-  CS_MEM_RESIDUAL,
-  CS_MEM_SOFTMAX,
-  CS_MEM_XENT,
-  CS_MEM_OPTIM,
-  CS_MEM_CLASS_COUNT
-};
 
 /* The class of a memory kernel by its name (cs_op.name): norm*, gelu/swiglu, residual*, softmax,
  * cross_entropy; CS_MEM_COPY for the rest. */
@@ -68,7 +45,7 @@ enum cs_mem_class cs_mem_class_of(const char *op_name);
 
 /* The relative ~95% half-width of modelled compute time without a steps calibration: the 85th
  * percentile of |predicted/measured - 1| over the 26 single-GPU training steps of
- * tests/validation/single-gpu-{h100,h200}.yaml (13 GPT shapes on each GPU, predicted from the GPU
+ * tests/data/single-gpu/{h100,h200}.yaml (13 GPT shapes on each GPU, predicted from the GPU
  * file alone; linear interpolation between order statistics): 0.154. It sets the width of the
  * band, never a prediction; docs/constants.md has the
  * command that recomputes it. */

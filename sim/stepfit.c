@@ -182,7 +182,7 @@ static enum cs_status load_entry(const struct cs_yaml *d, const char *path, cons
     return cs_yaml_error(d, item, err, CS_ERR_PARSE, "%ld GPUs are not a multiple of tp*pp*cp %ld",
                          gpus, mp);
   e->plan.dp = (int)(gpus / mp);
-  if ((st = cs_plan_check(&e->plan, e->w, err)) != CS_OK) return st;
+  if ((st = cs_workload_check_plan(e->w, &e->plan, err)) != CS_OK) return st;
   int sn = cs_yaml_get(d, item, "step");
   const char *log = text(d, item, 0, "log"), *fmt = text(d, item, 0, "format");
   if (sn) {

@@ -1,11 +1,11 @@
 /* cmd_calibrate.c — `commscale calibrate`: measure on the nodes at hand, then fit.
  *
  * The measuring is done by commscale-run, the small executable that builds where the GPUs are
- * (CUDA, NCCL and MPI only; calibrate/runner.h). This verb starts it as a child process with the
- * arguments it does not know itself, waits, and then runs the fit on the measurements CSV in this
- * process (the `fit` verb, so the output is the same as `commscale fit`). A child rather than a
- * linked-in runner keeps this executable free of CUDA, NCCL and MPI: under `mpirun -np N commscale
- * calibrate ...` every rank starts its own commscale-run, which inherits the launcher's
+ * (CUDA, NCCL and MPI only; calibrate/runner/runner.h). This verb starts it as a child process with
+ * the arguments it does not know itself, waits, and then runs the fit on the measurements CSV in
+ * this process (the `fit` verb, so the output is the same as `commscale fit`). A child rather than
+ * a linked-in runner keeps this executable free of CUDA, NCCL and MPI: under `mpirun -np N
+ * commscale calibrate ...` every rank starts its own commscale-run, which inherits the launcher's
  * environment and joins the MPI job, and only rank 0 (OMPI_COMM_WORLD_RANK, PMI_RANK or
  * SLURM_PROCID) fits afterwards.
  *

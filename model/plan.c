@@ -58,6 +58,8 @@ static const struct cs_cfg_field fields[] = {
       "memory per GPU held back (CUDA context, allocator, workspaces)"),
     F("dp_mode", CS_CFG_ENUM, dp_mode, 0, 0, 0, 0, "ddp", dp_mode_names,
       "data parallelism: ddp, or dataparallel (one process, one node: no overlap)"),
+    F("loader", CS_CFG_DOUBLE, loader, 0, 0, 0, 1e12, "0", NULL,
+      "samples/s one node's input pipeline (data loader) sustains; a cap on throughput (0 = none)"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])

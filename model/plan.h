@@ -42,6 +42,7 @@ struct cs_plan {
   double weight_bytes, grad_bytes, optim_bytes; /* per parameter; 0 = from precision */
   double reserve; /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
   int dp_mode;    /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
+  double loader;  /* samples/s one node's input pipeline sustains; 0 = no cap */
 };
 
 /* Data parallelism as DDP (every rank reduces gradients in buckets beside backward) or as

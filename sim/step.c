@@ -979,6 +979,15 @@ static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit) {
   r->microbatches = s->m;
   r->samples = p->gbs ? p->gbs : (double)p->mbs * p->dp;
   r->tokens = cs_workload_is_transformer(w) ? r->samples * w->seq : 0;
+  if (p->loader > 0) {
+    /* the input pipeline: each node's loader feeds its GPUs at most `loader` samples/s */
+    int per = s->in.topology->node.gpus > 0 ? s->in.topology->node.gpus : 1;
+    double nodes = ceil((double)r->gpus / per);
+    double floor_s = r->samples / (p->loader * nodes);
+    if (r->step < floor_s) r->step = floor_s;
+    if (r->step_lo < floor_s) r->step_lo = floor_s;
+    if (r->step_hi < floor_s) r->step_hi = floor_s;
+  }
   r->model_flops = s->model_flops;
   r->hw_flops = s->hw_flops;
   r->samples_per_s = r->samples / r->step;

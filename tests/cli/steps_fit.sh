@@ -59,5 +59,13 @@ printf 'version: 1\ndefaults: {workload: %s, gpu: h200, topology: h200x2}\nsteps
 "$cs" fit --steps "$tmp/bad2.yaml" -o "$tmp/x.yaml" >/dev/null 2>"$tmp/bad2.err"
 [ $? -eq 1 ] && grep -q 'nolog.txt' "$tmp/bad2.err" && ok || bad "missing log: $(cat "$tmp/bad2.err")"
 
+# (5) the data-loader cap: 32 samples a step on one node whose loader sustains 10 samples/s
+# cannot take less than 3.2 s; a loader of 1e6 samples/s changes nothing
+st() { "$cs" predict -w "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 -t "$data/h200x4/h200x4.yaml" \
+  --plan "dp=4,mbs=8,gbs=32$1" -G 4 --format csv 2>/dev/null | sed 's/"[^"]*"/P/g' | awk -F, 'NR==2 { print $6 }'; }
+capped=$(st ",loader=10") free=$(st "") fast=$(st ",loader=1e6")
+awk -v c="$capped" -v f="$free" -v q="$fast" 'BEGIN { exit !(c > 3.199 && c < 3.201 && f < 1 && q == f) }' &&
+  ok || bad "loader cap: capped $capped, free $free, fast loader $fast"
+
 echo "steps_fit: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -66,6 +66,7 @@ struct cfile {
 struct vcase {
   /* read through the fields table */
   char section[16], name[128], workload[512], gpu[128], topology[512], plan[512];
+  char probes[1024]; /* compute probes of the GPU, FILE[,FILE] relative to the case file */
   int gpus, nodes, gpus_per_node;
   char collective[32], algo[16], proto[16];
   double size, throughput_1gpu, throughput;
@@ -93,6 +94,8 @@ static const struct cs_cfg_field fields[] = {
     F("workload", CS_CFG_STRING, workload, 512, 0, 0, "", NULL, "a bundled workload or a file"),
     F("gpu", CS_CFG_STRING, gpu, 128, 0, 0, "", NULL, "a bundled GPU or a file"),
     F("topology", CS_CFG_STRING, topology, 512, 0, 0, "", NULL, "a bundled topology or a file"),
+    F("probes", CS_CFG_STRING, probes, 1024, 0, 0, "", NULL,
+      "compute probes of the GPU (probe CSVs, comma-separated, relative to the case file)"),
     F("plan", CS_CFG_STRING, plan, 512, 0, 0, "", NULL, "the plan, e.g. tp=8,pp=2,mbs=1,gbs=512"),
     F("gpus", CS_CFG_INT, gpus, 0, 1, 1 << 24, NULL, NULL, "GPUs of a training step"),
     F("nodes", CS_CFG_INT, nodes, 0, 1, 1 << 20, NULL, NULL, "nodes (default 1)"),
@@ -694,6 +697,21 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
                                 .plan_text = c->plan,
                                 .base_dir = c->file->dir,
                                 .exe = x->exe};
+  char probes[2200] = "";
+  if (c->probes[0]) {
+    /* each file relative to the case file's folder */
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", c->probes);
+    char *save = NULL;
+    size_t used = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+      used += (size_t)snprintf(probes + used, used < sizeof probes ? sizeof probes - used : 0,
+                               "%s%s%s%s", used ? "," : "", t[0] == '/' ? "" : c->file->dir,
+                               t[0] == '/' ? "" : "/", t);
+    if (used >= sizeof probes)
+      return cs_error_set(err, CS_ERR_USAGE, "probes: the paths are too long");
+    sp.probes = probes;
+  }
   struct cs_scenario s;
   if ((st = cs_scenario_load(&s, &sp, err)) != CS_OK) return st;
   struct cs_plan *plan = &s.base;

@@ -216,19 +216,6 @@ static void explain(FILE *f, const struct cs_sim *s) {
   }
 }
 
-/* Whether the plan text names key (so that it is not filled in). */
-static int names_key(const char *text, const char *key) {
-  size_t k = strlen(key);
-  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
-    int start = s == text || s[-1] == ',' || s[-1] == ' ';
-    const char *e = s + k;
-    while (*e == ' ')
-      e++;
-    if (start && *e == '=') return 1;
-  }
-  return 0;
-}
-
 static int ends_with(const char *s, const char *tail) {
   size_t n = strlen(s), k = strlen(tail);
   return n >= k && strcmp(s + n - k, tail) == 0;
@@ -243,7 +230,7 @@ static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char 
     enum cs_status st = cli_setup_plan(text, &plans[0], err);
     if (st != CS_OK) return st;
     snprintf(texts[0], sizeof texts[0], "%s", text);
-    fixed[0] = names_key(text, "dp");
+    fixed[0] = cs_plan_text_names(text, "dp");
     *nplan = 1;
     return CS_OK;
   }
@@ -274,7 +261,7 @@ static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char 
         cs_error_prefix(err, where);
         return st;
       }
-      fixed[*nplan] = names_key(t, "dp");
+      fixed[*nplan] = cs_plan_text_names(t, "dp");
       if (plans[*nplan].precision != plans[0].precision)
         return cs_error_set(err, CS_ERR_USAGE,
                             "plan %d has another precision than plan 1: plans side by side share "
@@ -420,17 +407,25 @@ static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *r
                                 const struct cs_predict_spec *sp, const struct cs_scenario *su,
                                 const char *calpath, const struct first_ctx *fc, int argc,
                                 char **argv, struct cs_error *err) {
-  char head[1536], steps[512] = "";
+  char head[1536];
+  int hl = snprintf(head, sizeof head,
+                    "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n# framework",
+                    su->workload->description, su->gpu.description, su->topo.description,
+                    calpath ? calpath : "(default model)");
+  for (int i = 0; i < sp->nplan && hl > 0 && (size_t)hl < sizeof head; i++) {
+    int seen = 0; /* each profile once, in plan order */
+    for (int j = 0; j < i; j++)
+      seen = seen || strcmp(sp->plans[j].framework, sp->plans[i].framework) == 0;
+    if (!seen) hl += snprintf(head + hl, sizeof head - (size_t)hl, " %s", sp->plans[i].framework);
+  }
+  if (hl > 0 && (size_t)hl < sizeof head) snprintf(head + hl, sizeof head - (size_t)hl, "\n");
   const struct cs_cal_steps *sf = &su->calp->steps;
-  if (sf->fitted)
-    snprintf(steps, sizeof steps,
+  if (sf->fitted && hl > 0 && (size_t)hl < sizeof head)
+    snprintf(head + strlen(head), sizeof head - strlen(head),
              "# steps     calibrated from %s: compute x%.4f (se %.4f), host %.3f ms per step, "
              "interference %.3f\n",
              sf->source, sf->compute_scale, sf->compute_scale_se, sf->host_s * 1e3,
              su->interference);
-  snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n%s",
-           su->workload->description, su->gpu.description, su->topo.description,
-           calpath ? calpath : "(default model)", steps);
   if (fmt == CLI_CSV)
     write_csv(f, recs, nrec);
   else if (fmt == CLI_JSON)

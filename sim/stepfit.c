@@ -272,7 +272,7 @@ static enum cs_status predict(const struct entry *e, double scale, double host, 
   c.scale = scale;
   c.step_overhead = host;
   c.band_rel = 0; /* the fit reads the step alone */
-  struct cs_sim_inputs in = {e->w, &e->plan, &c, &e->topo, e->cal, interf};
+  struct cs_sim_inputs in = {e->w, &e->plan, &c, &e->topo, e->cal, interf, NULL};
   struct cs_sim_result r;
   if ((st = cs_sim_predict(&in, &r, err)) != CS_OK) return st;
   *step = r.step;

@@ -60,6 +60,8 @@ static const struct cs_cfg_field fields[] = {
       "data parallelism: ddp, or dataparallel (one process, one node: no overlap)"),
     F("framework", CS_CFG_STRING, framework, 64, 0, 0, 0, "pytorch-ddp", NULL,
       "framework profile (model/frameworks/NAME.yaml): buckets, overlap, ZeRO-3 gathers"),
+    F("loader", CS_CFG_DOUBLE, loader, 0, 0, 0, 1e12, "0", NULL,
+      "samples/s one node's input pipeline (data loader) sustains; a cap on throughput (0 = none)"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])

@@ -43,6 +43,7 @@ struct cs_plan {
   double reserve; /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
   int dp_mode;    /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
   char framework[64]; /* the framework profile (framework.h), "pytorch-ddp" by default */
+  double loader;      /* samples/s one node's input pipeline sustains; 0 = no cap */
 };
 
 /* Data parallelism as DDP (every rank reduces gradients in buckets beside backward) or as

@@ -1,0 +1,704 @@
+/* step_prepare.c — pricing a plan for the step simulator; see step_impl.h.
+ *
+ * cs_sim_prepare walks the layers once: each layer's compute time, its collectives priced through
+ * cs_sim_cost (blocking tensor-, context- and expert-parallel time per pass; ZeRO-3 gathers and
+ * reduce-scatters per layer or per gather unit of the framework profile; gradients set aside for
+ * the bucket queue), then each (stage, chunk)'s forward and backward with the ZeRO-3 streams, the
+ * ZeRO-1/2 weight gather, DataParallel's copies, the optimizer and the transfer between stages.
+ * step.c replays the result.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "step_impl.h"
+
+static double adam_bytes(const struct cs_plan *p) {
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  return wb + gb + 2 * ob; /* read gradient and state, write state and weights */
+}
+
+double cs_sim_optimizer_time(const struct cs_compute *c, const struct cs_plan *p, double dense,
+                             double expert) {
+  double dpg = (double)p->dp * p->cp, edp = dpg / p->ep;
+  if (p->zero >= 1) dense /= dpg, expert /= edp;
+  /* a steps calibration's host overhead per step runs beside nothing: the optimizer phase */
+  return (dense + expert) * adam_bytes(p) / c->mem_bw[CS_MEM_OPTIM] + c->step_overhead;
+}
+
+/* The forward or backward of one micro-batch through a chunk's layers under ZeRO-3: weights are
+ * gathered on the data-parallel stream (one layer ahead with prefetch), gradients reduce-scattered
+ * after each layer's backward. dur[i], ag[i], rs[i], cmp[i] per layer (or gather unit) in
+ * execution order; pf[i] (NULL = all) says whether the next gather may be issued while unit i
+ * runs (a live-parameter limit forbids it). Returns the chunk's duration; *extra receives the
+ * interference added to compute. */
+static double zero3_chunk(int n, const double *dur, const double *cmp, const double *ag,
+                          const double *rs, int prefetch_all, const int *pf, double interf,
+                          double *extra) {
+  double t = 0, free_at = 0, ag_end = n > 0 ? ag[0] : 0;
+  *extra = 0;
+  free_at = ag_end;
+  for (int i = 0; i < n; i++) {
+    const int prefetch = prefetch_all && (!pf || pf[i]);
+    double start = t > ag_end ? t : ag_end;
+    double next_end = 0;
+    if (i + 1 < n && prefetch) {
+      double issue = free_at > start ? free_at : start;
+      next_end = free_at = issue + ag[i + 1];
+      double ov = ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i];
+      *extra += (interf - 1) * ov;
+    }
+    t = start + dur[i] +
+        (prefetch && i + 1 < n ? (interf - 1) * (ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i]) : 0);
+    if (rs[i] > 0) {
+      double issue = free_at > t ? free_at : t;
+      free_at = issue + rs[i];
+    }
+    if (i + 1 < n && !prefetch) {
+      double issue = free_at > t ? free_at : t;
+      next_end = free_at = issue + ag[i + 1];
+    }
+    ag_end = next_end;
+  }
+  return t > free_at ? t : free_at;
+}
+
+/* Ring attention of one layer: cp - 1 point-to-point steps per pass, each moving one block of
+ * ring[0] (forward) or ring[1] (backward) bytes to the next rank of the CP group while the
+ * attention of the block in hand runs (attention / cp). The block of a rank's own keys and values
+ * hides the first transfer; a step whose transfer outlasts its block of attention exposes the
+ * difference, so the exposed time of a pass is (cp - 1) max(0, transfer - attention / cp): the
+ * finish time of cp blocks computed as their transfers arrive back to back. cpf and cpb receive
+ * the exposed forward and backward time at each level. */
+static enum cs_status cp_ring(struct cs_sim *s, int stage, const double ring[2], double attn_f,
+                              double attn_b, double *cpf, double *cpb, struct cs_error *err) {
+  const int cp = s->plan.cp;
+  for (int b = 0; b < 2; b++) {
+    double x[NLEV], blk = (b ? attn_b : attn_f) / cp, *out = b ? cpb : cpf;
+    long calls = (long)(cp - 1) * s->m;
+    if (ring[b] <= 0) continue;
+    enum cs_status st = cs_sim_cost(s, CS_COLL_SEND_RECV, CS_GROUP_CP,
+                                    b ? CS_PHASE_BWD : CS_PHASE_FWD, ring[b], calls, x, err);
+    if (st != CS_OK) return st;
+    s->comm_bytes[stage] += (double)calls * ring[b];
+    for (int l = 0; l < NLEV; l++)
+      out[l] = (cp - 1) * (x[l] > blk ? x[l] - blk : 0);
+  }
+  return CS_OK;
+}
+
+/* Bytes of one sample's input as the host hands it over: int64 token ids for a transformer, an
+ * fp32 image (or feature rows) for a layer list. */
+static double input_bytes(const struct cs_workload *w) {
+  if (cs_workload_is_transformer(w)) return 8.0 * w->seq;
+  if (w->nlayer == 0) return 0;
+  const struct cs_layer *L = &w->layer[0];
+  if (L->type == CS_LAYER_CONV) return 4.0 * L->cin * L->in_size * L->in_size;
+  if (L->type == CS_LAYER_LINEAR) return 4.0 * L->cin * (L->tokens > 0 ? L->tokens : 1);
+  return 0;
+}
+
+/* Single-process DataParallel (one stage, one chunk, one node): before each micro-batch's
+ * forward GPU 0 broadcasts the weights (params x weight bytes) and sends each other GPU its mbs
+ * samples (dp - 1 point-to-point copies in turn); after its backward the gradients (grad bytes,
+ * as DDP would all-reduce them) are reduced onto GPU 0. Nothing overlaps: all of it is exposed
+ * data-parallel time of every micro-batch. */
+static enum cs_status dataparallel(struct cs_sim *s, double params, double grad_bytes,
+                                   struct cs_error *err) {
+  const struct cs_plan *p = &s->plan;
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  double bc[NLEV], rd[NLEV], sc[NLEV] = {0, 0, 0};
+  double in = p->mbs * input_bytes(s->in.workload);
+  enum cs_status st =
+      cs_sim_cost(s, CS_COLL_BROADCAST, CS_GROUP_DP, CS_PHASE_FWD, params * wb, s->m, bc, err);
+  if (st == CS_OK)
+    st = cs_sim_cost(s, CS_COLL_REDUCE, CS_GROUP_DP, CS_PHASE_BWD, grad_bytes, s->m, rd, err);
+  if (st == CS_OK && in > 0)
+    st = cs_sim_cost(s, CS_COLL_SEND_RECV, CS_GROUP_DP, CS_PHASE_FWD, in, s->m * (p->dp - 1), sc,
+                     err);
+  if (st != CS_OK) return st;
+  struct schunk *C = &s->C[0];
+  for (int l = 0; l < NLEV; l++) {
+    double f = bc[l] + (p->dp - 1) * sc[l];
+    C->F[l] += f;
+    C->B[l] += rd[l];
+    C->z3[l] += f + rd[l];
+  }
+  s->comm_bytes[0] += s->m * (params * wb + grad_bytes + (p->dp - 1) * in);
+  return CS_OK;
+}
+
+/* ---- ZeRO-3 gather units (framework.h) ------------------------------------------------------ */
+
+#define MAXU 4 /* gather units per layer: qkv, projection, fc1, fc2 */
+
+/* Per layer: its gather units, each with the share of the layer's compute it runs, its gathers
+ * and reduce-scatters at three levels and its host work per pass. */
+struct zunits {
+  int n;
+  double frac[MAXU];
+  double agf[MAXU][NLEV], agb[MAXU][NLEV], rs[MAXU][NLEV];
+  double hostf[MAXU], hostb[MAXU];
+  int pf[MAXU]; /* the next unit's gather may be issued while this one runs */
+};
+
+/* Whether the profile's ZeRO-3 schedule differs from one cost-free gather per block with one
+ * prefetch ahead (the schedule of plain cs_sim before profiles, kept bit for bit). */
+static int zero3_by_units(const struct cs_sim *s) {
+  const struct cs_framework *f = &s->fw;
+  return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
+         f->host_rank > 0 || f->rank_copies || f->fetch_norm || !f->zero_reduce_scatter ||
+         f->sync_per_fetch || f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 ||
+         !f->reshard_after_forward ||
+         (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
+}
+
+/* The weight matrices of a dense transformer block on one GPU (after tp), in execution order:
+ * query-key-value, attention projection, first and second FFN matrix (the gated FFN's two input
+ * matrices as one, as Megatron fuses them). Returns how many (0: not a dense block). */
+static int block_weights(const struct cs_workload *w, const struct cs_plan *p,
+                         const struct cs_layer *L, double *wt) {
+  if (L->type != CS_LAYER_BLOCK || L->moe) return 0;
+  const double h = w->hidden, a = w->heads, g = w->kv_heads, t = p->tp, d = h / a;
+  const double gl = g >= t ? g / t : 1;
+  const double f = w->ffn, gated = w->ffn_type == CS_FFN_SWIGLU;
+  wt[0] = h * (a / t * d + 2 * gl * d);
+  wt[1] = a / t * d * h;
+  wt[2] = h * (gated ? 2 * f : f) / t;
+  wt[3] = f * h / t;
+  return 4;
+}
+
+/* The gather units of layer i (Li, lc) whose ZeRO-3 traffic per pass is zb[g][k] bytes (group g:
+ * DP, EDP; k: forward gather, backward gather, gradient reduce-scatter), priced with the profile:
+ * one unit per block, or per weight matrix (module) with matrices at or under the persistence
+ * threshold and the small tensors (biases, norms) kept whole when the threshold covers them. */
+static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_layer *Li,
+                                  const struct cs_layer_cost *lc, double zb[2][3],
+                                  struct zunits *zu, struct cs_error *err) {
+  const struct cs_framework *f = &s->fw;
+  const struct cs_plan *p = &s->plan;
+  const struct cs_workload *w = s->in.workload;
+  memset(zu, 0, sizeof *zu);
+  double wt[MAXU], dense = lc->params - lc->params_expert;
+  int n = f->unit == CS_FW_UNIT_MODULE ? block_weights(w, p, Li, wt) : 0;
+  double gath[MAXU]; /* params gathered per unit, of the dense group */
+  if (n == 0 || dense <= 0) {
+    n = 1;
+    wt[0] = dense;
+    gath[0] = dense > f->persistence ? dense : 0;
+  } else {
+    double sum = 0, small = dense;
+    for (int u = 0; u < n; u++)
+      small -= wt[u];
+    for (int u = 0; u < n; u++)
+      sum += wt[u];
+    for (int u = 0; u < n; u++)
+      gath[u] = wt[u] > f->persistence ? wt[u] : 0;
+    /* biases and norms: each no larger than the widest bias, ffn (or 2 ffn gated) / tp */
+    double widest = (w->ffn_type == CS_FFN_SWIGLU ? 2.0 : 1.0) * w->ffn / p->tp;
+    if (widest < w->hidden) widest = w->hidden;
+    if (small > 0 && f->persistence < widest) gath[0] += small;
+    (void)sum;
+  }
+  double total_w = 0;
+  for (int u = 0; u < n; u++)
+    total_w += wt[u];
+  const int regather = f->regather_recompute && p->recompute == CS_RECOMPUTE_FULL;
+  const int kb = f->reshard_after_forward ? 1 + regather : 0; /* backward gathers */
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  const double rscale = f->reduce_dtype == CS_FW_RD_FP32 ? 4.0 / gb : 1.0;
+  zu->n = n;
+  for (int u = 0; u < n; u++) {
+    zu->frac[u] = total_w > 0 ? wt[u] / total_w : 1.0 / n;
+    for (int g = 0; g < 2; g++) {
+      int group = g ? CS_GROUP_EDP : CS_GROUP_DP;
+      if (zb[g][0] <= 0 && zb[g][2] <= 0) continue;
+      /* the unit's share of the group's bytes: the dense group by gathered params, the expert
+       * group (MoE blocks are one unit) whole */
+      double gshare = g ? 1.0 : dense > 0 ? gath[u] / dense : 0;
+      double rshare = g ? 1.0 : zu->frac[u];
+      double agb = zb[g][0] * gshare, rsb = zb[g][2] * rshare * rscale;
+      double t[NLEV];
+      double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
+      double hc = f->host_call + ranks * f->host_rank;
+      /* one copy kernel per rank beside the collective on its stream */
+      double copies = f->rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
+      enum cs_status st;
+      if (agb > 0) {
+        st = cs_sim_cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_FWD, agb, s->m * (1 + kb), t, err);
+        if (st != CS_OK) return st;
+        for (int l = 0; l < NLEV; l++) {
+          zu->agf[u][l] += t[l] + copies;
+          zu->agb[u][l] += kb * (t[l] + copies);
+        }
+        /* a norm of the gathered weight after each fetch: one streaming read of it on the
+         * compute stream, waited for (fetch_norm) */
+        const struct cs_gpu *gpu = &s->in.compute->gpu;
+        double norm =
+            f->fetch_norm ? agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead : 0;
+        zu->hostf[u] += hc + norm;
+        zu->hostb[u] += kb * (hc + norm);
+        s->comm_bytes[stage] +=
+            s->m * (1 + kb) * agb * cs_coll_busbw_factor(CS_COLL_ALL_GATHER, (int)ranks);
+      }
+      if (rsb > 0) {
+        /* reduce-scattered, or (zero_reduce_scatter off) all-reduced from a flattened copy
+         * that is copied back: two streaming reads and writes of the gradients */
+        const struct cs_gpu *gpu = &s->in.compute->gpu;
+        int rc = f->zero_reduce_scatter ? CS_COLL_REDUCE_SCATTER : CS_COLL_ALL_REDUCE;
+        double flat = f->zero_reduce_scatter ? 0 : 4 * rsb / (gpu->hbm_bw * gpu->mem_efficiency);
+        st = cs_sim_cost(s, rc, group, CS_PHASE_BWD, rsb, s->m, t, err);
+        if (st != CS_OK) return st;
+        for (int l = 0; l < NLEV; l++)
+          zu->rs[u][l] += t[l] + (f->zero_reduce_scatter ? copies : flat);
+        zu->hostb[u] += f->zero_reduce_scatter ? hc : f->host_call; /* one flat tensor */
+        s->comm_bytes[stage] += s->m * rsb * cs_coll_busbw_factor(rc, (int)ranks);
+      }
+    }
+    zu->hostf[u] += f->host_module;
+    zu->hostb[u] += f->host_module;
+    /* stage3.py prefetch_next_sub_modules (v0.3.16): no prefetch while the gathered parameters
+     * reach max_live (stage3_max_live_parameters) */
+    double live = gath[u] + (dense > 0 ? lc->params_expert : lc->params);
+    zu->pf[u] = !(f->max_live > 0 && live >= f->max_live);
+  }
+  return CS_OK;
+}
+
+/* A unit's duration with its host work: exposed in full when each fetch synchronises the device,
+ * else hidden behind the unit's GPU work as far as that lasts. */
+static double with_host(const struct cs_framework *f, double dur, double host) {
+  if (f->sync_per_fetch) return dur + host;
+  return dur > host ? dur : host;
+}
+
+/* ZeRO-1/2's gather of the updated weights of stage sg (bytes on group), in calls of the
+ * profile's allgather_bucket parameters, each with one copy per rank when the framework gathers
+ * into a list of per-rank tensors (rank_copies): into s->param. */
+static enum cs_status param_gather(struct cs_sim *s, int sg, int group, double bytes,
+                                   struct cs_error *err) {
+  double wb, gb, ob;
+  cs_plan_param_bytes(&s->plan, &wb, &gb, &ob);
+  double B = s->fw.allgather_bucket * wb, full = floor(bytes / B), rem = bytes - full * B;
+  double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
+  double copies = s->fw.rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
+  double t[NLEV], r[NLEV] = {0, 0, 0};
+  enum cs_status st = CS_OK;
+  if (full > 0)
+    st = cs_sim_cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_PARAM, B, (long)full, t, err);
+  if (st == CS_OK && rem > 0)
+    st = cs_sim_cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_PARAM, rem, 1, r, err);
+  if (st != CS_OK) return st;
+  double calls = full + (rem > 0);
+  for (int l = 0; l < NLEV; l++)
+    s->param[l][sg] += (full > 0 ? full * t[l] : 0) + r[l] + calls * copies;
+  s->comm_bytes[sg] += bytes * cs_coll_busbw_factor(CS_COLL_ALL_GATHER, (int)ranks);
+  return CS_OK;
+}
+
+/* Scratch of prepare(): per-layer figures in execution order, per level, and per-stage sums. */
+struct prep {
+  double *z;              /* one block holding the seven per-layer arrays below */
+  double *fdur, *bdur;    /* [nl * NLEV] forward, backward with the blocking collectives */
+  double *agf, *agb, *rs; /* [nl * NLEV] ZeRO-3 gathers (forward, backward), reduce-scatters */
+  double *cf, *cb;        /* [nl * NLEV] compute alone of the forward, backward */
+  double *dense;          /* [pp * 2] dense and expert parameters per stage, then pg */
+  double *pg;             /* [pp * 2] ZeRO-1/2 weight bytes to gather, DP and EDP */
+  struct zunits *zu;      /* [nl] ZeRO-3 gather units when byunits, else NULL */
+  int byunits;            /* ZeRO-3 priced per gather unit (zero3_by_units) */
+};
+
+/* One layer's collectives as prepare_layer sums them: blocking time per pass at each level, and
+ * the bytes priced elsewhere (ring attention, ZeRO-3 units). */
+struct lcomm {
+  double tpf[NLEV], tpb[NLEV], cpf[NLEV], cpb[NLEV], epf[NLEV], epb[NLEV];
+  double ring[2];  /* bytes one rank sends per ring step, forward and backward */
+  double zb[2][3]; /* ZeRO-3 bytes per pass for zero3_units */
+};
+
+/* Allocates P's arrays for s (zeroed, P->byunits set). Errors: CS_ERR_NOMEM, with nothing left
+ * allocated. */
+static enum cs_status prep_alloc(const struct cs_sim *s, struct prep *P, struct cs_error *err) {
+  size_t nl = s->in.workload->nlayer;
+  memset(P, 0, sizeof *P);
+  P->z = calloc(nl * 8 * NLEV + 1, sizeof *P->z);
+  if (!P->z) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  double *z = P->z;
+  P->fdur = z, P->bdur = z + nl * NLEV, P->agf = z + 2 * nl * NLEV, P->agb = z + 3 * nl * NLEV;
+  P->rs = z + 4 * nl * NLEV, P->cf = z + 5 * nl * NLEV, P->cb = z + 6 * nl * NLEV;
+  P->dense = calloc((size_t)s->pp * 4, sizeof *P->dense);
+  if (!P->dense) {
+    free(P->z);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  P->pg = P->dense + (size_t)s->pp * 2;
+  P->byunits = s->plan.zero == 3 && zero3_by_units(s);
+  P->zu = P->byunits ? calloc(nl + 1, sizeof *P->zu) : NULL;
+  if (P->byunits && !P->zu) {
+    free(P->z);
+    free(P->dense);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  return CS_OK;
+}
+
+/* Prices the collectives of layer i (lc, on stage): blocking TP, CP and EP time per pass into x,
+ * ZeRO-3 gathers and reduce-scatters into P's arrays, embedding and parameter collectives into
+ * s->embed and s->param; what is priced elsewhere is set aside: gradients for the bucket queue
+ * (s->L[i].grad), ZeRO-3 bytes per unit (x->zb), ZeRO-1/2 weight bytes (P->pg), ring-attention
+ * bytes (x->ring). Errors: cost's. */
+static enum cs_status layer_comm(struct cs_sim *s, struct prep *P, size_t i, int stage,
+                                 const struct cs_layer_cost *lc, struct lcomm *x,
+                                 struct cs_error *err) {
+  const struct cs_plan *p = &s->plan;
+  struct slayer *L = &s->L[i];
+  double *ag_f = P->agf + i * NLEV, *ag_b = P->agb + i * NLEV, *r_s = P->rs + i * NLEV;
+  for (size_t k = 0; k < lc->ncomm; k++) {
+    const struct cs_comm *cm = &lc->comm[k];
+    double t[NLEV];
+    if (cm->phase == CS_PHASE_GRAD && (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP)) {
+      /* reduced in buckets (dp_stream), not layer by layer; DataParallel reduces them to
+       * GPU 0 every micro-batch (dataparallel()) */
+      L->grad[cm->group == CS_GROUP_EDP] += cm->count * cm->bytes;
+      if (p->dp_mode != CS_DP_DATAPARALLEL)
+        s->comm_bytes[stage] += cm->count * cm->bytes *
+                                cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group));
+      continue;
+    }
+    if (P->byunits && (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP) &&
+        cm->phase <= CS_PHASE_BWD &&
+        (cm->coll == CS_COLL_ALL_GATHER || cm->coll == CS_COLL_REDUCE_SCATTER)) {
+      /* ZeRO-3 gathers and reduce-scatters: priced per unit (zero3_units) */
+      int kk = cm->coll == CS_COLL_REDUCE_SCATTER ? 2 : cm->phase == CS_PHASE_BWD;
+      x->zb[cm->group == CS_GROUP_EDP][kk] += cm->count * cm->bytes;
+      continue;
+    }
+    if (s->fw.allgather_bucket > 0 && cm->phase == CS_PHASE_PARAM &&
+        cm->coll == CS_COLL_ALL_GATHER && (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP)) {
+      /* ZeRO-1/2 updated weights: gathered in allgather_bucket calls (param_gather) */
+      P->pg[stage * 2 + (cm->group == CS_GROUP_EDP)] += cm->count * cm->bytes;
+      continue;
+    }
+    if (cm->group == CS_GROUP_CP && cm->phase <= CS_PHASE_BWD) {
+      /* ring attention: the gathered keys and values (and their gradients) travel one block
+       * per step (cp_ring) */
+      x->ring[cm->phase == CS_PHASE_BWD] += cm->count * cm->bytes / p->cp;
+      continue;
+    }
+    long calls = cm->count * (cm->phase <= CS_PHASE_BWD ? s->m : 1);
+    enum cs_status st = cs_sim_cost(s, cm->coll, cm->group, cm->phase, cm->bytes, calls, t, err);
+    if (st != CS_OK) return st;
+    s->comm_bytes[stage] +=
+        calls * cm->bytes *
+        (cm->coll == CS_COLL_SEND_RECV
+             ? 1
+             : cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group)));
+    int g = cm->group, fwd = cm->phase == CS_PHASE_FWD;
+    for (int l = 0; l < NLEV; l++) {
+      double y = cm->count * t[l];
+      if (cm->phase == CS_PHASE_FWD || cm->phase == CS_PHASE_BWD) {
+        if (g == CS_GROUP_TP || g == CS_GROUP_EMBED)
+          (fwd ? x->tpf : x->tpb)[l] += y;
+        else if (g == CS_GROUP_CP)
+          (fwd ? x->cpf : x->cpb)[l] += y;
+        else if (g == CS_GROUP_EP)
+          (fwd ? x->epf : x->epb)[l] += y;
+        else if (cm->coll == CS_COLL_ALL_GATHER)
+          (fwd ? ag_f : ag_b)[l] += y;
+        else
+          r_s[l] += y;
+      } else if (cm->phase == CS_PHASE_GRAD) {
+        if (g == CS_GROUP_EMBED) s->embed[l][stage] += y;
+      } else {
+        s->param[l][stage] += y;
+      }
+    }
+  }
+  return CS_OK;
+}
+
+/* Layer i (costed as lc, timed as lt) into s and P: its stage and chunk, its collectives
+ * (layer_comm, cp_ring, zero3_units), its forward and backward at each level with their blocking
+ * collectives, and the sums of its chunk and stage. Errors: those of layer_comm, cp_ring and
+ * zero3_units. */
+static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
+                                    const struct cs_layer_cost *lc, const struct cs_layer_time *lt,
+                                    struct cs_error *err) {
+  const struct cs_workload *w = s->in.workload;
+  const struct cs_plan *p = &s->plan;
+  const struct cs_compute *c = s->in.compute;
+  const int pp = s->pp, v = s->v;
+  const struct cs_layer *Li = &w->layer[i];
+  int stage = cs_workload_layer_stage(w, p, i), chunk = cs_workload_layer_chunk(w, p, i) / pp;
+  struct slayer *L = &s->L[i];
+  struct schunk *C = &s->C[stage * v + chunk];
+  L->stage = stage, L->chunk = chunk;
+  if (C->first == (size_t)-1) C->first = i;
+  C->last = i;
+  C->has_layers = 1;
+  double attn_f = 0, attn_b = 0;
+  if (p->cp > 1)
+    for (size_t k = 0; k < lc->nops; k++)
+      if (lc->op[k].attention) {
+        attn_f += cs_compute_op_time(c, &lc->op[k], 0) * c->scale;
+        attn_b += cs_compute_op_time(c, &lc->op[k], 1) * c->scale;
+      }
+  struct lcomm x;
+  memset(&x, 0, sizeof x);
+  P->dense[stage * 2] += lc->params - lc->params_expert;
+  P->dense[stage * 2 + 1] += lc->params_expert;
+  enum cs_status st = layer_comm(s, P, i, stage, lc, &x, err);
+  if (st != CS_OK) return st;
+  if (p->cp > 1 && (x.ring[0] > 0 || x.ring[1] > 0)) {
+    st = cp_ring(s, stage, x.ring, attn_f, attn_b, x.cpf, x.cpb, err);
+    if (st != CS_OK) return st;
+  }
+  if (P->byunits) {
+    st = zero3_units(s, stage, Li, lc, x.zb, &P->zu[i], err);
+    if (st != CS_OK) return st;
+  }
+  for (int l = 0; l < NLEV; l++) {
+    if (p->overlap_tp) { /* hidden behind the layer's GEMMs as far as they last */
+      x.tpf[l] = x.tpf[l] > lt->fwd ? x.tpf[l] - lt->fwd : 0;
+      x.tpb[l] = x.tpb[l] > lt->bwd ? x.tpb[l] - lt->bwd : 0;
+    }
+    P->fdur[i * NLEV + l] = lt->fwd + x.tpf[l] + x.cpf[l] + x.epf[l];
+    P->bdur[i * NLEV + l] = lt->bwd + lt->recompute + x.tpb[l] + x.cpb[l] + x.epb[l];
+    L->bdur[l] = P->bdur[i * NLEV + l];
+    P->cf[i * NLEV + l] = lt->fwd;
+    P->cb[i * NLEV + l] = lt->bwd + lt->recompute;
+    C->tp[l] += x.tpf[l] + x.tpb[l];
+    C->cp[l] += x.cpf[l] + x.cpb[l];
+    C->ep[l] += x.epf[l] + x.epb[l];
+    C->cpb[l] += x.cpb[l];
+    C->epb[l] += x.epb[l];
+  }
+  C->comp += lt->fwd + lt->bwd + lt->recompute;
+  if (chunk == 0) s->first_fwd[stage] += lt->fwd;
+  return CS_OK;
+}
+
+/* ZeRO-3 by gather unit, level l of chunk C (F, B: its passes without ZeRO-3): the units in
+ * execution order (forward in model order, backward reversed) through zero3_chunk, with their host
+ * work and the profile's prefetch. Sets C->F, C->B, C->z3 and C->interf at l. Errors:
+ * CS_ERR_NOMEM. */
+static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct schunk *C, int l,
+                                  double F, double B, struct cs_error *err) {
+  const struct zunits *zu = P->zu;
+  size_t nu = 0;
+  for (size_t i = C->first; i <= C->last; i++)
+    nu += (size_t)zu[i].n;
+  double *e = malloc(nu * 8 * sizeof *e + 1);
+  int *pf = malloc(nu * 2 * sizeof *pf + 1);
+  if (!e || !pf) {
+    free(e);
+    free(pf);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  double *d1 = e, *c1 = e + nu, *a1 = e + 2 * nu, *r1 = e + 3 * nu;
+  double *d2 = e + 4 * nu, *c2 = e + 5 * nu, *a2 = e + 6 * nu, *r2 = e + 7 * nu;
+  size_t j = 0;
+  for (size_t i = C->first; i <= C->last; i++)
+    for (int u = 0; u < zu[i].n; u++, j++) {
+      const struct zunits *x = &zu[i];
+      d1[j] = with_host(&s->fw, P->fdur[i * NLEV + l] * x->frac[u], x->hostf[u]);
+      c1[j] = P->cf[i * NLEV + l] * x->frac[u];
+      a1[j] = x->agf[u][l];
+      r1[j] = 0;
+      pf[j] = x->pf[u];
+    }
+  j = 0;
+  for (size_t i = C->last + 1; i-- > C->first;)
+    for (int u = zu[i].n; u-- > 0; j++) {
+      const struct zunits *x = &zu[i];
+      d2[j] = with_host(&s->fw, P->bdur[i * NLEV + l] * x->frac[u], x->hostb[u]);
+      c2[j] = P->cb[i * NLEV + l] * x->frac[u];
+      a2[j] = x->agb[u][l];
+      r2[j] = x->rs[u][l];
+      pf[nu + j] = x->pf[u];
+    }
+  int pre = s->plan.overlap_param && s->fw.prefetch_depth > 0;
+  double x1, x2;
+  double f3 = zero3_chunk((int)nu, d1, c1, a1, r1, pre, pf, s->interference, &x1);
+  double b3 = zero3_chunk((int)nu, d2, c2, a2, r2, pre, pf + nu, s->interference, &x2);
+  free(e);
+  free(pf);
+  C->interf[l] = x1 + x2;
+  C->z3[l] = (f3 - F - x1) + (b3 - B - x2);
+  C->F[l] = f3, C->B[l] = b3;
+  return CS_OK;
+}
+
+/* ZeRO-3 by layer, level l of chunk C (F, B: its passes without ZeRO-3): the layers in execution
+ * order (forward in model order, backward reversed) through zero3_chunk, one gather ahead when
+ * the plan overlaps parameters. Sets C->F, C->B, C->z3 and C->interf at l. Errors:
+ * CS_ERR_NOMEM. */
+static enum cs_status chunk_layers(struct cs_sim *s, const struct prep *P, struct schunk *C, int l,
+                                   double F, double B, struct cs_error *err) {
+  int n = (int)(C->last - C->first + 1);
+  double *e = malloc((size_t)n * 8 * sizeof *e);
+  if (!e) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  double *d1 = e, *c1 = e + n, *a1 = e + 2 * n, *r1 = e + 3 * n;
+  double *d2 = e + 4 * n, *c2 = e + 5 * n, *a2 = e + 6 * n, *r2 = e + 7 * n;
+  for (int j = 0; j < n; j++) {
+    size_t fi = C->first + (size_t)j, bi = C->last - (size_t)j;
+    d1[j] = P->fdur[fi * NLEV + l], c1[j] = P->cf[fi * NLEV + l], a1[j] = P->agf[fi * NLEV + l],
+    r1[j] = 0;
+    d2[j] = P->bdur[bi * NLEV + l], c2[j] = P->cb[bi * NLEV + l], a2[j] = P->agb[bi * NLEV + l];
+    r2[j] = P->rs[bi * NLEV + l];
+  }
+  double x1, x2;
+  double f3 = zero3_chunk(n, d1, c1, a1, r1, s->plan.overlap_param, NULL, s->interference, &x1);
+  double b3 = zero3_chunk(n, d2, c2, a2, r2, s->plan.overlap_param, NULL, s->interference, &x2);
+  free(e);
+  C->interf[l] = x1 + x2;
+  C->z3[l] = (f3 - F - x1) + (b3 - B - x2);
+  C->F[l] = f3, C->B[l] = b3;
+  return CS_OK;
+}
+
+/* Chunk k's durations at each level from its layers (with the ZeRO-3 streams: chunk_units or
+ * chunk_layers) and the tails of its gradient buckets; counts its bucket reductions. Errors:
+ * cost's, CS_ERR_NOMEM. */
+static enum cs_status prepare_chunk(struct cs_sim *s, const struct prep *P, int k,
+                                    struct cs_error *err) {
+  const struct cs_plan *p = &s->plan;
+  static const double zero[NLEV] = {0, 0, 0};
+  struct schunk *C = &s->C[k];
+  if (!C->has_layers) return CS_OK;
+  double tot[2] = {0, 0};
+  for (size_t i = C->first; i <= C->last; i++)
+    for (int g = 0; g < 2; g++)
+      tot[g] += s->L[i].grad[g];
+  enum cs_status st = CS_OK, zs;
+  for (int g = 0; g < 2 && st == CS_OK; g++) {
+    double rem = fmod(tot[g], p->bucket);
+    if (rem > 0)
+      st = cs_sim_cost(s, s->grad_coll, g ? CS_GROUP_EDP : CS_GROUP_DP, CS_PHASE_GRAD, rem, 0,
+                       C->tail[g], err);
+    else
+      memcpy(C->tail[g], zero, sizeof zero);
+  }
+  for (int l = 0; l < NLEV; l++) {
+    double F = 0, B = 0;
+    for (size_t i = C->first; i <= C->last; i++) {
+      F += P->fdur[i * NLEV + l];
+      B += P->bdur[i * NLEV + l];
+    }
+    C->F[l] = F, C->B[l] = B;
+    C->z3[l] = C->interf[l] = 0;
+    if (P->byunits && s->grp[CS_GROUP_DP].exists) {
+      if ((zs = chunk_units(s, P, C, l, F, B, err)) != CS_OK) {
+        st = zs;
+        break;
+      }
+    } else if (p->zero == 3 && s->grp[CS_GROUP_DP].exists) {
+      if ((zs = chunk_layers(s, P, C, l, F, B, err)) != CS_OK) {
+        st = zs;
+        break;
+      }
+    }
+  }
+  for (int g = 0; g < 2; g++)
+    s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
+  return st;
+}
+
+/* The point-to-point transfer between stages into s->p2p: one chunk's output (that of stage 0's
+ * last layer), sent whole, or with the profile's split send (tp > 1, no sp) 1/tp per TP rank and
+ * all-gathered on the receiving stage. Errors: cs_workload_layer_cost's, cost's. */
+static enum cs_status stage_p2p(struct cs_sim *s, struct cs_error *err) {
+  const struct cs_workload *w = s->in.workload;
+  const struct cs_plan *p = &s->plan;
+  const size_t nl = w->nlayer;
+  const int v = s->v;
+  struct cs_layer_cost lc;
+  enum cs_status st = CS_OK;
+  double out = 0;
+  for (size_t i = 0; i < nl && out == 0; i++) {
+    if (s->L[i].stage == 0 && (i + 1 == nl || s->L[i + 1].stage != 0)) {
+      st = cs_workload_layer_cost(w, p, i, &lc, err);
+      out = lc.out_bytes;
+    }
+  }
+  if (st == CS_OK && s->fw.pp_send == CS_FW_PP_SPLIT && p->tp > 1 && !p->sp) {
+    /* Megatron-LM's scatter-gather: each TP rank sends 1/tp of the output and the receiving
+     * stage all-gathers it over its TP group before the chunk can start */
+    double ag[NLEV];
+    st = cs_sim_cost(s, CS_COLL_SEND_RECV, CS_GROUP_PP, CS_PHASE_FWD, out / p->tp, 2 * s->m * v,
+                     s->p2p, err);
+    if (st == CS_OK)
+      st =
+          cs_sim_cost(s, CS_COLL_ALL_GATHER, CS_GROUP_TP, CS_PHASE_FWD, out, 2 * s->m * v, ag, err);
+    for (int l = 0; l < NLEV && st == CS_OK; l++)
+      s->p2p[l] += ag[l];
+  } else if (st == CS_OK)
+    st = cs_sim_cost(s, CS_COLL_SEND_RECV, CS_GROUP_PP, CS_PHASE_FWD, out, 2 * s->m * v, s->p2p,
+                     err);
+  return st;
+}
+
+/* Prices the plan into s: per layer and per (stage, chunk) durations at each level, the gradient
+ * buckets, the ZeRO-1/2 weight gather, DataParallel's copies, the optimizer and the transfer
+ * between stages. Errors: cost's, cs_workload_layer_cost's, CS_ERR_NOMEM. */
+enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
+  const struct cs_workload *w = s->in.workload;
+  const struct cs_plan *p = &s->plan;
+  const struct cs_compute *c = s->in.compute;
+  const int pp = s->pp, nc = pp * s->v;
+  enum cs_status st = CS_OK;
+  s->grad_coll = p->zero == 0 || (p->zero <= 2 && !s->fw.zero_reduce_scatter)
+                     ? CS_COLL_ALL_REDUCE
+                     : CS_COLL_REDUCE_SCATTER;
+  for (int g = 0; g < 2; g++) {
+    int group = g ? CS_GROUP_EDP : CS_GROUP_DP;
+    st = cs_sim_cost(s, s->grad_coll, group, CS_PHASE_GRAD, p->bucket, 0, s->bucket_cost[g], err);
+    if (st != CS_OK) return st;
+  }
+  for (int k = 0; k < nc; k++)
+    s->C[k].first = (size_t)-1;
+  struct prep P;
+  if ((st = prep_alloc(s, &P, err)) != CS_OK) return st;
+
+  size_t nl = w->nlayer;
+  struct cs_layer_cost lc;
+  struct cs_layer_time lt;
+  for (size_t i = 0; i < nl && st == CS_OK; i++) {
+    /* transformer blocks repeat: cost a block once per run of identical ones */
+    const struct cs_layer *Li = &w->layer[i];
+    int same = i > 0 && Li->type == CS_LAYER_BLOCK && w->layer[i - 1].type == CS_LAYER_BLOCK &&
+               Li->moe == w->layer[i - 1].moe;
+    if (!same) {
+      st = cs_workload_layer_cost(w, p, i, &lc, err);
+      if (st != CS_OK) break;
+      cs_compute_layer_time(c, &lc, &lt);
+    }
+    st = prepare_layer(s, &P, i, &lc, &lt, err);
+  }
+  /* DataParallel: no buckets, the gradients are reduced to GPU 0 each micro-batch */
+  double dp_grad = 0;
+  if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL)
+    for (size_t i = 0; i < nl; i++) {
+      dp_grad += s->L[i].grad[0] + s->L[i].grad[1];
+      s->L[i].grad[0] = s->L[i].grad[1] = 0;
+    }
+  /* chunk durations (ZeRO-3 streams per chunk), tails of the gradient buckets */
+  for (int k = 0; k < nc && st == CS_OK; k++)
+    st = prepare_chunk(s, &P, k, err);
+  const double *dense = P.dense, *pg = P.pg;
+  for (int i = 0; i < pp * 2 && st == CS_OK; i++)
+    if (pg[i] > 0) st = param_gather(s, i / 2, i % 2 ? CS_GROUP_EDP : CS_GROUP_DP, pg[i], err);
+  if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL && p->dp > 1)
+    st = dataparallel(s, (dense[0] + dense[1]), dp_grad, err);
+  for (int sg = 0; sg < pp && st == CS_OK; sg++)
+    s->opt[sg] = cs_sim_optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]);
+  if (st == CS_OK && pp > 1) st = stage_p2p(s, err);
+  free(P.z);
+  free(P.dense);
+  free(P.zu);
+  return st;
+}

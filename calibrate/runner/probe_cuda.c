@@ -30,9 +30,11 @@
  * training frameworks give their communication streams. A trial runs the GEMM batch alone, then
  * again behind a queue of all-reduces long enough to outlast it; the factor is the median time
  * under contention over the median time alone, both the maximum over the GPUs.
+ *
+ * What is written besides the rows (the probe CSV's provenance, --resume, the table) is in
+ * probe_cuda_out.c; the structures both files share are in probe_cuda_impl.h.
  */
 #include "probe.h"
-#include "runfile.h"
 #include "runner.h"
 #include "stats.h"
 
@@ -59,62 +61,17 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
 #include <time.h>
 #include <unistd.h>
 
-#ifdef CS_HAVE_NCCL
-#include <nccl.h>
-#endif
+#include "probe_cuda_impl.h"
 
-#define MAXDEV 16
 #define WORKSPACE (32u << 20)
-#define MAX_CALL_S 0.06            /* leave out products estimated to take longer than this */
-#define AR_BYTES (256.0 * 1048576) /* the all-reduce of the interference probe */
-#define MIB 1048576.0
+#define MAX_CALL_S 0.06 /* leave out products estimated to take longer than this */
 #define MAX_ALGOS 16
 #define LAUNCHES 2000 /* the fewest minimal kernels in a launch-floor batch */
-
-enum { MB_COPY, MB_MEMSET };
-enum { LAUNCH_DEVICE, LAUNCH_HOST };
-
-struct point {
-  enum cs_probe_kind kind;
-  int dtype;      /* enum cs_probe_dtype; MB_COPY or MB_MEMSET for membw */
-  double m, n, k; /* GEMM shape */
-  double bytes;   /* membw: bytes of one buffer; interference: all-reduce bytes */
-  int skip;       /* already in the file (--resume) */
-};
-
-struct dev {
-  int id;
-  cudaStream_t s, s_comm;
-  cudaEvent_t e0, e1, c0, c1;
-  cublasLtHandle_t lt;
-  void *a, *b, *d, *ws, *ar;
-  size_t cap_a, cap_b, cap_d;
-  int filled; /* the dtype whose random data A and B hold, -1 = none */
-};
 
 struct gemm {
   cublasLtMatmulDesc_t op;
   cublasLtMatrixLayout_t la, lb, ld;
   cublasLtMatmulHeuristicResult_t heur;
-};
-
-struct probe {
-  const struct cs_run_opts *o;
-  char host[64];
-  char gpu[64];
-  int cc_major, cc_minor;
-  int ndev;
-  struct dev dev[MAXDEV];
-  struct point *pts;
-  size_t npts, cap;
-  FILE *csv, *table;
-  char source[128];
-  double peak[CS_PROBE_DTYPE_COUNT]; /* datasheet FLOP/s, 0 = unknown */
-  double peak_bw;                    /* datasheet bytes/s, 0 = unknown */
-#ifdef CS_HAVE_NCCL
-  ncclComm_t comm[MAXDEV];
-  int have_comm;
-#endif
 };
 
 /* ---- errors, mapped at the boundary --------------------------------------------------------- */
@@ -181,14 +138,6 @@ static void datasheet(struct probe *P) {
     P->peak_bw = known[i].bw * 1e12;
     return;
   }
-}
-
-static size_t esz_ab(int t) {
-  return t == CS_PROBE_FP8 ? 1 : (t == CS_PROBE_FP32 || t == CS_PROBE_TF32) ? 4 : 2;
-}
-
-static size_t esz_d(int t) {
-  return t == CS_PROBE_FP32 || t == CS_PROBE_TF32 ? 4 : 2;
 }
 
 /* A guess of each precision's rate, only to leave out products that would take too long. */
@@ -528,29 +477,6 @@ static enum cs_status plan(struct probe *P, int fp8_ok, int can_interfere, struc
   return st;
 }
 
-/* The row a point will become, with its identity filled (what --resume compares). */
-static void row_ident(const struct probe *P, const struct point *p, struct cs_probe_row *r) {
-  memset(r, 0, sizeof *r);
-  r->kind = p->kind;
-  snprintf(r->dtype, sizeof r->dtype, "%s",
-           p->kind == CS_PROBE_MEMBW    ? (p->dtype == MB_COPY ? "copy" : "memset")
-           : p->kind == CS_PROBE_LAUNCH ? (p->dtype == LAUNCH_DEVICE ? "device" : "host")
-                                        : cs_probe_dtype_name((enum cs_probe_dtype)p->dtype));
-  r->m = p->m, r->n = p->n, r->k = p->k;
-  if (p->kind == CS_PROBE_GEMM)
-    r->bytes = (double)esz_ab(p->dtype) * (p->m * p->k + p->k * p->n) +
-               (double)esz_d(p->dtype) * p->m * p->n;
-  else if (p->kind == CS_PROBE_MEMBW)
-    r->bytes = p->dtype == MB_COPY ? 2 * p->bytes : p->bytes;
-  else if (p->kind == CS_PROBE_LAUNCH)
-    r->bytes = 0;
-  else
-    r->bytes = p->bytes;
-  r->time_min_us = r->time_max_us = r->tflops = r->GBps = r->frac_peak = r->factor = NAN;
-  snprintf(r->gpu, sizeof r->gpu, "%s", P->gpu);
-  snprintf(r->source, sizeof r->source, "%s", P->source);
-}
-
 /* ---- set-up and output ---------------------------------------------------------------------- */
 
 static enum cs_status dev_open(struct probe *P, struct dev *d, int id, size_t ca, size_t cb,
@@ -593,141 +519,6 @@ static void dev_close(struct dev *d) {
   if (d->s) cudaStreamDestroy(d->s);
   if (d->s_comm) cudaStreamDestroy(d->s_comm);
   memset(d, 0, sizeof *d);
-}
-
-/* An existing probe file is appended to; with --resume the points it holds are skipped. */
-static enum cs_status scan_done(void *ctx, const char *path, struct cs_error *err) {
-  struct probe *P = ctx;
-  const struct cs_run_opts *o = P->o;
-  struct cs_probe_set old;
-  cs_probe_set_init(&old);
-  enum cs_status st = cs_probe_read_file(path, &old, err);
-  if (st != CS_OK) {
-    cs_probe_set_fini(&old);
-    cs_error_prefix(err, "--probe-output (not appending to it)");
-    return st;
-  }
-  size_t skipped = 0;
-  if (o->resume)
-    for (size_t i = 0; i < P->npts; i++) {
-      struct cs_probe_row r;
-      row_ident(P, &P->pts[i], &r);
-      for (size_t j = 0; j < old.n && !P->pts[i].skip; j++)
-        P->pts[i].skip = cs_probe_same_point(&r, &old.rows[j]);
-      skipped += P->pts[i].skip;
-    }
-  if (o->log)
-    fprintf(o->log, "commscale-run: probes: %s holds %zu rows; appending%s (%zu points done)\n",
-            path, old.n, o->resume ? ", skipping those" : "", skipped);
-  cs_probe_set_fini(&old);
-  return CS_OK;
-}
-
-/* The provenance of a new probe file, then its column header. */
-static enum cs_status write_header(void *ctx, FILE *f, struct cs_error *err) {
-  struct probe *P = ctx;
-  const struct cs_run_opts *o = P->o;
-  struct cs_probe_set meta;
-  cs_probe_set_init(&meta);
-  char buf[256], tbuf[64];
-  time_t now = time(NULL);
-  struct tm tmv;
-  strftime(tbuf, sizeof tbuf, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tmv));
-  cs_probe_set_meta(&meta, "tool", "commscale-run " CS_VERSION, NULL);
-  cs_probe_set_meta(&meta, "date", tbuf, NULL);
-  cs_probe_set_meta(&meta, "run", P->source, NULL);
-  cs_probe_set_meta(&meta, "host", P->host, NULL);
-  struct cudaDeviceProp prop;
-  memset(&prop, 0, sizeof prop);
-  cudaGetDeviceProperties(&prop, P->dev[0].id);
-  snprintf(buf, sizeof buf, "%s, compute capability %d.%d, %d SMs, %.0f MiB, L2 %.0f MiB; %d GPUs",
-           P->gpu, P->cc_major, P->cc_minor, prop.multiProcessorCount,
-           (double)prop.totalGlobalMem / MIB, (double)prop.l2CacheSize / MIB, P->ndev);
-  cs_probe_set_meta(&meta, "gpu", buf, NULL);
-  int rt = 0, drv = 0;
-  cudaRuntimeGetVersion(&rt);
-  cudaDriverGetVersion(&drv);
-  snprintf(buf, sizeof buf, "runtime %d.%d, driver %d.%d; cuBLASLt %zu", rt / 1000, rt % 1000 / 10,
-           drv / 1000, drv % 1000 / 10, cublasLtGetVersion());
-  cs_probe_set_meta(&meta, "cuda", buf, NULL);
-#ifdef CS_HAVE_NCCL
-  int nv = 0;
-  ncclGetVersion(&nv);
-  snprintf(buf, sizeof buf, "%d.%d.%d", nv / 10000, nv / 100 % 100, nv % 100);
-  cs_probe_set_meta(&meta, "nccl", buf, NULL);
-#endif
-  if (o->cmdline) cs_probe_set_meta(&meta, "command", o->cmdline, NULL);
-  snprintf(buf, sizeof buf,
-           "median of %d..%d trials within %.0f%%, trials of about %.0f ms between CUDA events, "
-           "after one warm-up and one estimating operation",
-           o->min_trials, o->max_trials, 100 * o->tol, 1e3 * o->trial_time_s);
-  cs_probe_set_meta(&meta, "timing", buf, NULL);
-  if (o->gemm_algos > 1)
-    snprintf(buf, sizeof buf,
-             "D = A^T B column-major (TN), alpha 1 beta 0, the fastest of cuBLASLt heuristic's "
-             "first %d algorithms, 32 MiB workspace, random operands; fp8 = e4m3 in, bf16 out",
-             o->gemm_algos);
-  else
-    snprintf(buf, sizeof buf,
-             "D = A^T B column-major (TN), alpha 1 beta 0, cuBLASLt heuristic's first "
-             "algorithm, 32 MiB workspace, random operands; fp8 = e4m3 in, bf16 out");
-  cs_probe_set_meta(&meta, "gemm", buf, NULL);
-  if (o->probes & CS_PROBE_BIT(CS_PROBE_LAUNCH))
-    cs_probe_set_meta(&meta, "launch",
-                      "device: GPU time per kernel of >= 2000 back-to-back 4-byte cudaMemsetAsync; "
-                      "host: CPU time per cudaMemsetAsync call",
-                      NULL);
-  if (P->peak[CS_PROBE_BF16] > 0) {
-    snprintf(buf, sizeof buf,
-             "datasheet dense TFLOP/s bf16 %.1f fp16 %.1f tf32 %.1f fp32 %.1f fp8 %.1f; "
-             "HBM %.2f TB/s",
-             P->peak[CS_PROBE_BF16] / 1e12, P->peak[CS_PROBE_FP16] / 1e12,
-             P->peak[CS_PROBE_TF32] / 1e12, P->peak[CS_PROBE_FP32] / 1e12,
-             P->peak[CS_PROBE_FP8] / 1e12, P->peak_bw / 1e12);
-    cs_probe_set_meta(&meta, "peak", buf, NULL);
-  } else {
-    cs_probe_set_meta(&meta, "peak", "unknown GPU: frac_peak left empty", NULL);
-  }
-  if (o->probes & CS_PROBE_BIT(CS_PROBE_INTERFERENCE)) {
-    snprintf(buf, sizeof buf,
-             "the GEMM on each of %d GPUs alone, then beside in-place float all-reduces of %.0f "
-             "MiB on a high-priority stream of each (NCCL, one process)",
-             P->ndev, AR_BYTES / MIB);
-    cs_probe_set_meta(&meta, "interference", buf, NULL);
-  }
-  enum cs_status st = cs_probe_write_header(f, &meta, err);
-  cs_probe_set_fini(&meta);
-  return st;
-}
-
-static enum cs_status open_output(struct probe *P, struct cs_error *err) {
-  const struct cs_run_opts *o = P->o;
-  struct cs_runfile spec = {o->probe_out, "--probe-output", 1, o->overwrite, 0, o->dry_run,
-                            scan_done,    write_header,     P};
-  return cs_runfile_open(&spec, &P->csv, err);
-}
-
-static void table_head(struct probe *P) {
-  if (P->table == NULL) return;
-  fprintf(P->table, "#\n# compute probes on %s (GPU %d%s)\n#\n", P->gpu, P->dev[0].id,
-          P->ndev > 1 ? "; interference on every GPU" : "");
-  fprintf(P->table, "# %-12s %-6s %6s %6s %6s %11s %9s %9s %6s %6s %6s\n", "kind", "dtype", "m",
-          "n", "k", "time", "TFLOP/s", "GB/s", "%peak", "factor", "trials");
-  fprintf(P->table, "# %-12s %-6s %6s %6s %6s %11s %9s %9s %6s %6s %6s\n", "", "", "", "", "",
-          "(us)", "", "", "", "", "");
-}
-
-static void table_row(struct probe *P, const struct cs_probe_row *r) {
-  if (P->table == NULL) return;
-  char tf[16] = "-", bw[16] = "-", fp[16] = "-", fa[16] = "-";
-  if (isfinite(r->tflops)) snprintf(tf, sizeof tf, "%.1f", r->tflops);
-  if (isfinite(r->GBps)) snprintf(bw, sizeof bw, "%.0f", r->GBps);
-  if (isfinite(r->frac_peak)) snprintf(fp, sizeof fp, "%.1f", 100 * r->frac_peak);
-  if (isfinite(r->factor)) snprintf(fa, sizeof fa, "%.3f", r->factor);
-  fprintf(P->table, "  %-12s %-6s %6.0f %6.0f %6.0f %11.2f %9s %9s %6s %6s %6d\n",
-          cs_probe_kind_name(r->kind), r->dtype, r->m, r->n, r->k, r->time_us, tf, bw, fp, fa,
-          r->trials);
-  fflush(P->table);
 }
 
 /* ---- the three probes ----------------------------------------------------------------------- */
@@ -906,54 +697,42 @@ static enum cs_status run_interference(struct probe *P, const struct point *p, d
 
 /* ---- the run -------------------------------------------------------------------------------- */
 
-enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
-                            struct cs_error *err) {
-  if (proc != 0) return CS_OK;
-  struct probe *P = calloc(1, sizeof *P);
-  if (P == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  P->o = o;
+/* This host's name, the GPUs the probes drive (all visible, --ngpus, or one per process under
+ * MPI), the first one's model, compute capability and datasheet peaks, and the run's source tag,
+ * into P. Errors: CS_ERR_EXTERNAL with no device, CS_ERR_USAGE for more GPUs than visible. */
+static enum cs_status find_devices(struct probe *P, int nprocs, struct cs_error *err) {
+  const struct cs_run_opts *o = P->o;
   if (gethostname(P->host, sizeof P->host) != 0) snprintf(P->host, sizeof P->host, "?");
   P->host[sizeof P->host - 1] = '\0';
-  P->table = o->quiet ? NULL : o->table ? o->table : stdout;
-  enum cs_status st = CS_OK;
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0) {
-    st = cs_error_set(err, CS_ERR_EXTERNAL, "%s: probes: no CUDA device visible (%s)", P->host,
-                      e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
-    goto out;
-  }
+  if (e != cudaSuccess || count == 0)
+    return cs_error_set(err, CS_ERR_EXTERNAL, "%s: probes: no CUDA device visible (%s)", P->host,
+                        e != cudaSuccess ? cudaGetErrorString(e) : "count is 0");
   P->ndev = o->ngpus > 0 ? o->ngpus : count;
-  if (P->ndev > count || P->ndev > MAXDEV) {
-    st = cs_error_set(err, CS_ERR_USAGE, "%s: probes: %d GPUs asked for, %d visible (at most %d)",
-                      P->host, P->ndev, count, MAXDEV);
-    goto out;
-  }
+  if (P->ndev > count || P->ndev > MAXDEV)
+    return cs_error_set(err, CS_ERR_USAGE, "%s: probes: %d GPUs asked for, %d visible (at most %d)",
+                        P->host, P->ndev, count, MAXDEV);
   if (nprocs > 1) P->ndev = 1; /* under MPI the other GPUs belong to other processes */
-  {
-    struct cudaDeviceProp prop;
-    if ((e = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess) {
-      st = cuda_fail(err, P, 0, e, "reading the device properties");
-      goto out;
-    }
-    snprintf(P->gpu, sizeof P->gpu, "%.63s", prop.name);
-    P->cc_major = prop.major, P->cc_minor = prop.minor;
-  }
+  struct cudaDeviceProp prop;
+  if ((e = cudaGetDeviceProperties(&prop, 0)) != cudaSuccess)
+    return cuda_fail(err, P, 0, e, "reading the device properties");
+  snprintf(P->gpu, sizeof P->gpu, "%.63s", prop.name);
+  P->cc_major = prop.major, P->cc_minor = prop.minor;
   datasheet(P);
-  {
-    char tbuf[32];
-    time_t now = time(NULL);
-    struct tm tmv;
-    strftime(tbuf, sizeof tbuf, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tmv));
-    snprintf(P->source, sizeof P->source, "commscale-run:%.60s:%s", P->host, tbuf);
-  }
-  int fp8_ok = P->cc_major * 10 + P->cc_minor >= 89;
-  if ((o->probes & CS_PROBE_BIT(CS_PROBE_GEMM)) && (o->probe_dtypes & CS_PROBE_BIT(CS_PROBE_FP8)) &&
-      !fp8_ok)
-    note(P, "fp8 GEMMs skipped: %s%s has no fp8 tensor cores (compute capability < 8.9)", P->gpu,
-         "");
+  char tbuf[32];
+  time_t now = time(NULL);
+  struct tm tmv;
+  strftime(tbuf, sizeof tbuf, "%Y%m%dT%H%M%SZ", gmtime_r(&now, &tmv));
+  snprintf(P->source, sizeof P->source, "commscale-run:%.60s:%s", P->host, tbuf);
+  return CS_OK;
+}
+
+/* Whether the interference probe can run here (asked for, NCCL built in, one process driving at
+ * least 2 GPUs); says why not on the log when it was asked for. */
+static int interference_possible(const struct probe *P, int nprocs) {
   int can_interfere = 0;
-  if (o->probes & CS_PROBE_BIT(CS_PROBE_INTERFERENCE)) {
+  if (P->o->probes & CS_PROBE_BIT(CS_PROBE_INTERFERENCE)) {
 #ifdef CS_HAVE_NCCL
     if (nprocs > 1)
       note(P, "interference skipped: %s%s",
@@ -965,12 +744,17 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
     else
       can_interfere = 1;
 #else
+    (void)nprocs;
     note(P, "interference skipped: %s%s", "this commscale-run was built without NCCL", "");
 #endif
   }
-  if ((st = plan(P, fp8_ok, can_interfere, err)) != CS_OK) goto out;
+  return can_interfere;
+}
 
-  /* buffer sizes: the largest operands of any planned point, and 4 GiB for the copies */
+/* Buffer sizes for the planned points: cap[0..2] the A, B and D of the first GPU (the largest
+ * operands of any point, the copies' buffers in A and D), cap[3..5] those of the interference
+ * probe's other GPUs. */
+static void buffer_sizes(const struct probe *P, size_t cap[6]) {
   size_t ca = 1, cb = 1, cd = 256, ia = 1, ib = 1, id = 1; /* cd: the launch floor's memsets */
   for (size_t i = 0; i < P->npts; i++) {
     const struct point *p = &P->pts[i];
@@ -986,66 +770,61 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
     if (p->kind == CS_PROBE_INTERFERENCE)
       ia = a > ia ? a : ia, ib = b > ib ? b : ib, id = d > id ? d : id;
   }
-  if ((st = open_output(P, err)) != CS_OK) goto out;
-  size_t todo = 0;
-  for (size_t i = 0; i < P->npts; i++)
-    todo += !P->pts[i].skip;
-  if (o->log)
-    fprintf(o->log, "commscale-run: probes on %s: %zu points to measure%s\n", P->gpu, todo,
-            o->dry_run ? " (dry run)" : "");
-  if (o->dry_run) {
-    if (P->table)
-      for (size_t i = 0; i < P->npts; i++) {
-        struct cs_probe_row r;
-        row_ident(P, &P->pts[i], &r);
-        fprintf(P->table, "%-12s %-6s m %6.0f n %6.0f k %6.0f bytes %.0f%s\n",
-                cs_probe_kind_name(r.kind), r.dtype, r.m, r.n, r.k, r.bytes,
-                P->pts[i].skip ? "  (done)" : "");
-      }
-    goto out;
+  cap[0] = ca, cap[1] = cb, cap[2] = cd, cap[3] = ia, cap[4] = ib, cap[5] = id;
+}
+
+/* --dry-run: one line per planned point on the table (none with --quiet), "(done)" on those
+ * --resume skips. */
+static void print_plan(const struct probe *P) {
+  if (P->table == NULL) return;
+  for (size_t i = 0; i < P->npts; i++) {
+    struct cs_probe_row r;
+    cs_probe_cuda_row_ident(P, &P->pts[i], &r);
+    fprintf(P->table, "%-12s %-6s m %6.0f n %6.0f k %6.0f bytes %.0f%s\n",
+            cs_probe_kind_name(r.kind), r.dtype, r.m, r.n, r.k, r.bytes,
+            P->pts[i].skip ? "  (done)" : "");
   }
-  if (todo == 0) goto out;
+}
 
-  progress(o, "allocating the probe buffers");
-  if ((st = dev_open(P, &P->dev[0], 0, ca, cb, cd, can_interfere, err)) != CS_OK) goto out;
-  for (int i = 1; i < P->ndev && can_interfere && st == CS_OK; i++)
-    st = dev_open(P, &P->dev[i], i, ia, ib, id, 1, err);
-  progress(o, NULL);
-  if (st != CS_OK) goto out;
-  table_head(P);
-
-  double t_ar = 0;
-  (void)t_ar; /* used by the interference probe (NCCL builds) */
 #ifdef CS_HAVE_NCCL
-  if (can_interfere) {
-    int devs[MAXDEV];
-    for (int i = 0; i < P->ndev; i++)
-      devs[i] = P->dev[i].id;
-    progress(o, "creating the communicator of the interference probe");
-    ncclResult_t nr = ncclCommInitAll(P->comm, P->ndev, devs);
-    progress(o, NULL);
-    if (nr != ncclSuccess) {
-      st = nccl_fail(err, P, nr, "ncclCommInitAll");
-      goto out;
-    }
-    P->have_comm = 1;
-    progress(o, "timing the all_reduce of the interference probe alone");
-    if ((st = ar_time(P, 3, &t_ar, err)) == CS_OK) st = ar_time(P, 10, &t_ar, err);
-    progress(o, NULL);
-    if (st != CS_OK) goto out;
-    if (P->table)
-      fprintf(P->table,
-              "# interference all_reduce: %.0f MiB float in %.1f us alone (%.0f GB/s "
-              "algbw) on %d GPUs\n",
-              AR_BYTES / MIB, 1e6 * t_ar, AR_BYTES / t_ar / 1e9, P->ndev);
-  }
+/* The interference probe's communicator over P's GPUs, and its all-reduce timed alone into
+ * *t_ar (shown on the table). Errors: NCCL's and CUDA's, mapped. */
+static enum cs_status interference_setup(struct probe *P, double *t_ar, struct cs_error *err) {
+  const struct cs_run_opts *o = P->o;
+  int devs[MAXDEV];
+  for (int i = 0; i < P->ndev; i++)
+    devs[i] = P->dev[i].id;
+  progress(o, "creating the communicator of the interference probe");
+  ncclResult_t nr = ncclCommInitAll(P->comm, P->ndev, devs);
+  progress(o, NULL);
+  if (nr != ncclSuccess) return nccl_fail(err, P, nr, "ncclCommInitAll");
+  P->have_comm = 1;
+  progress(o, "timing the all_reduce of the interference probe alone");
+  enum cs_status st = ar_time(P, 3, t_ar, err);
+  if (st == CS_OK) st = ar_time(P, 10, t_ar, err);
+  progress(o, NULL);
+  if (st != CS_OK) return st;
+  if (P->table)
+    fprintf(P->table,
+            "# interference all_reduce: %.0f MiB float in %.1f us alone (%.0f GB/s "
+            "algbw) on %d GPUs\n",
+            AR_BYTES / MIB, 1e6 * *t_ar, AR_BYTES / *t_ar / 1e9, P->ndev);
+  return CS_OK;
+}
 #endif
 
+/* Measures every planned point not done yet, one row each to the CSV and the table; a point
+ * cuBLASLt has no algorithm for is noted and skipped. t_ar: the interference all-reduce alone.
+ * Errors: the probes' and cs_probe_write_row's. */
+static enum cs_status measure_points(struct probe *P, double t_ar, struct cs_error *err) {
+  const struct cs_run_opts *o = P->o;
+  enum cs_status st = CS_OK;
+  (void)t_ar; /* used by the interference probe (NCCL builds) */
   for (size_t i = 0; i < P->npts && st == CS_OK; i++) {
     const struct point *p = &P->pts[i];
     if (p->skip) continue;
     struct cs_probe_row r;
-    row_ident(P, p, &r);
+    cs_probe_cuda_row_ident(P, p, &r);
     char what[160];
     snprintf(what, sizeof what, "probe %s %s %.0fx%.0fx%.0f (%.0f bytes)",
              cs_probe_kind_name(p->kind), r.dtype, p->m, p->n, p->k, r.bytes);
@@ -1070,8 +849,55 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
     }
     if (st != CS_OK) break;
     if ((st = cs_probe_write_row(P->csv, &r, err)) != CS_OK) break;
-    table_row(P, &r);
+    cs_probe_cuda_table_row(P, &r);
   }
+  return st;
+}
+
+enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
+                            struct cs_error *err) {
+  if (proc != 0) return CS_OK;
+  struct probe *P = calloc(1, sizeof *P);
+  if (P == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  P->o = o;
+  P->table = o->quiet ? NULL : o->table ? o->table : stdout;
+  enum cs_status st = find_devices(P, nprocs, err);
+  if (st != CS_OK) goto out;
+  int fp8_ok = P->cc_major * 10 + P->cc_minor >= 89;
+  if ((o->probes & CS_PROBE_BIT(CS_PROBE_GEMM)) && (o->probe_dtypes & CS_PROBE_BIT(CS_PROBE_FP8)) &&
+      !fp8_ok)
+    note(P, "fp8 GEMMs skipped: %s%s has no fp8 tensor cores (compute capability < 8.9)", P->gpu,
+         "");
+  int can_interfere = interference_possible(P, nprocs);
+  if ((st = plan(P, fp8_ok, can_interfere, err)) != CS_OK) goto out;
+  size_t cap[6];
+  buffer_sizes(P, cap);
+  if ((st = cs_probe_cuda_open_output(P, err)) != CS_OK) goto out;
+  size_t todo = 0;
+  for (size_t i = 0; i < P->npts; i++)
+    todo += !P->pts[i].skip;
+  if (o->log)
+    fprintf(o->log, "commscale-run: probes on %s: %zu points to measure%s\n", P->gpu, todo,
+            o->dry_run ? " (dry run)" : "");
+  if (o->dry_run) {
+    print_plan(P);
+    goto out;
+  }
+  if (todo == 0) goto out;
+
+  progress(o, "allocating the probe buffers");
+  if ((st = dev_open(P, &P->dev[0], 0, cap[0], cap[1], cap[2], can_interfere, err)) != CS_OK)
+    goto out;
+  for (int i = 1; i < P->ndev && can_interfere && st == CS_OK; i++)
+    st = dev_open(P, &P->dev[i], i, cap[3], cap[4], cap[5], 1, err);
+  progress(o, NULL);
+  if (st != CS_OK) goto out;
+  cs_probe_cuda_table_head(P);
+  double t_ar = 0;
+#ifdef CS_HAVE_NCCL
+  if (can_interfere && (st = interference_setup(P, &t_ar, err)) != CS_OK) goto out;
+#endif
+  st = measure_points(P, t_ar, err);
 
 out:
   if (P->csv && fclose(P->csv) != 0 && st == CS_OK)

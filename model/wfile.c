@@ -153,6 +153,7 @@ static int is_stdout_name(const char *p) {
  * or an errno value. */
 static int resolve(const char *path, char **final, enum target_kind *kind) {
   *final = NULL;
+  if (path[0] == '\0') return ENOENT;
   if (is_stdout_name(path)) {
     *kind = T_STDOUT;
     return (*final = dupstr(path)) ? 0 : ENOMEM;
@@ -181,7 +182,7 @@ static int resolve(const char *path, char **final, enum target_kind *kind) {
       *final = cur;
       return 0;
     }
-    if (hops >= 40) {
+    if (hops >= 40) { /* the kernel's own limit (Linux MAXSYMLINKS) */
       free(cur);
       return ELOOP;
     }

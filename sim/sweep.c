@@ -20,7 +20,7 @@ static enum cs_status eval_plan(const struct cs_scenario *s, struct cs_plan p,
   p.dp = (int)(g / mp);
   p.gbs = r->gbs;
   struct cs_topology t = s->topo;
-  cs_topo_set_gbps_per_gpu(&t, r->gbps_gpu);
+  cs_netedit_set_gbps_per_gpu(&t, r->gbps_gpu);
   struct cs_search_inputs in = cs_scenario_search_inputs(s);
   in.topology = &t;
   enum cs_status st = cs_search_eval(&in, &p, e, e2);

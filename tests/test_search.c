@@ -148,12 +148,12 @@ static void test_sizing_consistent(void **state) {
     assert_true(z.reachable);
     least[f] = z.gbps_gpu;
     struct cs_topology t = s.topo;
-    cs_topo_set_gbps_per_gpu(&t, z.gbps_gpu);
+    cs_netedit_set_gbps_per_gpu(&t, z.gbps_gpu);
     struct cs_sim_inputs si = {s.workload, &z.at.plan, &s.compute, &t, &s.cal, 1.05};
     struct cs_sim_result r;
     if (cs_sim_predict(&si, &r, &err) != CS_OK) fail_msg("%s", err.msg);
     assert_true(r.step <= z.threshold);
-    cs_topo_set_gbps_per_gpu(&t, 0.9 * z.gbps_gpu);
+    cs_netedit_set_gbps_per_gpu(&t, 0.9 * z.gbps_gpu);
     double below = INFINITY;
     for (size_t i = 0; i < all->n; i++) {
       if (all->e[i].family != f) continue;
@@ -204,22 +204,22 @@ static void test_errors(void **state) {
   assert_int_equal(cs_family_parse("TP+PP"), CS_FAMILY_TPPP);
   assert_int_equal(cs_family_parse("4d"), -1);
   /* network edits */
-  struct cs_net_edit e;
+  struct cs_netedit e;
   struct cs_topology topo = s.topo;
-  cs_net_edit_init(&e);
-  assert_int_equal(cs_net_edit_parse_oversub(&topo, "leaf=2:1", &e, &err), CS_OK);
+  cs_netedit_init(&e);
+  assert_int_equal(cs_netedit_parse_oversub(&topo, "leaf=2:1", &e, &err), CS_OK);
   assert_true(e.oversub[0] == 2);
-  assert_int_equal(cs_net_edit_parse_oversub(&topo, "leaf=1:2", &e, &err), CS_ERR_USAGE);
-  assert_int_equal(cs_net_edit_parse_oversub(&topo, "core9=2", &e, &err), CS_ERR_USAGE);
-  double per_gpu = cs_topo_gbps_per_gpu(&topo);
+  assert_int_equal(cs_netedit_parse_oversub(&topo, "leaf=1:2", &e, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_netedit_parse_oversub(&topo, "core9=2", &e, &err), CS_ERR_USAGE);
+  double per_gpu = cs_netedit_gbps_per_gpu(&topo);
   e.rails = 4;
   e.transport = CS_TOPO_ROCE;
-  assert_int_equal(cs_net_edit_apply(&topo, &e, &err), CS_OK);
+  assert_int_equal(cs_netedit_apply(&topo, &e, &err), CS_OK);
   assert_int_equal(topo.net.nics, 4);
-  assert_true(fabs(cs_topo_gbps_per_gpu(&topo) - per_gpu) < 1e-9 * per_gpu);
+  assert_true(fabs(cs_netedit_gbps_per_gpu(&topo) - per_gpu) < 1e-9 * per_gpu);
   assert_int_equal(topo.net.transport, CS_TOPO_ROCE);
   e.rails = 99;
-  assert_int_equal(cs_net_edit_apply(&topo, &e, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_netedit_apply(&topo, &e, &err), CS_ERR_USAGE);
   /* price lists */
   struct cs_prices pr;
   char path[4096];

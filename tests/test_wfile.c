@@ -267,6 +267,9 @@ static void bad_targets_refused(void **state) {
   char want[900];
   snprintf(want, sizeof want, "%s: cannot create: %s", dir, strerror(EISDIR));
   assert_string_equal(err.msg, want);
+  /* an empty name */
+  assert_int_equal(cs_wfile_open("", &w, &err), CS_ERR_IO);
+  assert_null(w);
   /* a directory that does not exist */
   join(p, sizeof p, dir, "nodir/x.csv");
   assert_int_equal(cs_wfile_open(p, &w, &err), CS_ERR_IO);

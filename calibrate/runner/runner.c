@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "runfile.h"
 #include "stats.h"
 #include "units.h"
-#include "wfile.h"
 
 #ifdef CS_HAVE_MPI
 #include <mpi.h>
@@ -130,7 +130,8 @@ static const struct run_opt {
     {O_COLLS, "colls", 0, "LIST",
      "all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all,send_recv or all "
      "[all_reduce,all_gather,reduce_scatter,all_to_all,send_recv]"},
-    {O_BACKEND, "backend", 0, "NAME", "nccl (GPUs) or mpi (CPU processes) [nccl if built in]"},
+    {O_BACKEND, "backend", 0, "NAME",
+     "nccl (GPUs), mpi (CPU processes) or null (a timing model, for tests) [nccl if built in]"},
     {O_OUT, "output", 'o', "FILE", "append rows to this measurements CSV (rank 0 writes)"},
     {O_RESUME, "resume", 0, NULL, "continue FILE: skip the rows it already holds"},
     {O_OVERWRITE, "overwrite", 0, NULL, "replace FILE if it exists"},
@@ -533,6 +534,7 @@ extern const struct cs_backend cs_backend_mpi;
 #ifdef CS_HAVE_NCCL
 extern const struct cs_backend cs_backend_nccl;
 #endif
+extern const struct cs_backend cs_backend_null;
 
 const struct cs_backend *const cs_backends[] = {
 #ifdef CS_HAVE_NCCL
@@ -541,7 +543,7 @@ const struct cs_backend *const cs_backends[] = {
 #ifdef CS_HAVE_MPI
     &cs_backend_mpi,
 #endif
-    NULL};
+    &cs_backend_null, NULL};
 
 const struct cs_backend *cs_backend_find(const char *name) {
   for (int i = 0; cs_backends[i]; i++)
@@ -593,7 +595,7 @@ static void world_free(struct cs_run_world *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* Builds the world from every process's node key. keys holds nprocs keys of 64 bytes; each
+/* Builds the world from every rank's node key. keys holds nprocs * nlocal keys of 64 bytes; each
  * process drives nlocal ranks (1 when nprocs > 1). */
 static enum cs_status world_build(struct cs_run_world *w, const char (*keys)[64], int nprocs,
                                   int proc, int nlocal, struct cs_error *err) {
@@ -612,7 +614,7 @@ static enum cs_status world_build(struct cs_run_world *w, const char (*keys)[64]
   }
   w->nnodes = 0;
   for (int r = 0; r < w->nranks; r++) {
-    const char *k = keys[r / nlocal];
+    const char *k = keys[r];
     int n = 0;
     while (n < w->nnodes && strcmp(w->node_name[n], k) != 0)
       n++;
@@ -859,45 +861,39 @@ struct run {
   int stop_me;              /* $CS_RUN_STOP_RANK names this process: freeze (tests) */
 };
 
-static enum cs_status open_output(struct run *R, struct cs_error *err) {
+/* --resume: marks the planned points that the file already holds. */
+static enum cs_status scan_done(void *ctx, const char *path, struct cs_error *err) {
+  struct run *R = ctx;
   const struct cs_run_opts *o = R->o;
-  if (o->out_path == NULL) return CS_OK;
-  struct stat sb;
-  int exists = stat(o->out_path, &sb) == 0 && sb.st_size > 0;
   struct cs_meas_set old;
   cs_meas_set_init(&old);
-  if (exists && !o->resume && !o->overwrite)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "%s exists: pass --resume to continue it or --overwrite to replace it",
-                        o->out_path);
-  if (exists && o->resume) {
-    enum cs_status st = cs_meas_read_file(o->out_path, &old, err);
-    if (st != CS_OK) {
-      cs_meas_set_fini(&old);
-      return cs_error_prefix(err, "--resume");
-    }
-    size_t skipped = 0;
-    for (size_t i = 0; i < R->plan.npts; i++) {
-      struct cs_meas_row key;
-      row_ident(&key, &R->plan, &R->plan.pts[i], o, R->launch, R->config);
-      for (size_t j = 0; j < old.n; j++)
-        if (same_point(&key, &old.rows[j])) {
-          R->plan.pts[i].skip = 1;
-          skipped++;
-          break;
-        }
-    }
-    if (o->log)
-      fprintf(o->log, "commscale-run: %s holds %zu rows; %zu of the %zu planned points are done\n",
-              o->out_path, old.n, skipped, R->plan.npts);
+  enum cs_status st = cs_meas_read_file(path, &old, err);
+  if (st != CS_OK) {
     cs_meas_set_fini(&old);
-    if (o->dry_run) return CS_OK;
-    R->csv = cs_wfile_open_append(o->out_path, 0, err); /* locked: one runner per file */
-    return R->csv ? CS_OK : CS_ERR_IO;
+    return cs_error_prefix(err, "--resume");
   }
-  if (o->dry_run) return CS_OK;
-  R->csv = cs_wfile_open_append(o->out_path, 1, err); /* locked first, then emptied */
-  if (R->csv == NULL) return CS_ERR_IO;
+  size_t skipped = 0;
+  for (size_t i = 0; i < R->plan.npts; i++) {
+    struct cs_meas_row key;
+    row_ident(&key, &R->plan, &R->plan.pts[i], o, R->launch, R->config);
+    for (size_t j = 0; j < old.n; j++)
+      if (same_point(&key, &old.rows[j])) {
+        R->plan.pts[i].skip = 1;
+        skipped++;
+        break;
+      }
+  }
+  if (o->log)
+    fprintf(o->log, "commscale-run: %s holds %zu rows; %zu of the %zu planned points are done\n",
+            path, old.n, skipped, R->plan.npts);
+  cs_meas_set_fini(&old);
+  return CS_OK;
+}
+
+/* The provenance of a new measurements file, then its column header. */
+static enum cs_status write_header(void *ctx, FILE *f, struct cs_error *err) {
+  struct run *R = ctx;
+  const struct cs_run_opts *o = R->o;
   struct cs_meas_set meta;
   cs_meas_set_init(&meta);
   char buf[256], tbuf[64];
@@ -935,10 +931,16 @@ static enum cs_status open_output(struct run *R, struct cs_error *err) {
   }
 #endif
   if (R->be->describe) R->be->describe(R->state, &meta);
-  enum cs_status st = cs_meas_write_header(R->csv, &meta, err);
+  enum cs_status st = cs_meas_write_header(f, &meta, err);
   cs_meas_set_fini(&meta);
-  fflush(R->csv);
   return st;
+}
+
+static enum cs_status open_output(struct run *R, struct cs_error *err) {
+  const struct cs_run_opts *o = R->o;
+  struct cs_runfile spec = {o->out_path, "--output",   o->resume, o->overwrite, 1, o->dry_run,
+                            scan_done,   write_header, R};
+  return cs_runfile_open(&spec, &R->csv, err);
 }
 
 /* One timed batch of pt, the same for every backend: `warmup` untimed operations, the clock
@@ -1187,7 +1189,7 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
   }
 
   /* node keys, then the world */
-  char(*keys)[64] = calloc((size_t)nprocs, sizeof *keys);
+  char(*keys)[64] = calloc((size_t)nprocs * (size_t)nlocal, sizeof *keys);
   if (keys == NULL) {
     R.be->fini(R.state);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -1200,7 +1202,10 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
     R.w.mpi_world = &world_comm;
   } else
 #endif
-    memcpy(keys[0], mine, 64);
+    for (int r = 0; r < nlocal; r++) {
+      memcpy(keys[r], mine, 64);
+      if (R.be->rank_node) R.be->rank_node(R.state, r, keys[r], sizeof keys[r]);
+    }
   st = world_build(&R.w, (const char(*)[64])keys, nprocs, proc, nlocal, err);
   free(keys);
 #ifdef CS_HAVE_MPI

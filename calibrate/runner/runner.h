@@ -15,6 +15,9 @@
  * harness's, the same for every backend. Backends are compiled in when their dependency was found
  * at build time (CS_HAVE_MPI, CS_HAVE_NCCL); cs_backend_find() names what this build has.
  *
+ * The null backend (backend_null.c) measures nothing: a timing model stands in for the library, in
+ * one process that simulates N nodes of G ranks, so that the harness runs under test anywhere.
+ *
  * Processes and ranks. Under MPI every process drives one rank (one CPU process or one GPU).
  * Without MPI the NCCL backend drives every local GPU from one process (ncclCommInitAll), and the
  * launch is recorded as "thread". A "node" is the set of ranks sharing a node key: --node-id, else
@@ -75,7 +78,7 @@ struct cs_run_variant {
 /* Everything a run is told. cs_run_opts_parse() fills it from the command line; the caller may
  * then set the callbacks. Release with cs_run_opts_fini(). */
 struct cs_run_opts {
-  const char *backend;  /* "mpi" or "nccl"; default: nccl when built in, else mpi */
+  const char *backend;  /* "mpi", "nccl" or "null"; default: nccl when built in, else mpi */
   const char *out_path; /* measurements CSV; NULL writes none */
   int resume;           /* continue out_path, skipping rows it holds */
   int overwrite;        /* replace out_path if it exists */
@@ -196,6 +199,9 @@ struct cs_backend {
   /* Adds provenance (library versions, device, environment) to set; may be NULL. */
   void (*describe)(void *state, struct cs_meas_set *set);
   void (*fini)(void *state);
+  /* The node key of local rank `rank` (0 .. nlocal - 1) for a backend that simulates several nodes
+   * in one process (the null backend); NULL: every rank of a process is on the process's node. */
+  void (*rank_node)(void *state, int rank, char *key, size_t len);
 };
 
 /* The backend called name in this build, or NULL. */

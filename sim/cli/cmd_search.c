@@ -138,7 +138,7 @@ static void write_json(FILE *f, const struct cs_search_result *r, size_t top, in
   fputs(", \"topology\": ", f);
   cli_json_string(f, su->topo.name);
   fprintf(f, ", \"net_Gbps_per_gpu\": %g, \"gpus\": %ld, \"gbs\": %d,\n",
-          cs_topo_gbps_per_gpu(&su->topo), gpus, gbs);
+          cs_netedit_gbps_per_gpu(&su->topo), gpus, gbs);
   fprintf(f,
           " \"stats\": {\"points\": %ld, \"invalid\": %ld, \"memory\": %ld, \"pruned\": %ld, "
           "\"simulated\": %ld, \"seconds\": %.4f, \"cache_hits\": %ld, \"cache_misses\": %ld},\n"
@@ -245,7 +245,7 @@ static enum cs_status parse_space(const struct cli_args *a, struct cs_scenario *
       return cs_error_set(err, CS_ERR_USAGE,
                           "--net-gbps expects Gb/s per GPU from > 0 to 1000000, got \"%s\"", s);
     }
-    cs_topo_set_gbps_per_gpu(&su->topo, g);
+    cs_netedit_set_gbps_per_gpu(&su->topo, g);
   }
   if (!*gpus) *gpus = nodes * su->topo.node.gpus;
   cs_search_space_init(sp, *gpus, (int)*gbs);
@@ -266,8 +266,8 @@ static enum cs_status write_all(const struct cli_args *a, int fmt, const struct 
            "# workload  %s\n# gpu       %s\n# topology  %s, %.0f Gb/s per GPU\n# cal       %s\n"
            "# GPUs %ld, gbs %d%s\n",
            su->workload->description, su->gpu.description, su->topo.description,
-           cs_topo_gbps_per_gpu(&su->topo), su->calpath[0] ? su->calpath : "(default model)", gpus,
-           (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
+           cs_netedit_gbps_per_gpu(&su->topo), su->calpath[0] ? su->calpath : "(default model)",
+           gpus, (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
   if (fmt == CLI_CSV)
     write_csv(f, r, (size_t)top);
   else if (fmt == CLI_JSON)

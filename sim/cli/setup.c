@@ -47,14 +47,14 @@ struct opts {
 static enum cs_status edits(struct cs_topology *t, void *ctx, struct cs_error *err) {
   const struct cli_verb *v = ((struct opts *)ctx)->v;
   const struct cli_args *a = ((struct opts *)ctx)->a;
-  struct cs_net_edit e;
-  cs_net_edit_init(&e);
+  struct cs_netedit e;
+  cs_netedit_init(&e);
   long rails;
   enum cs_status st = cli_int_opt(v, a, "rails", 1, CS_TOPO_MAX_NICS, 0, &rails, err);
   e.rails = (int)rails;
   const char *s;
   if (st == CS_OK && (s = cli_get(v, a, "oversub")) &&
-      (st = cs_net_edit_parse_oversub(t, s, &e, err)) != CS_OK && strncmp(err->msg, "--", 2) != 0)
+      (st = cs_netedit_parse_oversub(t, s, &e, err)) != CS_OK && strncmp(err->msg, "--", 2) != 0)
     cs_error_prefix(err, "--oversub");
   if (st == CS_OK) st = onoff(cli_get(v, a, "sharp"), "sharp", &e.sharp, err);
   if (st == CS_OK) st = onoff(cli_get(v, a, "nvls"), "nvls", &e.nvls, err);
@@ -75,7 +75,7 @@ static enum cs_status edits(struct cs_topology *t, void *ctx, struct cs_error *e
       st = err->status = CS_ERR_USAGE;
     }
   }
-  if (st == CS_OK) st = cs_net_edit_apply(t, &e, err);
+  if (st == CS_OK) st = cs_netedit_apply(t, &e, err);
   if (st != CS_OK) err->status = st = CS_ERR_USAGE;
   return st;
 }

@@ -48,10 +48,12 @@
 #define MAX_CASES 1024
 #define MAX_CALS 16
 
-static const char *const metric_names[] = {"speedup", "hw_tflops", "step", "busbw", "time", NULL};
-static const char *const metric_units[] = {"x", "TFLOP/s", "s", "GB/s", "us"};
-static const double metric_scale[] = {1, 1e-12, 1, 1e-9, 1e6}; /* SI -> the printed unit */
-static const int metric_kind[] = {-1, CS_UNIT_FLOPS, CS_UNIT_TIME, CS_UNIT_BANDWIDTH, CS_UNIT_TIME};
+static const char *const metric_names[] = {"speedup", "hw_tflops", "step", "tflops",
+                                           "busbw",   "time",      NULL};
+static const char *const metric_units[] = {"x", "TFLOP/s", "s", "TFLOP/s", "GB/s", "us"};
+static const double metric_scale[] = {1, 1e-12, 1, 1e-12, 1e-9, 1e6}; /* SI -> printed unit */
+static const int metric_kind[] = {
+    -1, CS_UNIT_FLOPS, CS_UNIT_TIME, CS_UNIT_FLOPS, CS_UNIT_BANDWIDTH, CS_UNIT_TIME};
 
 static const char *const status_names[] = {"ok", "MISS (known, within bound)", "MISS"};
 struct cfile {
@@ -87,7 +89,7 @@ static const struct cs_cfg_field fields[] = {
     F("name", CS_CFG_STRING, name, 128, 0, 0, NULL, NULL, "what the case is, one line"),
     F("section", CS_CFG_STRING, section, 16, 0, 0, "", NULL, "section of VALIDATION.md"),
     F("metric", CS_CFG_ENUM, metric, 0, 0, 0, NULL, metric_names,
-      "speedup, hw_tflops, step, busbw or time"),
+      "speedup, hw_tflops, tflops (model FLOPs), step, busbw or time"),
     F("workload", CS_CFG_STRING, workload, 512, 0, 0, "", NULL, "a bundled workload or a file"),
     F("gpu", CS_CFG_STRING, gpu, 128, 0, 0, "", NULL, "a bundled GPU or a file"),
     F("topology", CS_CFG_STRING, topology, 512, 0, 0, "", NULL, "a bundled topology or a file"),
@@ -180,7 +182,7 @@ static enum cs_status check_case(const struct vcase *c, struct cs_error *err) {
     need = "name";
   else if (!(c->given & bit("metric")))
     need = "metric";
-  else if (c->metric <= CS_VAL_STEP) {
+  else if (c->metric <= CS_VAL_TFLOPS) { /* a training step */
     if (!c->workload[0])
       need = "workload";
     else if (!c->gpu[0])
@@ -711,6 +713,8 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
   if (st == CS_OK) {
     if (c->metric == CS_VAL_HW_TFLOPS)
       *v = r.hw_tflops_per_gpu * 1e12;
+    else if (c->metric == CS_VAL_TFLOPS)
+      *v = r.tflops_per_gpu * 1e12;
     else if (c->metric == CS_VAL_STEP)
       *v = r.step;
     else {

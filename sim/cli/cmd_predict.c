@@ -419,9 +419,17 @@ static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *r
                                 const char *calpath, const struct first_ctx *fc, int argc,
                                 char **argv, struct cs_error *err) {
   char head[1024];
-  snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-           su->workload->description, su->gpu.description, su->topo.description,
-           calpath ? calpath : "(default model)");
+  int hl = snprintf(head, sizeof head,
+                    "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n# framework",
+                    su->workload->description, su->gpu.description, su->topo.description,
+                    calpath ? calpath : "(default model)");
+  for (int i = 0; i < sp->nplan && hl > 0 && (size_t)hl < sizeof head; i++) {
+    int seen = 0; /* each profile once, in plan order */
+    for (int j = 0; j < i; j++)
+      seen = seen || strcmp(sp->plans[j].framework, sp->plans[i].framework) == 0;
+    if (!seen) hl += snprintf(head + hl, sizeof head - (size_t)hl, " %s", sp->plans[i].framework);
+  }
+  if (hl > 0 && (size_t)hl < sizeof head) snprintf(head + hl, sizeof head - (size_t)hl, "\n");
   if (fmt == CLI_CSV)
     write_csv(f, recs, nrec);
   else if (fmt == CLI_JSON)

@@ -83,17 +83,35 @@ static double now(void) {
 static void write_table(FILE *f, const struct cs_predict_row *r, size_t n, const char *head,
                         int nplan, const char (*ptexts)[256]) {
   fprintf(f, "# commscale %s predict\n%s", CS_VERSION, head);
+  struct cs_predict_ref rf;
+  cs_predict_find_ref(r, n, 0, &rf);
+  int weak = 0, one = 0;
+  for (size_t i = 0; i < n; i++)
+    weak |= r[i].ok && r[i].weak, one |= r[i].ok && r[i].one_gpu_fits;
+  if (rf.ok)
+    fprintf(f,
+            "# speedup, eff: against one reference for every row: the fastest run at the fewest "
+            "GPUs,\n#   plan %d (%s) on %ld nodes = %ld GPUs, %.4g samples/s at %.0f Gb/s; "
+            "eff = speedup / (GPUs / %ld)%s\n",
+            rf.pi + 1, rf.plan, rf.nodes, rf.gpus, rf.samples_per_s, r[rf.row].net_gbps, rf.gpus,
+            weak ? ";\n#   rows marked w grow the global batch with the GPUs: their eff is "
+                   "weak-scaling efficiency (throughput per GPU kept)"
+                 : " (strong scaling: fixed global batch)");
+  fprintf(f, "# eff1: DLPerf's efficiency over one GPU running the same micro-batches%s\n",
+          one ? "; - where the model does not fit one GPU"
+              : ": - (the model does not fit one GPU)");
   fprintf(f,
-          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
-          "%7s\n",
+          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %7s %6s %8s %7s %7s %7s %7s %7s "
+          "%7s %7s %7s\n",
           "nodes", "gpus", "dp", "net", "step", "step_lo", "step_hi", "samples/s", "tokens/s",
-          "TFLOP/s", "MFU", "speedup", "eff", "compute", "tp", "cp", "ep", "dp", "pp", "bubble",
-          "optim", "mem");
+          "TFLOP/s", "MFU", "speedup", "eff", "eff1", "compute", "tp", "cp", "ep", "dp", "pp",
+          "bubble", "optim", "mem");
   fprintf(f,
-          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
-          "%7s\n",
-          "", "", "", "(Gb/s)", "(s)", "(s)", "(s)", "", "", "(/GPU)", "(%)", "", "(%)", "(s)",
-          "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
+          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %7s %6s %8s %7s %7s %7s %7s %7s "
+          "%7s %7s %7s\n",
+          "", "", "", "(Gb/s)", "(s)", "(s)", "(s)", "", "", "(/GPU)", "(%)", "", "(%)", "(%)",
+          "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
+  int notes = 0;
   for (size_t i = 0; i < n; i++) {
     const struct cs_predict_row *x = &r[i];
     if (nplan > 1 && (i == 0 || r[i - 1].pi != x->pi))
@@ -103,20 +121,32 @@ static void write_table(FILE *f, const struct cs_predict_row *r, size_t n, const
       continue;
     }
     const struct cs_sim_breakdown *b = &x->r.part;
+    char e1[16], eff[16];
+    if (x->one_gpu_fits)
+      snprintf(e1, sizeof e1, "%.1f", 100 * x->efficiency);
+    else
+      snprintf(e1, sizeof e1, "-");
+    snprintf(eff, sizeof eff, "%.1f%s%s", 100 * x->ref_eff, x->weak ? "w" : "",
+             x->note[0] ? "*" : "");
+    notes += x->note[0] != 0;
     fprintf(f,
-            " %5ld %6ld %5ld %8.0f %9.4g %9.4g %9.4g %10.4g %11.4g %7.1f %6.1f %8.2f %6.1f %8.4g "
+            " %5ld %6ld %5ld %8.0f %9.4g %9.4g %9.4g %10.4g %11.4g %7.1f %6.1f %8.2f %7s %6s %8.4g "
             "%7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.1f\n",
             x->nodes, x->gpus, x->dp, x->net_gbps, x->r.step, x->r.step_lo, x->r.step_hi,
-            x->r.samples_per_s, x->r.tokens_per_s, x->r.tflops_per_gpu, 100 * x->r.mfu, x->speedup,
-            100 * x->efficiency, b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble,
+            x->r.samples_per_s, x->r.tokens_per_s, x->r.tflops_per_gpu, 100 * x->r.mfu,
+            x->ref_speedup, eff, e1, b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble,
             b->optimizer, x->mem_gib);
   }
+  for (size_t i = 0; notes && i < n; i++)
+    if (r[i].ok && r[i].note[0])
+      fprintf(f, "# * %ld nodes, plan %d: %s\n", r[i].nodes, r[i].pi + 1, r[i].note);
 }
 
 static const char csv_head[] =
     "nodes,gpus,plan,net_Gbps,status,step_s,step_lo_s,step_hi_s,samples_per_s,tokens_per_s,"
     "tflops_per_gpu,hw_tflops_per_gpu,mfu,speedup,efficiency,compute_s,tp_s,cp_s,ep_s,dp_s,pp_s,"
-    "bubble_s,optimizer_s,critical_stage,microbatches,comm_bytes_per_gpu,memory_GiB,reason\n";
+    "bubble_s,optimizer_s,critical_stage,microbatches,comm_bytes_per_gpu,memory_GiB,reason,"
+    "ref_speedup,ref_efficiency,scaling,one_gpu_fits\n";
 
 static void write_csv(FILE *f, const struct cs_predict_row *r, size_t n) {
   fputs(csv_head, f);
@@ -137,7 +167,11 @@ static void write_csv(FILE *f, const struct cs_predict_row *r, size_t n) {
     else
       fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
     cli_csv_field(f, x->reason);
-    fputc('\n', f);
+    if (x->ok)
+      fprintf(f, ",%.6g,%.6g,%s,%d\n", x->ref_speedup, x->ref_eff, x->weak ? "weak" : "strong",
+              x->one_gpu_fits);
+    else
+      fputs(",,,,\n", f);
   }
 }
 
@@ -182,11 +216,14 @@ static void write_json(FILE *f, const struct cs_predict_row *r, size_t n, int ar
           "\"hw_tflops_per_gpu\": %.6g, \"mfu\": %.6g, \"speedup\": %.6g, \"efficiency\": %.6g, "
           "\"breakdown_s\": {\"compute\": %.6g, \"tp\": %.6g, \"cp\": %.6g, \"ep\": %.6g, "
           "\"dp\": %.6g, \"pp\": %.6g, \"bubble\": %.6g, \"optimizer\": %.6g}, "
-          "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g",
+          "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g, "
+          "\"ref_speedup\": %.6g, \"ref_efficiency\": %.6g, \"scaling\": \"%s\", "
+          "\"one_gpu_fits\": %s",
           x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
           x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
           b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
-          x->r.microbatches, x->mem_gib);
+          x->r.microbatches, x->mem_gib, x->ref_speedup, x->ref_eff, x->weak ? "weak" : "strong",
+          x->one_gpu_fits ? "true" : "false");
     else {
       fputs(", \"reason\": ", f);
       cli_json_string(f, x->reason);

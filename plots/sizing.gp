@@ -8,6 +8,7 @@
 #   cs_data                          the .dat: one index block per series; columns 1 x, 2 y,
 #                                    3 y_lo, 4 y_hi
 #   cs_title, cs_xlabel, cs_ylabel   texts ('' for none); cs_xlog, cs_ylog: 1 for log axes
+#   cs_xtics, cs_ytics               space-separated values to label ('' for gnuplot's ticks)
 #   cs_{pred,fit,meas}_{first,last}  index-block ranges: curves, target lines, chosen points
 #   cs_name[i+1], cs_group[i+1]      legend text and colour slot (the family) of block i
 # Edit freely: nothing here is read back by commscale.
@@ -24,6 +25,9 @@ set autoscale xfix
 set offsets graph 0.01, graph 0.01, graph 0.05, 0
 set xtics nomirror out
 set ytics nomirror out
+# the tick labels the figure asks for (the swept values), else gnuplot's
+if (exists("cs_xtics") && strlen(cs_xtics) > 0) { set xtics (); do for [w in cs_xtics] { set xtics add (w w + 0) } }
+if (exists("cs_ytics") && strlen(cs_ytics) > 0) { set ytics (); do for [w in cs_ytics] { set ytics add (w w + 0) } }
 set border 3 lw 1 lc rgb '#555555'
 set grid xtics ytics mxtics lc rgb '#e4e4e4' lw 1 dt 1, lc rgb '#f2f2f2'
 set key outside right top vertical Left reverse noenhanced spacing 1.1 samplen 2.5 font ',10'

@@ -49,10 +49,11 @@ enum cs_status cs_sweep_run(const struct cs_scenario *s, const struct cs_sweep_s
 enum cs_sweep_metric { CS_SWEEP_TOKENS, CS_SWEEP_MFU, CS_SWEEP_SAMPLES };
 
 /* Writes PREFIX-net.{dat,gp,svg} (metric vs Gb/s per GPU at the largest node count and the first
- * batch, one curve each) and PREFIX-nodes (speedup vs nodes at the first speed, with the linear
- * ideal). */
+ * batch, one curve each, the swept speeds as tick labels) and PREFIX-nodes (speedup vs nodes at
+ * the fastest swept speed, log-log, with the linear ideal n / n0 at every swept node count and
+ * those counts as tick labels). formats: enum cs_plot_format bits (0: SVG). */
 enum cs_status cs_sweep_plot(const struct cs_scenario *s, const struct cs_sweep_spec *sp,
                              const struct cs_sweep_rec *r, size_t n, int metric, const char *prefix,
-                             struct cs_error *err);
+                             unsigned formats, struct cs_error *err);
 
 #endif

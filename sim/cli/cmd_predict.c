@@ -54,6 +54,7 @@ static const struct cli_opt opts[] = {
     {"plot", 0, "PREFIX",
      "also write PREFIX-speedup.{dat,gp,svg} (speedup vs nodes with bands and the ideal line) "
      "and PREFIX-breakdown.{dat,gp,svg} (stacked step breakdown per node count)"},
+    {"png", 0, NULL, "with --plot: a PNG beside each SVG"},
 };
 
 static const struct cli_verb verb = {
@@ -334,8 +335,9 @@ static int usage_fail(struct cs_error *err, const char *opt) {
 
 /* Renders fig with gnuplot (COMMSCALE_GNUPLOT, else the build's, else PATH's): when gnuplot cannot
  * run or fails, the .dat/.gp stay and stderr says that the SVG was not rendered (not an error). */
-static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, struct cs_error *err) {
-  struct cs_plot_opts po = {prefix, CS_PLOT_SVG, NULL, getenv("COMMSCALE_GNUPLOT")};
+static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, unsigned formats,
+                                 struct cs_error *err) {
+  struct cs_plot_opts po = {prefix, formats, NULL, getenv("COMMSCALE_GNUPLOT")};
   struct cs_error e2 = {0};
   enum cs_status st = cs_plot_write(fig, &po, &e2);
   if (st == CS_ERR_EXTERNAL) {
@@ -352,7 +354,7 @@ static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, struct
  * feasible rows at the first network speed are drawn. */
 static enum cs_status plot(const char *prefix, const struct cs_predict_row *r, size_t n, int nplan,
                            char (*ptexts)[256], int by_gpus, const char *wl, const char *topo,
-                           struct cs_error *err) {
+                           unsigned formats, struct cs_error *err) {
   static const char *const parts[] = {"compute", "tp", "cp",     "ep",
                                       "dp",      "pp", "bubble", "optimizer"};
   enum { NPART = sizeof parts / sizeof parts[0] };
@@ -418,19 +420,23 @@ static enum cs_status plot(const char *prefix, const struct cs_predict_row *r, s
     for (size_t j = 0; j < m; j++)
       ys[j] = xs[j] / x0;
     st = cs_plot_add_xy(sp, CS_PLOT_FITTED, "ideal (linear)", 7, m, xs, ys, NULL, NULL, err);
+    sp->xlog = sp->ylog = 1;
+    cs_plot_set_tics(sp, 'x', m, xs);
+    cs_plot_set_tics(sp, 'y', m, ys);
   }
   if (st == CS_OK) {
     snprintf(sp->xlabel, sizeof sp->xlabel, "%s", unit);
     snprintf(sp->ylabel, sizeof sp->ylabel, "speedup over the best plan at %ld %s", (long)x0, unit);
     sp->xlog = sp->ylog = 1;
-    snprintf(bd->xlabel, sizeof bd->xlabel, "%s", unit);
-    snprintf(bd->ylabel, sizeof bd->ylabel, "step time (s)");
+    snprintf(bd->xlabel, sizeof bd->xlabel, "%s (step time)", unit);
+    snprintf(bd->ylabel, sizeof bd->ylabel, "share of the step (%%)");
+    bd->share = 1; /* every bar to 100%: the short steps at many nodes show their parts too */
     snprintf(path, sizeof path, "%s-speedup", prefix);
-    st = plot_write(sp, path, err);
+    st = plot_write(sp, path, formats, err);
   }
   if (st == CS_OK) {
     snprintf(path, sizeof path, "%s-breakdown", prefix);
-    st = plot_write(bd, path, err);
+    st = plot_write(bd, path, formats, err);
   }
   cs_plot_free(sp);
   cs_plot_free(bd);
@@ -599,7 +605,8 @@ int cs_cmd_predict(int argc, char **argv) {
     if (st == CS_OK) st = write_all(f, fmt, recs, nrec, &sp, &su, calpath, &fc, argc, argv, &err);
     st = cli_end_out(f, st, &err);
     if (st == CS_OK && (s = cli_get(&verb, &a, "plot")))
-      st = plot(s, recs, nrec, sp.nplan, ptexts, sp.by_gpus, su.workload->name, su.topo.name, &err);
+      st = plot(s, recs, nrec, sp.nplan, ptexts, sp.by_gpus, su.workload->name, su.topo.name,
+                CS_PLOT_SVG | (cli_get(&verb, &a, "png") ? CS_PLOT_PNG : 0u), &err);
     rc = st != CS_OK ? cli_fail("predict", &err) : 0;
   }
   cs_sim_free(fc.sim);

@@ -12,6 +12,7 @@
 #include "setup.h"
 #include "sizing.h"
 #include "step.h"
+#include "plot.h"
 #include "sweep.h"
 #include "units.h"
 
@@ -25,6 +26,7 @@ static const struct cli_opt opts[] = {
     {"plans", 'p', "P1;P2", "explicit plans instead of families; dp fills the GPUs"},
     {"metric", 0, "NAME", "plotted value: tokens (default), mfu or samples"},
     {"plot", 0, "PREFIX", "write PREFIX-net.{dat,gp,svg} and PREFIX-nodes.{dat,gp,svg}"},
+    {"png", 0, NULL, "with --plot: a PNG beside each SVG"},
     CLI_OUTPUT_OPTS,
 };
 
@@ -191,7 +193,9 @@ int cs_cmd_sweep(int argc, char **argv) {
   enum cs_status st = parse_grid(&a, &sp, &metric, &err);
   if (st == CS_OK && (st = cli_setup_load(&su, &verb, &a, NULL, &err)) == CS_OK) loaded = 1;
   if (st == CS_OK) st = cs_sweep_run(&su, &sp, &R, &k, &err);
-  if (st == CS_OK && plot) st = cs_sweep_plot(&su, &sp, R, k, metric, plot, &err);
+  if (st == CS_OK && plot)
+    st = cs_sweep_plot(&su, &sp, R, k, metric, plot,
+                       CS_PLOT_SVG | (cli_get(&verb, &a, "png") ? CS_PLOT_PNG : 0u), &err);
   FILE *f = st == CS_OK ? cli_open_out(cli_get(&verb, &a, "output"), &err) : NULL;
   if (st == CS_OK && !f) st = CS_ERR_IO;
   if (f && fmt == CLI_TABLE)

@@ -1,6 +1,6 @@
 # sizing.gp — commscale's network-sizing figure: throughput against network bandwidth per GPU
 # (log axis), one solid curve per plan family (the fastest feasible plan of the family at each
-# bandwidth), the target of each family as a dashed line in its colour, and the least bandwidth
+# bandwidth), the target (one bar for every family) as a dark dashed line, and the least bandwidth
 # that meets it as a large point.
 #
 # Loaded by the PREFIX.gp that `commscale size-network --plot PREFIX` writes, after it has set the
@@ -42,7 +42,7 @@ gr(i) = (i >= 0 && i < |cs_group|) ? cs_group[i + 1] : 0
 
 plot \
   for [i = cs_fit_first:cs_fit_last] cs_data index i using 1:2 \
-      with lines lw 1.2 dt (6, 4) lc rgb fam_color(gr(i)) title nm(i), \
+      with lines lw 1.6 dt (8, 5) lc rgb '#222222' title nm(i), \
   for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:2 \
       with lines lw 2.2 lc rgb fam_color(gr(i)) title nm(i), \
   for [i = cs_meas_first:cs_meas_last] cs_data index i using 1:2 \

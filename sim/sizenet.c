@@ -72,7 +72,9 @@ enum cs_status cs_sizenet_run(const struct cs_scenario *s, long nodes, long gbs,
     z->t = cs_decide_topology(r->d);
     r->feasible = cs_decide_count(r->d, r->id) > 0;
     if (!r->feasible) {
-      snprintf(r->reason, sizeof r->reason, "no feasible plan in this family");
+      snprintf(r->reason, sizeof r->reason,
+               "no feasible plan in this family (its splits do not divide the batch or the model, "
+               "or do not fit memory)");
       continue;
     }
     struct cs_search_entry e;
@@ -143,8 +145,9 @@ void cs_sizenet_write_table(FILE *f, const struct cs_scenario *su, const struct 
             p->framework, p->what[0] ? ": " : "", p->what);
   }
   fprintf(f, "# least: Gb/s per GPU meeting the target; lo..hi: the same with every collective at "
-             "the low / high end\n# of its ~95%% band (- = not reached); knee: from there on no "
-             "doubling of the bandwidth gains 5%%\n");
+             "the low / high end\n# of its ~95%% band (the plan chosen at the predicted times; - = "
+             "not reached even at the top of the range);\n# knee: the least bandwidth >= least "
+             "from which on no doubling gains 5%% throughput\n");
   fprintf(f, "#%-10s %7s %7s %7s %8s %9s %7s %11s  %-34s %s\n", "family", "least", "lo", "hi",
           "per NIC", "per node", "knee", unit, "dominant at least (s per step)", "plan at least");
   fprintf(f, "#%-10s %7s %7s %7s %8s %9s %7s %11s\n", "", "(/GPU)", "(/GPU)", "(/GPU)", "(Gb/s)",

@@ -1,6 +1,7 @@
 /* sweep.c — see sweep.h. */
 #include "sweep.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,9 +80,15 @@ enum cs_status cs_sweep_run(const struct cs_scenario *s, const struct cs_sweep_s
   *recs = NULL, *n = 0;
   if (!R) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   enum cs_status st = CS_OK;
+  int total = (int)(sp->nn * sp->ng), done = 0;
   for (size_t i = 0; st == CS_OK && i < sp->nn; i++)
-    for (size_t b = 0; st == CS_OK && b < sp->ng; b++)
+    for (size_t b = 0; st == CS_OK && b < sp->ng; b++) {
+      char what[96];
+      snprintf(what, sizeof what, "%ld nodes, gbs %ld", sp->nodes[i], sp->gbs[b]);
+      cs_progress_report(&sp->progress, what, done++, total);
       st = run_point(s, sp, sp->nodes[i], sp->gbs[b], R, &k, err);
+    }
+  cs_progress_report(&sp->progress, "done", total, total);
   if (st != CS_OK) {
     free(R);
     return st;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "plan.h"
+#include "progress.h"
 #include "scenario.h"
 #include "status.h"
 
@@ -27,6 +28,7 @@ struct cs_sweep_spec {
   int fam[CS_SWEEP_MAX_CURVES];              /* a family, or -1 for plans[i] */
   struct cs_plan plans[CS_SWEEP_MAX_CURVES]; /* dp and gbs are filled per point */
   char names[CS_SWEEP_MAX_CURVES][64];
+  struct cs_progress progress; /* told after each node count and batch (zero: nobody) */
 };
 
 /* One grid point: ok with the plan and its figures, or the reason it has none. */

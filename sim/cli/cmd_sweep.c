@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "busy.h"
 #include "cmds.h"
 #include "output.h"
 #include "setup.h"
@@ -27,6 +28,7 @@ static const struct cli_opt opts[] = {
     {"metric", 0, "NAME", "plotted value: tokens (default), mfu or samples"},
     {"plot", 0, "PREFIX", "write PREFIX-net.{dat,gp,svg} and PREFIX-nodes.{dat,gp,svg}"},
     {"png", 0, NULL, "with --plot: a PNG beside each SVG"},
+    {"quiet", 'q', NULL, "no progress line on a terminal's stderr"},
     CLI_OUTPUT_OPTS,
 };
 
@@ -192,7 +194,10 @@ int cs_cmd_sweep(int argc, char **argv) {
   const char *plot = cli_get(&verb, &a, "plot");
   enum cs_status st = parse_grid(&a, &sp, &metric, &err);
   if (st == CS_OK && (st = cli_setup_load(&su, &verb, &a, NULL, &err)) == CS_OK) loaded = 1;
+  struct cli_progress busy;
+  cli_progress_init(&busy, "sweep", cli_get(&verb, &a, "quiet") != NULL, &sp.progress);
   if (st == CS_OK) st = cs_sweep_run(&su, &sp, &R, &k, &err);
+  cli_progress_end(&busy);
   if (st == CS_OK && plot)
     st = cs_sweep_plot(&su, &sp, R, k, metric, plot,
                        CS_PLOT_SVG | (cli_get(&verb, &a, "png") ? CS_PLOT_PNG : 0u), &err);

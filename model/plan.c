@@ -252,3 +252,15 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
                         p->ep, (long)p->dp * p->cp);
   return CS_OK;
 }
+
+int cs_plan_text_names(const char *text, const char *key) {
+  size_t k = strlen(key);
+  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
+    int start = s == text || s[-1] == ',' || s[-1] == ' ';
+    const char *e = s + k;
+    while (*e == ' ')
+      e++;
+    if (start && *e == '=') return 1;
+  }
+  return 0;
+}

@@ -80,6 +80,10 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
  * and speedups are relative to it. */
 struct cs_plan cs_plan_single_gpu(const struct cs_plan *p);
 
+/* 1 when the plan text names key ("dp=" at the start of an item, spaces allowed before '='), so
+ * that a caller does not fill that field in itself (predict fills dp from the GPUs). */
+int cs_plan_text_names(const char *text, const char *key);
+
 /* GPUs the plan occupies: dp * tp * pp * cp. */
 long cs_plan_gpus(const struct cs_plan *p);
 

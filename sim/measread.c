@@ -5,11 +5,12 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "input.h"
 #include "nccltests.h"
 
 enum cs_status cs_meas_read_any(const char *path, struct cs_meas_set *set, struct cs_error *err) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err ? err->status : CS_ERR_IO;
   char first[64] = {0};
   if (fgets(first, sizeof first, f) == NULL) first[0] = '\0';
   fclose(f);

@@ -77,12 +77,13 @@ static int entry_cmp(const void *a, const void *b) {
 /* Sorted by step: an entry is on the front unless an earlier (not slower) entry has at least its
  * headroom and at most its network bytes, one of the three strictly better. Only front members
  * can dominate, so each entry is compared with the front so far. */
-void cs_search_pareto(struct cs_search_result *r) {
+enum cs_status cs_search_pareto(struct cs_search_result *r, struct cs_error *err) {
   size_t *front = malloc((r->n + 1) * sizeof *front), h = 0;
+  if (!front) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < r->n; i++) {
     struct cs_search_entry *e = &r->e[i];
     int dominated = 0;
-    for (size_t k = 0; k < h && !dominated && front; k++) {
+    for (size_t k = 0; k < h && !dominated; k++) {
       const struct cs_search_entry *f = &r->e[front[k]];
       if (f->step <= e->step && f->headroom >= e->headroom && f->net_bytes <= e->net_bytes &&
           (f->step < e->step || f->headroom > e->headroom || f->net_bytes < e->net_bytes))
@@ -92,9 +93,10 @@ void cs_search_pareto(struct cs_search_result *r) {
         dominated = 1;
     }
     e->pareto = !dominated;
-    if (e->pareto && front) front[h++] = i;
+    if (e->pareto) front[h++] = i;
   }
   free(front);
+  return CS_OK;
 }
 
 enum cs_status cs_search_merge(struct cs_search_result *r, const struct cs_search_entry *more,
@@ -107,7 +109,8 @@ enum cs_status cs_search_merge(struct cs_search_result *r, const struct cs_searc
     r->n += n;
     qsort(r->e, r->n, sizeof *r->e, entry_cmp);
   }
-  cs_search_pareto(r);
+  enum cs_status ps = cs_search_pareto(r, err);
+  if (ps != CS_OK) return ps;
   if (st) {
     r->stats.points += st->points;
     r->stats.invalid += st->invalid;
@@ -396,7 +399,10 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
     return st;
   }
   if (r->n > 1) qsort(r->e, r->n, sizeof *r->e, entry_cmp);
-  cs_search_pareto(r);
+  if ((st = cs_search_pareto(r, err)) != CS_OK) {
+    cs_search_result_free(r);
+    return st;
+  }
   r->stats.seconds = now() - t0;
   return CS_OK;
 }

@@ -132,8 +132,8 @@ enum cs_status cs_search_merge(struct cs_search_result *r, const struct cs_searc
                                size_t n, const struct cs_search_stats *st, struct cs_error *err);
 
 /* Marks r->e[i].pareto for the front of (step min, headroom max, net_bytes min). O(n log n + n h)
- * where h is the front's size. */
-void cs_search_pareto(struct cs_search_result *r);
+ * where h is the front's size. CS_ERR_NOMEM leaves the marks unset. */
+enum cs_status cs_search_pareto(struct cs_search_result *r, struct cs_error *err);
 
 /* Fills step_lo/step_hi of entries [0, k) with the full band of the step simulator (a re-run of
  * each of those plans). */

@@ -239,9 +239,9 @@ static void bad_settings(void **state) {
 
 /* ---- through the executable: kill, resume, hang --------------------------------------------- */
 
-/* Runs commscale-run with args (space-separated) and the null model; stdout and stderr go to
- * log. Waits at most limit_s and returns the wait status (-1 when it had to be killed). */
-static int exec_runner(const char *model, const char *args, const char *log, double limit_s) {
+/* Starts commscale-run with args (space-separated) and the null model; stdout and stderr go to
+ * log. Returns its pid. */
+static pid_t spawn_runner(const char *model, const char *args, const char *log) {
   pid_t pid = fork();
   assert_true(pid >= 0);
   if (pid == 0) {
@@ -260,6 +260,11 @@ static int exec_runner(const char *model, const char *args, const char *log, dou
     execv(CS_RUNNER_EXE, argv);
     _exit(127);
   }
+  return pid;
+}
+
+/* Waits at most limit_s for pid and returns its wait status (-1 when it had to be killed). */
+static int wait_runner(pid_t pid, double limit_s) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
@@ -275,6 +280,10 @@ static int exec_runner(const char *model, const char *args, const char *log, dou
     struct timespec ts = {0, 20000000};
     nanosleep(&ts, NULL);
   }
+}
+
+static int exec_runner(const char *model, const char *args, const char *log, double limit_s) {
+  return wait_runner(spawn_runner(model, args, log), limit_s);
 }
 
 static size_t file_text(const char *path, char *buf, size_t len) {
@@ -366,12 +375,54 @@ static void hang_watchdog(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* Two runs on one file: while a hung run holds it, a second one (--overwrite or --resume) is
+ * refused with exit 1 and the path, and the rows of the first stay as they were. */
+static void second_run_refused(void **state) {
+  (void)state;
+  char path[512], log[512], log2[512], args[900];
+  cs_test_tmp("runner_lock.csv", path, sizeof path);
+  cs_test_tmp("runner_lock.log", log, sizeof log);
+  cs_test_tmp("runner_lock2.log", log2, sizeof log2);
+  unlink(path);
+  snprintf(args, sizeof args, "--backend null --colls all_reduce --sizes 1K:64K -q -o %s", path);
+  pid_t first = spawn_runner("nodes=1,gpus=2,hang_after=3", args, log);
+  /* wait until the first run has written its 3 rows and hangs, holding the lock */
+  struct cs_meas_set set;
+  for (int i = 0; i < 500; i++) {
+    struct cs_error e = {0};
+    cs_meas_set_init(&set);
+    int ok = cs_meas_read_file(path, &set, &e) == CS_OK && set.n == 3;
+    cs_meas_set_fini(&set);
+    if (ok) break;
+    struct timespec ts = {0, 20000000};
+    nanosleep(&ts, NULL);
+  }
+  static char before[1 << 14], after[1 << 14];
+  file_text(path, before, sizeof before);
+  for (int mode = 0; mode < 2; mode++) {
+    snprintf(args, sizeof args, "--backend null --colls all_reduce --sizes 1K:64K -q %s -o %s",
+             mode ? "--resume" : "--overwrite", path);
+    int st = exec_runner("nodes=1,gpus=2", args, log2, 60);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+    char text[4096];
+    file_text(log2, text, sizeof text);
+    assert_non_null(strstr(text, "another run is writing it"));
+    file_text(path, after, sizeof after);
+    assert_string_equal(after, before);
+  }
+  read_rows(path, &set);
+  assert_int_equal(set.n, 3);
+  cs_meas_set_fini(&set);
+  kill(first, SIGKILL); /* the hung run (its watchdog would end it after 60 s) */
+  assert_int_equal(wait_runner(first, 60), SIGKILL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(model_time_min_trials),  cmocka_unit_test(trials_until_stable),
       cmocka_unit_test(shapes_from_one_launch), cmocka_unit_test(check_all_ranks),
       cmocka_unit_test(bad_settings),           cmocka_unit_test(kill_then_resume),
-      cmocka_unit_test(hang_watchdog),
+      cmocka_unit_test(hang_watchdog),          cmocka_unit_test(second_run_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

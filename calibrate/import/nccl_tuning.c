@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "input.h"
 #include "nccllog.h"
 
 /* Our algorithm for one of NCCL's names; -1 for those not kept (CollNetChain, NVLSTree) or
@@ -64,20 +65,19 @@ static int header_names(char *rest, char names[][32], int max) {
 enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning *t,
                                         struct cs_error *err) {
   memset(t, 0, sizeof *t);
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return cs_error_at(err, CS_ERR_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err ? err->status : CS_ERR_IO;
   struct cs_nccllog_hosts hl = {NULL, 0, 0};
-  char *buf = NULL;
-  size_t cap = 0;
+  struct cs_lines in = {.f = f, .path = path};
   long line = 0;
   int state = 0; /* 0 before the table, 1 inside, 2 after */
   char table_who[128] = "";
   char algos[16][32], protos[32][32];
   int nalgos = 0, nprotos = 0;
   enum cs_status st = CS_OK;
-  while (cs_nccllog_read_line(f, &buf, &cap) >= 0) {
+  while (cs_lines_next(&in, err) >= 0) {
     line++;
-    char *s = buf;
+    char *s = in.buf;
     if (cs_nccllog_strip_tag(&s) != 0) continue;
     char *info;
     char who[128];
@@ -166,8 +166,7 @@ enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning 
       t->present[c] = 1;
     }
   }
-  if (st == CS_OK && (ferror(f) || !feof(f)))
-    st = cs_error_at(err, CS_ERR_IO, path, line, 0, "read error: %s", strerror(errno));
+  if (st == CS_OK) st = in.st;
   int any = 0;
   for (int c = 0; c < CS_COLL_COUNT; c++)
     any |= t->present[c];
@@ -175,7 +174,7 @@ enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning 
     st = cs_error_at(err, CS_ERR_PARSE, path, 0, 0,
                      "expected NCCL's tuning table (run with NCCL_DEBUG=INFO "
                      "NCCL_DEBUG_SUBSYS=TUNING), found none");
-  free(buf);
+  free(in.buf);
   free(hl.h);
   fclose(f);
   return st;

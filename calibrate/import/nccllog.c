@@ -347,15 +347,6 @@ void cs_nccllog_split_debug(char *line, const struct cs_nccllog_hosts *hl, char 
   line[start] = '\0';
 }
 
-/* Reads one line into *buf (growing it); strips the line break. Returns -1 at end of file. */
-long cs_nccllog_read_line(FILE *f, char **buf, size_t *cap) {
-  ssize_t n = getline(buf, cap, f);
-  if (n < 0) return -1;
-  while (n > 0 && ((*buf)[n - 1] == '\n' || (*buf)[n - 1] == '\r'))
-    (*buf)[--n] = '\0';
-  return (long)n;
-}
-
 /* The collective named by a token such as "./build/all_reduce_perf": the part after the last
  * '/' when it ends in "_perf" (or "_perf_mpi"). Returns 1 when the token is such a name. */
 int cs_nccllog_perf_name(const char *tok, char *out, size_t len) {

@@ -71,8 +71,6 @@ long cs_nccllog_strip_tag(char **line);
  * none) and who, when not NULL, receives its "HOST:PID:TID". */
 void cs_nccllog_split_debug(char *line, const struct cs_nccllog_hosts *hl, char **info, char *who,
                             size_t wholen);
-/* Reads one line into *buf (grown by getline), line break stripped; -1 at the end of the file. */
-long cs_nccllog_read_line(FILE *f, char **buf, size_t *cap);
 /* The collective named by "./build/all_reduce_perf" ("all_reduce_perf"); 1 when tok is such a name.
  */
 int cs_nccllog_perf_name(const char *tok, char *out, size_t len);

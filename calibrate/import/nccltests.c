@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "input.h"
 #include "nccllog.h"
 #include "nccltests_json.h"
 
@@ -565,12 +566,11 @@ static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set 
   tp->set = set;
   tp->err = err;
   run_reset(tp);
-  char *buf = NULL;
-  size_t cap = 0;
+  struct cs_lines in = {.f = f, .path = path};
   enum cs_status st = CS_OK;
-  while (st == CS_OK && cs_nccllog_read_line(f, &buf, &cap) >= 0) {
+  while (st == CS_OK && cs_lines_next(&in, err) >= 0) {
     tp->line++;
-    char *s = buf;
+    char *s = in.buf;
     if (cs_nccllog_strip_tag(&s) != 0) continue; /* rank 0 prints the tables */
     char *info;
     cs_nccllog_split_debug(s, &tp->hosts, &info, NULL, 0);
@@ -587,16 +587,14 @@ static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set 
       st = on_data(tp, text);
     }
   }
-  /* getline() fails without setting the error flag when memory runs out: not at the end is an
-   * error too, never a silently shortened log */
-  if (st == CS_OK && (ferror(f) || !feof(f)))
-    st = cs_error_at(err, CS_ERR_IO, path, tp->line, 0, "read error: %s", strerror(errno));
+  /* a line or the log over its cap, a read error or no memory: never a silently shortened log */
+  if (st == CS_OK) st = in.st;
   if (st == CS_OK) st = end_table(tp);
   if (st == CS_OK && tp->n_results == 0)
     st = cs_error_at(err, CS_ERR_PARSE, path, 0, 0,
                      "expected nccl-tests results (a \"#  size count type ...\" table with "
                      "data rows, or -J JSON), found none");
-  free(buf);
+  free(in.buf);
   free(tp->ranks);
   free(tp->hosts.h);
   free(tp);
@@ -609,10 +607,11 @@ static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set 
 
 enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set,
                                    struct cs_error *err) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return cs_error_at(err, CS_ERR_IO, path, 0, 0, "cannot open: %s", strerror(errno));
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err ? err->status : CS_ERR_IO;
   int c;
-  while ((c = getc(f)) != EOF && isspace(c)) {
+  size_t k = 0; /* an endless run of blank lines is the text reader's to refuse */
+  while ((c = getc(f)) != EOF && isspace(c) && ++k < CS_INPUT_LINE_MAX) {
   }
   rewind(f);
   enum cs_status st =

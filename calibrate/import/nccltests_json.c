@@ -22,6 +22,7 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "input.h"
 #include "nccllog.h"
 
 /* Limits far above what nccl-tests writes (about 300 bytes and 20 values per message size) and

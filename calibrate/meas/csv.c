@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
+
 int cs_csv_grow(void **items, size_t *cap, size_t n, size_t size, size_t first) {
   if (n < *cap) return 0;
   size_t nc = *cap ? *cap * 2 : first;
@@ -151,12 +153,6 @@ enum cs_status cs_csv_reject(const struct cs_csv_row *row, int c, const char *ex
                      row->field[c]);
 }
 
-static void chomp(char *s) {
-  size_t n = strlen(s);
-  while (n > 0 && (s[n - 1] == '\n' || s[n - 1] == '\r'))
-    s[--n] = '\0';
-}
-
 /* Finds fmt's columns among the header's fields into idx[] (-1 when absent); the first required
  * one missing is an error. */
 static enum cs_status map_header(const struct cs_csv_format *fmt, char **fields, int nf, int *idx,
@@ -177,11 +173,11 @@ enum cs_status cs_csv_read(const char *path, const struct cs_csv_format *fmt,
                            enum cs_status (*row)(void *ctx, const struct cs_csv_row *r,
                                                  struct cs_error *err),
                            void *ctx, struct cs_error *err) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err ? err->status : CS_ERR_IO;
+  struct cs_lines in = {.f = f, .path = path};
   char *line = NULL;
-  size_t cap = 0;
-  long lineno = 0;
+  long lineno = 0, len;
   int idx[CS_CSV_MAX_FIELDS];
   int have_header = 0, nhead = 0;
   enum cs_status st = CS_OK;
@@ -190,9 +186,9 @@ enum cs_status cs_csv_read(const char *path, const struct cs_csv_format *fmt,
   r.format = fmt;
   for (int i = 0; i < CS_CSV_MAX_FIELDS; i++)
     idx[i] = -1;
-  while (getline(&line, &cap, f) > 0) {
-    lineno++;
-    chomp(line);
+  while ((len = cs_lines_next(&in, err)) >= 0) {
+    lineno = in.line;
+    line = in.buf;
     if (lineno == 1 && strcmp(line, fmt->magic) != 0 &&
         strncmp(line, fmt->first_column, strlen(fmt->first_column)) != 0) {
       st = cs_error_at(err, CS_ERR_PARSE, path, 1, 1,
@@ -240,12 +236,10 @@ enum cs_status cs_csv_read(const char *path, const struct cs_csv_format *fmt,
     }
     if ((st = row(ctx, &r, err)) != CS_OK) break;
   }
-  /* getline() fails without setting the error flag when memory runs out */
-  if (st == CS_OK && (ferror(f) || !feof(f)))
-    st = cs_error_set(err, CS_ERR_IO, "%s: read error: %s", path, strerror(errno));
+  if (st == CS_OK) st = in.st;
   if (st == CS_OK && !have_header)
     st = cs_error_at(err, CS_ERR_PARSE, path, lineno + 1, 0, "%s", fmt->no_header);
-  free(line);
+  free(in.buf);
   fclose(f);
   return st;
 }

@@ -252,19 +252,6 @@ static void explain(FILE *f, const struct cs_sim *s) {
   }
 }
 
-/* Whether the plan text names key (so that it is not filled in). */
-static int names_key(const char *text, const char *key) {
-  size_t k = strlen(key);
-  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
-    int start = s == text || s[-1] == ',' || s[-1] == ' ';
-    const char *e = s + k;
-    while (*e == ' ')
-      e++;
-    if (start && *e == '=') return 1;
-  }
-  return 0;
-}
-
 static int ends_with(const char *s, const char *tail) {
   size_t n = strlen(s), k = strlen(tail);
   return n >= k && strcmp(s + n - k, tail) == 0;
@@ -279,7 +266,7 @@ static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char 
     enum cs_status st = cli_setup_plan(text, &plans[0], err);
     if (st != CS_OK) return st;
     snprintf(texts[0], sizeof texts[0], "%s", text);
-    fixed[0] = names_key(text, "dp");
+    fixed[0] = cs_plan_text_names(text, "dp");
     *nplan = 1;
     return CS_OK;
   }
@@ -310,7 +297,7 @@ static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char 
         cs_error_prefix(err, where);
         return st;
       }
-      fixed[*nplan] = names_key(t, "dp");
+      fixed[*nplan] = cs_plan_text_names(t, "dp");
       if (plans[*nplan].precision != plans[0].precision)
         return cs_error_set(err, CS_ERR_USAGE,
                             "plan %d has another precision than plan 1: plans side by side share "

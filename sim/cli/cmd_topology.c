@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "input.h"
 #include "map.h"
 #include "opts.h"
 #include "smi.h"
@@ -56,28 +57,11 @@ static enum cs_status load_named(const char *name, struct cs_topology *t, struct
 }
 
 static enum cs_status read_text(const char *path, char **text, struct cs_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open", path);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    size_t r = fread(buf + n, 1, cap - n - 1, f);
-    n += r;
-    if (n + 1 < cap) break;
-    if (cap >= (size_t)64 << 20) {
-      free(buf);
-      fclose(f);
-      return cs_error_set(err, CS_ERR_RANGE, "%s: larger than 64 MiB", path);
-    }
-    char *nb = realloc(buf, cap *= 2);
-    if (nb == NULL) free(buf);
-    buf = nb;
-  }
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err->status;
+  enum cs_status st = cs_input_read_all(f, path, CS_INPUT_DOC_MAX, text, NULL, err);
   fclose(f);
-  if (buf == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
-  buf[n] = '\0';
-  *text = buf;
-  return CS_OK;
+  return st;
 }
 
 struct entry {

@@ -3,7 +3,8 @@
 # every verb (cs_cmd_* in sim/cli) <= 100 lines, every function <= 120 lines, every source file
 # <= 1000 lines. Function extents come from universal-ctags (--fields=+ne: line and end).
 # usage: sizes.sh SOURCE_DIR [N] [--check]   (N largest of each, default 5; --check: exit 1 over a
-# limit, listing each; files of other branches' scope are listed but not counted: see EXEMPT)
+# limit, listing each). SIZES_DIRS (space-separated folders, default all) limits what is read;
+# SIZES_EXEMPT (space-separated files) lists files that are printed but not held to the limits.
 set -u
 src=${1:?usage: sizes.sh SOURCE_DIR [N] [--check]}
 n=${2:-5}
@@ -18,7 +19,11 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
   files=$(find calibrate model sim topologies plots -name '*.c' -o -name '*.h')
 fi
-# Files whose internals belong to other work today (named in the report, not counted by --check).
+if [ -n "${SIZES_DIRS:-}" ]; then
+  keep=""
+  for f in $files; do for d in $SIZES_DIRS; do case $f in "$d"/*) keep="$keep $f" ;; esac; done; done
+  files=$keep
+fi
 EXEMPT=${SIZES_EXEMPT:-}
 funcs=$("$ctags" --c-kinds=f --fields=+ne -o - $files 2>/dev/null |
   awk -F'\t' '{ l = e = 0; for (i = 4; i <= NF; i++) { if ($i ~ /^line:/) l = substr($i, 6);

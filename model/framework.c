@@ -6,9 +6,14 @@
  */
 #include "framework.h"
 
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "datadir.h"
+#include "units.h"
 
 static const char *const grad_names[] = {"overlap", "after_backward", NULL};
 static const char *const unit_names[] = {"block", "module", NULL};
@@ -94,13 +99,53 @@ const struct cs_cfg_field *cs_framework_fields(size_t *n) {
   return fields;
 }
 
+/* One default text converted as the schema's parser converts it, without that parser's round
+ * trip through a one-scalar YAML document (which allocates): the default profile is built once,
+ * under pthread_once, and copied, so that cs_framework_default cannot fail (as plan.c). */
+static void set_default(const struct cs_cfg_field *fl, struct cs_framework *f) {
+  void *dst = (char *)f + fl->offset;
+  double v;
+  switch (fl->type) {
+  case CS_CFG_INT:
+    *(int *)dst = (int)strtol(fl->def, NULL, 10);
+    break;
+  case CS_CFG_DOUBLE:
+    *(double *)dst = strtod(fl->def, NULL);
+    break;
+  case CS_CFG_QTY:
+    if (cs_units_parse_quantity(fl->def, fl->unit, &v, NULL) == CS_OK) *(double *)dst = v;
+    break;
+  case CS_CFG_BOOL:
+    *(int *)dst = strcmp(fl->def, "true") == 0;
+    break;
+  case CS_CFG_ENUM:
+    for (int i = 0; fl->names && fl->names[i]; i++)
+      if (strcasecmp(fl->def, fl->names[i]) == 0) {
+        *(int *)dst = i;
+        break;
+      }
+    break;
+  case CS_CFG_STRING:
+    snprintf((char *)dst, fl->size, "%s", strcmp(fl->def, "\"\"") == 0 ? "" : fl->def);
+    break;
+  }
+}
+
+static struct cs_framework defaults;
+static pthread_once_t defaults_once = PTHREAD_ONCE_INIT;
+
+static void build_defaults(void) {
+  memset(&defaults, 0, sizeof defaults);
+  for (size_t i = 0; i < NFIELDS; i++)
+    if (fields[i].def) set_default(&fields[i], &defaults);
+  defaults.version = 1;
+  snprintf(defaults.name, sizeof defaults.name, "%s", CS_FRAMEWORK_DEFAULT);
+  snprintf(defaults.release, sizeof defaults.release, "PyTorch 2.5 DDP and FSDP2");
+}
+
 void cs_framework_default(struct cs_framework *f) {
-  memset(f, 0, sizeof *f);
-  /* the table's defaults are constants of this file: they parse */
-  (void)cs_cfg_defaults(fields, NFIELDS, f, NULL);
-  f->version = 1;
-  snprintf(f->name, sizeof f->name, "%s", CS_FRAMEWORK_DEFAULT);
-  snprintf(f->release, sizeof f->release, "PyTorch 2.5 DDP and FSDP2");
+  pthread_once(&defaults_once, build_defaults);
+  *f = defaults;
 }
 
 static enum cs_status read_doc(const struct cs_yaml *d, struct cs_framework *f,
@@ -131,17 +176,38 @@ enum cs_status cs_framework_load_string(const char *text, const char *name, stru
   return st;
 }
 
+static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct cs_framework last;
+static char last_name[4096];
+
 enum cs_status cs_framework_find(const char *name, const char *exe, struct cs_framework *f,
                                  struct cs_error *err) {
   if (name == NULL || name[0] == '\0' || strcmp(name, CS_FRAMEWORK_DEFAULT) == 0) {
     cs_framework_default(f);
     return CS_OK;
   }
+  /* the last profile found by name is kept: a search or a sweep finds the same one for every
+   * candidate plan (memory and step), and parsing it each time would cost more than the step */
+  pthread_mutex_lock(&last_lock);
+  int hit = last_name[0] && strcmp(last_name, name) == 0;
+  if (hit) *f = last;
+  pthread_mutex_unlock(&last_lock);
+  if (hit) return CS_OK;
   char path[4096];
   enum cs_status st =
       cs_datadir_find("frameworks", "model/frameworks", name, exe, path, sizeof path, err);
   if (st != CS_OK) return cs_error_prefix(err, "framework");
-  return cs_framework_load(path, f, err);
+  struct cs_framework tmp;
+  st = cs_framework_load(path, &tmp, err);
+  if (st != CS_OK) return st;
+  *f = tmp;
+  pthread_mutex_lock(&last_lock);
+  if (strlen(name) < sizeof last_name) {
+    last = tmp;
+    snprintf(last_name, sizeof last_name, "%s", name);
+  }
+  pthread_mutex_unlock(&last_lock);
+  return CS_OK;
 }
 
 void cs_framework_apply(const struct cs_framework *f, struct cs_plan *p) {

@@ -107,7 +107,8 @@ enum cs_status cs_framework_load_string(const char *text, const char *name, stru
 
 /* The profile a plan names: CS_FRAMEWORK_DEFAULT without reading a file, else the bundled
  * frameworks/NAME.yaml (datadir.h; exe may be NULL) or a path. CS_ERR_IO naming the folders
- * searched when there is none. */
+ * searched when there is none. The last profile found by name is kept for the process (under a
+ * mutex) and returned again without reading its file. */
 enum cs_status cs_framework_find(const char *name, const char *exe, struct cs_framework *f,
                                  struct cs_error *err);
 

@@ -55,7 +55,9 @@ static void finish(const struct cs_plan *p, const struct cs_framework *f, int s,
   m->inflight = inflight(p, s);
   m->act_microbatch = ss->act + ss->act_head;
   m->activations = ss->act * m->inflight + ss->act_head;
-  if (p->zero >= 3 && ndp > 1)
+  if (p->zero >= 3 && ndp > 1 && !f->reshard_after_forward)
+    m->temp = wb * whole; /* every gathered weight held from forward to backward */
+  else if (p->zero >= 3 && ndp > 1)
     m->temp = 2 * wb * ss->largest;
   else if (ndp > 1 && p->zero == 0 && p->dp_mode == CS_DP_DDP && !f->bucket_view)
     m->temp = gb * whole; /* DDP's buckets hold a copy of every gradient */

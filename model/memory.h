@@ -15,7 +15,8 @@
  * 2205.05198). The output layer's activations (fp32 logits) are held for one micro-batch.
  *
  * Temporary buffers: under ZeRO-3 the gathered weights of the largest layer, twice (the layer
- * running and the one prefetched); under DDP whose gradients are not views into its buckets (the
+ * running and the one prefetched), or all of them where the profile does not reshard after
+ * forward; under DDP whose gradients are not views into its buckets (the
  * framework profile's bucket_view; PyTorch's default) a copy of every gradient; otherwise, with
  * data parallelism, two gradient buckets. With the profile's fp32_logits the last stage also
  * holds the loss's logits gradient in fp32 and in the compute type.

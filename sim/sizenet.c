@@ -19,10 +19,10 @@ void cs_sizenet_write_table(FILE *f, const struct cs_scenario *su, const struct 
   const char *unit = su->workload->seq ? "tokens/s" : "samples/s";
   fprintf(f,
           "# commscale %s size-network\n# workload  %s\n# topology  %s: %ld nodes x %d GPUs, "
-          "%d NICs per node, %s%s%s\n",
+          "%d NICs per node, %s%s%s\n# framework %s (where a family names none)\n",
           CS_VERSION, su->workload->description, t->name, z->nodes, t->node.gpus, t->net.nics,
           cs_topo_transport_name((enum cs_topo_transport)t->net.transport),
-          t->net.sharp ? ", SHARP" : "", t->node.nvls ? ", NVLS" : "");
+          t->net.sharp ? ", SHARP" : "", t->node.nvls ? ", NVLS" : "", su->base.framework);
   if (z->target.kind == CS_TARGET_EFF && z->bar_row >= 0) {
     const struct cs_sizenet_row *b = &z->rows[z->bar_row];
     fprintf(f,

@@ -575,7 +575,7 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         if (st != CS_OK) return st;
         for (int l = 0; l < NLEV; l++)
           zu->rs[u][l] += t[l] + (f->zero_reduce_scatter ? copies : flat);
-        zu->hostb[u] += hc;
+        zu->hostb[u] += f->zero_reduce_scatter ? hc : f->host_call; /* one flat tensor */
         s->comm_bytes[stage] += s->m * rsb * cs_coll_busbw_factor(rc, (int)ranks);
       }
     }

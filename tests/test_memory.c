@@ -26,21 +26,6 @@
 
 #define GIB_BYTES 1073741824.0
 
-static struct cs_workload *bundled(const char *name) {
-  char path[4096];
-  struct cs_error err = {0};
-  if (cs_datadir_find("workloads", "model/workloads", name, NULL, path, sizeof path, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  struct cs_workload *w = NULL;
-  if (cs_workload_load(path, &w, &err) != CS_OK) fail_msg("%s", err.msg);
-  return w;
-}
-
-static void plan_of(const char *text, struct cs_plan *p) {
-  struct cs_error err = {0};
-  if (cs_plan_parse(text, p, &err) != CS_OK) fail_msg("%s", err.msg);
-}
-
 static double block_act(const struct cs_workload *w, const char *plan) {
   struct cs_plan p;
   cs_test_plan(plan, &p);
@@ -298,7 +283,7 @@ static void published_runs_fit(void **state) {
     struct cs_error err = {0};
     struct cs_workload *w = NULL;
     if (runs[i].workload)
-      w = bundled(runs[i].workload);
+      w = cs_test_workload(runs[i].workload);
     else
       assert_int_equal(cs_workload_load_string(gpt3_fused, "gpt3.yaml", &w, &err), CS_OK);
     char path[4096];
@@ -307,7 +292,7 @@ static void published_runs_fit(void **state) {
     struct cs_gpu g;
     assert_int_equal(cs_gpu_load(path, &g, &err), CS_OK);
     struct cs_plan p;
-    plan_of(runs[i].plan, &p);
+    cs_test_plan(runs[i].plan, &p);
     struct cs_memory m;
     assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
     assert_int_equal(cs_memory_estimate(w, &p, &g, &m, &err), CS_OK);
@@ -323,23 +308,30 @@ static void published_runs_fit(void **state) {
  * adds Transformer Engine's FP8 weight and transpose copies, 2 bytes per parameter. */
 static void framework_memory(void **state) {
   (void)state;
-  struct cs_workload *w = bundled("megatron-7.5b");
+  struct cs_workload *w = cs_test_workload("megatron-7.5b");
   struct cs_error err = {0};
   struct cs_plan p;
   struct cs_memory ddp, mc, f8;
-  plan_of("dp=64,mbs=1", &p);
+  cs_test_plan("dp=64,mbs=1", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &ddp, &err), CS_OK);
-  plan_of("dp=64,mbs=1,framework=megatron-core", &p);
+  cs_test_plan("dp=64,mbs=1,framework=megatron-core", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &mc, &err), CS_OK);
   const double psi = ddp.params;
   assert_close(mc.optimizer, 12 * psi / 64, 1e-9);
   assert_close(mc.grads, 4 * psi, 1e-9);
   assert_close(mc.weights, 2 * psi, 1e-9);
-  plan_of("dp=64,mbs=1,precision=fp8", &p);
+  cs_test_plan("dp=64,mbs=1,precision=fp8", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &f8, &err), CS_OK);
   assert_close(f8.weights, (2 + 2) * psi, 1e-9);
+  /* FSDP2 without resharding holds every gathered weight from forward to backward */
+  struct cs_memory rs, nrs;
+  cs_test_plan("dp=64,zero=3,mbs=1,framework=fsdp2", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &rs, &err), CS_OK);
+  cs_test_plan("dp=64,zero=3,mbs=1,framework=fsdp2-noreshard", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &nrs, &err), CS_OK);
+  assert_close(nrs.temp - rs.temp, 2 * psi - 2 * 2 * (51200.0 + 2048) * 4096, 1e-9);
   /* an unknown profile is an error, not the default */
-  plan_of("dp=64,framework=no-such-framework", &p);
+  cs_test_plan("dp=64,framework=no-such-framework", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &f8, &err), CS_ERR_IO);
   assert_non_null(strstr(err.msg, "framework"));
   cs_workload_free(w);
@@ -388,7 +380,7 @@ static void measured_peaks(void **state) {
   assert_int_equal(cs_workload_load(path, &w, &err), CS_OK);
   for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
     struct cs_plan p;
-    plan_of(logs[i].plan, &p);
+    cs_test_plan(logs[i].plan, &p);
     struct cs_memory m;
     assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
     double measured = log_peak(logs[i].log), model = m.total - m.reserve;

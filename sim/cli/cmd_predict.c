@@ -157,13 +157,17 @@ static void write_csv(FILE *f, const struct cs_predict_row *r, size_t n) {
     fprintf(f, "%ld,%ld,", x->nodes, x->gpus);
     cli_csv_field(f, x->plan);
     fprintf(f, ",%g,%s,", x->net_gbps, x->ok ? "ok" : "rejected");
+    char dl[2][32] = {"", ""}; /* DLPerf's speedup and efficiency: only where one GPU fits it */
+    if (x->one_gpu_fits)
+      snprintf(dl[0], sizeof dl[0], "%.6g", x->speedup),
+          snprintf(dl[1], sizeof dl[1], "%.6g", x->efficiency);
     if (x->ok)
       fprintf(f,
-              "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+              "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
               "%.6g,%.6g,%d,%ld,%.6g,%.4g,",
               x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
-              x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
-              b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
+              x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, dl[0], dl[1], b->compute,
+              b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
               x->r.microbatches, x->r.comm_bytes, x->mem_gib);
     else
       fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
@@ -208,23 +212,26 @@ static void write_json(FILE *f, const struct cs_predict_row *r, size_t n, int ar
     const struct cs_sim_breakdown *b = &x->r.part;
     fprintf(f, "  {\"nodes\": %ld, \"gpus\": %ld, \"plan\": ", x->nodes, x->gpus);
     cli_json_string(f, x->plan);
+    char dl[2][32] = {"null", "null"}; /* DLPerf's: only where one GPU fits the model */
+    if (x->one_gpu_fits)
+      snprintf(dl[0], sizeof dl[0], "%.6g", x->speedup),
+          snprintf(dl[1], sizeof dl[1], "%.6g", x->efficiency);
     fprintf(f, ", \"net_Gbps\": %g, \"ok\": %s", x->net_gbps, x->ok ? "true" : "false");
     if (x->ok)
-      fprintf(
-          f,
-          ", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
-          "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"tflops_per_gpu\": %.6g, "
-          "\"hw_tflops_per_gpu\": %.6g, \"mfu\": %.6g, \"speedup\": %.6g, \"efficiency\": %.6g, "
-          "\"breakdown_s\": {\"compute\": %.6g, \"tp\": %.6g, \"cp\": %.6g, \"ep\": %.6g, "
-          "\"dp\": %.6g, \"pp\": %.6g, \"bubble\": %.6g, \"optimizer\": %.6g}, "
-          "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g, "
-          "\"ref_speedup\": %.6g, \"ref_efficiency\": %.6g, \"scaling\": \"%s\", "
-          "\"one_gpu_fits\": %s",
-          x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
-          x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
-          b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
-          x->r.microbatches, x->mem_gib, x->ref_speedup, x->ref_eff, x->weak ? "weak" : "strong",
-          x->one_gpu_fits ? "true" : "false");
+      fprintf(f,
+              ", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
+              "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"tflops_per_gpu\": %.6g, "
+              "\"hw_tflops_per_gpu\": %.6g, \"mfu\": %.6g, \"speedup\": %s, \"efficiency\": %s, "
+              "\"breakdown_s\": {\"compute\": %.6g, \"tp\": %.6g, \"cp\": %.6g, \"ep\": %.6g, "
+              "\"dp\": %.6g, \"pp\": %.6g, \"bubble\": %.6g, \"optimizer\": %.6g}, "
+              "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g, "
+              "\"ref_speedup\": %.6g, \"ref_efficiency\": %.6g, \"scaling\": \"%s\", "
+              "\"one_gpu_fits\": %s",
+              x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
+              x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, dl[0], dl[1], b->compute,
+              b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
+              x->r.microbatches, x->mem_gib, x->ref_speedup, x->ref_eff,
+              x->weak ? "weak" : "strong", x->one_gpu_fits ? "true" : "false");
     else {
       fputs(", \"reason\": ", f);
       cli_json_string(f, x->reason);

@@ -27,6 +27,10 @@ if command -v script >/dev/null 2>&1; then
   script -qec "${sweep}" "$tmp/ts2" >"$tmp/sweep.tty" 2>&1 && ok || bad "sweep under script"
   grep -q 'sweep: 1/2 8 nodes' "$tmp/sweep.tty" && ok ||
     bad "sweep drew no progress on a terminal: $(cat -v "$tmp/sweep.tty")"
+  script -qec "$cs search $W --nodes 8 --gbs 256 -n 1 -o $tmp/search.txt" "$tmp/ts4" \
+    >"$tmp/search.tty" 2>&1 && ok || bad "search under script"
+  grep -q 'search: 0/8 tp=1' "$tmp/search.tty" && ok ||
+    bad "search drew no progress on a terminal: $(cat -v "$tmp/search.tty")"
   # --quiet: nothing
   script -qec "${size} --quiet" "$tmp/ts3" >"$tmp/quiet.tty" 2>&1 && ok || bad "--quiet run"
   ! grep -q 'size-network: [0-9]' "$tmp/quiet.tty" && ok ||

@@ -13,29 +13,38 @@ static const char *const keys[K_COUNT] = {"tp", "pp",   "cp",  "ep", "vpp",
                                           "dp", "zero", "mbs", "sp", "recompute"};
 static const char *const recompute_names[] = {"none", "selective", "full"};
 
+/* The framework of a bundled family is the framework that runs that layout in practice
+ * (model/frameworks/: fsdp2 = PyTorch 2.5 FSDP2, deepspeed-zero3 = DeepSpeed ZeRO-3,
+ * megatron-core = Megatron-Core); the four classes of search.h keep the scenario's. */
 static const struct cs_family_spec bundled[] = {
     {"fsdp",
-     "zero=3,tp=1,pp=1,cp=1",
-     "plain ZeRO-3 / FSDP: weights, gradients and optimizer "
-     "sharded over every GPU, no TP or PP",
+     "zero=3,tp=1,pp=1,cp=1,framework=fsdp2",
+     "plain ZeRO-3 / FSDP: weights, gradients and optimizer sharded over every GPU, no TP or PP",
      -1,
      4,
      {{K_ZERO, '=', 3}, {K_TP, '=', 1}, {K_PP, '=', 1}, {K_CP, '=', 1}},
-     ""},
+     "fsdp2"},
     {"zero3-tp1",
-     "zero=3,tp=1,pp=1,cp=1",
+     "zero=3,tp=1,pp=1,cp=1,framework=fsdp2",
      "the same as fsdp",
      -1,
      4,
      {{K_ZERO, '=', 3}, {K_TP, '=', 1}, {K_PP, '=', 1}, {K_CP, '=', 1}},
-     ""},
+     "fsdp2"},
     {"zero3-tp8",
-     "zero=3,tp=8,pp=1",
+     "zero=3,tp=8,pp=1,framework=deepspeed-zero3",
      "ZeRO-3 across nodes, 8-way tensor parallelism in the node",
      -1,
      3,
      {{K_ZERO, '=', 3}, {K_TP, '=', 8}, {K_PP, '=', 1}},
-     ""},
+     "deepspeed-zero3"},
+    {"mcore",
+     "tp=node,pp>1,cp=1,zero<3,framework=megatron-core",
+     "Megatron-Core: TP filling the node, PP, DP (distributed optimizer) over the rest",
+     -1,
+     4,
+     {{K_TP, '=', -1}, {K_PP, '>', 1}, {K_CP, '=', 1}, {K_ZERO, '<', 3}},
+     "megatron-core"},
     {"zero3",
      "zero=3",
      "ZeRO-3 with the fastest TP/PP split (before 2026-11 the only ZeRO-3)",
@@ -52,7 +61,7 @@ static const struct cs_family_spec bundled[] = {
      ""},
     {"tp+pp",
      "tp=node,pp>1,cp=1,zero<3",
-     "Megatron: TP filling the node, PP, DP over the rest",
+     "Megatron's layout: TP filling the node, PP, DP over the rest",
      CS_FAMILY_TPPP,
      0,
      {{0, 0, 0}},
@@ -79,7 +88,8 @@ const struct cs_family_spec *cs_family_bundled(const char *name) {
 }
 
 void cs_family_set_default(struct cs_family_set *s) {
-  static const char *const names[] = {"fsdp", "zero3-tp8", "zero3", "dp+tp", "tp+pp", "3d"};
+  static const char *const names[] = {"fsdp",  "zero3-tp8", "mcore", "zero3",
+                                      "dp+tp", "tp+pp",     "3d"};
   s->n = 0;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     s->f[s->n++] = *cs_family_bundled(names[i]);

@@ -12,7 +12,8 @@
  * framework=NAME is not a filter: the family's plans are costed with that framework profile
  * (model/frameworks/NAME.yaml; default: the scenario's plan's). The bundled families
  * (cs_family_bundled) are the four built-in classes of search.h (zero3, dp+tp, tp+pp, 3d) and
- * the named filters fsdp (alias zero3-tp1) and zero3-tp8.
+ * the named filters fsdp (alias zero3-tp1; framework fsdp2), zero3-tp8 (deepspeed-zero3) and mcore
+ * (megatron-core).
  *
  * A list is "NAME=KEYS;NAME=KEYS;NAME" (';' between families, a bundled name alone) or, with no
  * '=' anywhere, bundled names separated by ',' (the old --family zero3,tp+pp).
@@ -52,7 +53,7 @@ struct cs_family_set {
 /* Parses a list (syntax above) into s. Errors: CS_ERR_USAGE naming the item and what was
  * expected (unknown bundled name, unknown key, bad value, duplicate name, too many families). */
 enum cs_status cs_family_set_parse(const char *text, struct cs_family_set *s, struct cs_error *err);
-/* The default set of size-network and report: fsdp, zero3-tp8, zero3, dp+tp, tp+pp, 3d. */
+/* The default set of size-network and report: fsdp, zero3-tp8, mcore, zero3, dp+tp, tp+pp, 3d. */
 void cs_family_set_default(struct cs_family_set *s);
 /* The bundled family called name (case-insensitive), or NULL. */
 const struct cs_family_spec *cs_family_bundled(const char *name);

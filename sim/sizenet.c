@@ -36,8 +36,7 @@ void cs_sizenet_write_table(FILE *f, const struct cs_scenario *su, const struct 
   fprintf(f, "# families\n");
   for (int i = 0; i < z->nf; i++) {
     const struct cs_family_spec *p = &z->rows[i].fam;
-    fprintf(f, "#   %-10s %s%s%s%s%s\n", p->name, p->def, p->framework[0] ? ", framework=" : "",
-            p->framework, p->what[0] ? ": " : "", p->what);
+    fprintf(f, "#   %-10s %s%s%s\n", p->name, p->def, p->what[0] ? ": " : "", p->what);
   }
   fprintf(f, "# least: Gb/s per GPU meeting the target; lo..hi: the same with every collective at "
              "the low / high end\n# of its ~95%% band (the plan chosen at the predicted times; - = "

@@ -63,9 +63,12 @@ static const struct cli_verb verb = {
     "[--nodes 1:400] [--plot PREFIX]",
     "Predict step time, throughput, speedup and scaling efficiency of a plan at many node counts.",
     "step_lo..step_hi: the schedule re-run with every collective at the low and at the high end\n"
-    "of its ~95% band. speedup = throughput / throughput of one GPU running the same "
-    "micro-batches\n"
-    "(DLPerf's definition); efficiency = speedup / GPUs. TFLOP/s per GPU counts model FLOPs (hw_\n"
+    "of its ~95% band. speedup, eff: against one reference for the whole table, the fastest run\n"
+    "at the fewest GPUs (named in the header); eff = speedup / (GPUs / its GPUs), weak-scaling\n"
+    "(marked w) where the batch grows with the GPUs; an eff above 100% is marked * with its "
+    "reason.\n"
+    "eff1: DLPerf's (over one GPU running the same micro-batches), only where the model fits one\n"
+    "GPU. TFLOP/s per GPU counts model FLOPs (hw_\n"
     "adds recomputation); MFU = model FLOP/s per GPU / peak. Breakdown columns are the seconds of\n"
     "the critical pipeline stage: compute, exposed tp/cp/ep/dp comm, pp transfer waits, bubble,\n"
     "optimizer; they add up to the step.",

@@ -40,12 +40,13 @@ static const struct cli_verb verb = {
     "[--prices FILE] [--plot PREFIX]",
     "The least network bandwidth per GPU meeting a target for each plan family, and the knee.",
     "For each family the fastest feasible plan is chosen at every bandwidth (the search's space).\n"
-    "eff: network scaling efficiency = the family's throughput at B / its throughput with an\n"
-    "unlimited network on the same nodes (pipeline bubbles and the optimizer are not the\n"
-    "network's to fix); mfu and tokens are absolute. least: rounded up to whole Gb/s per NIC, so\n"
-    "`commscale predict --plan PLAN --net-gbps NIC` meets the target (step <= max_step) and 10%\n"
-    "less does not. knee: doubling the bandwidth beyond it gains < 5% throughput. Network edits:\n"
-    "--rails, --oversub, --sharp, --nvls, --transport, --net-latency.",
+    "eff: one bar for every family: X times the throughput of the fastest family of the run with\n"
+    "an unlimited network (named in the header); mfu and tokens are absolute. least: rounded up\n"
+    "to whole Gb/s per NIC, so `commscale predict --plan PLAN --net-gbps NIC` meets the target;\n"
+    "lo..hi: the same with every collective at the ends of its ~95% band. knee: the least\n"
+    "bandwidth >= least from which on no doubling gains 5% throughput. Under the table: the\n"
+    "throughput curve per family. Network edits: --rails, --oversub, --sharp, --nvls,\n"
+    "--transport, --net-latency. Families: docs/scenario.md.",
     opts,
     (int)(sizeof opts / sizeof opts[0]),
     NULL};

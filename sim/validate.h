@@ -22,11 +22,12 @@
 #define CS_VAL_ACCEPT_MEAN 0.05
 #define CS_VAL_ACCEPT_MAX 0.12
 
+/* Training-step metrics first (up to CS_VAL_TFLOPS, model FLOPs per GPU), then collectives. */
 enum cs_val_metric {
   CS_VAL_SPEEDUP,
   CS_VAL_HW_TFLOPS,
   CS_VAL_STEP,
-  CS_VAL_TFLOPS, /* model FLOPs per GPU */
+  CS_VAL_TFLOPS,
   CS_VAL_BUSBW,
   CS_VAL_TIME
 };
@@ -39,13 +40,16 @@ struct cs_val_case {
   enum cs_val_metric metric;
   double tolerance, bound;          /* accepted |error|; a known miss's bound (0 = none) */
   double pred, pub_lo, pub_hi, err; /* predicted, published range, relative error */
+  double band_lo, band_hi;          /* the prediction's ~95% band (step_lo..step_hi and kin) */
   enum cs_val_status status;
 };
 
 struct cs_val_summary {
   size_t n, over_tol, known, over_bound, over_accept; /* over_accept: |error| > 12% */
   double mean, max;                                   /* of |error| */
-  int accepted; /* mean <= CS_VAL_ACCEPT_MEAN and no case over CS_VAL_ACCEPT_MAX */
+  int accepted;           /* mean <= CS_VAL_ACCEPT_MEAN and no case over CS_VAL_ACCEPT_MAX */
+  size_t covered;         /* the published value inside the prediction's band */
+  double median_half_rel; /* median (band_hi - band_lo) / 2 / predicted */
 };
 
 struct cs_val;

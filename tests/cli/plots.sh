@@ -44,5 +44,16 @@ gp pr-breakdown "cs_share = 1"
 png pr-speedup
 png pr-breakdown
 
+"$cs" size-network "${W[@]}" --nodes 8 --gbs 256 --family "tp+pp;zero3" --plot "$tmp/sz" --png -q \
+  >/dev/null 2>"$tmp/sz.err" && ok || bad "size-network --plot: $(cat "$tmp/sz.err")"
+gp sz "cs_xlog = 1"
+gp sz "cs_xtics = '12.5 50 200 800 3200 12800'"
+# each answer (a measured block) lies on its family's curve (the predicted block of its group)
+awk '/^# index/ { kind = $4; grp = $6 + 0; next } /^#/ || NF == 0 { next }
+  kind == "predicted," { on[grp " " $1] = $2; next }
+  kind == "measured," { n++; if (on[grp " " $1] == "" || on[grp " " $1] != $2) bad = 1 }
+  END { exit !(n > 0 && !bad) }' "$tmp/sz.dat" && ok || bad "an answer is not on its curve"
+png sz
+
 echo "cli plots: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

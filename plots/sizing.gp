@@ -1,7 +1,7 @@
 # sizing.gp — commscale's network-sizing figure: throughput against network bandwidth per GPU
 # (log axis), one solid curve per plan family (the fastest feasible plan of the family at each
-# bandwidth), the target (one bar for every family) as a dark dashed line, and the least bandwidth
-# that meets it as a large point.
+# bandwidth), the target (one bar for every family) as a dark dashed line, the least bandwidth
+# that meets it as a large filled point and the knee as an open one.
 #
 # Loaded by the PREFIX.gp that `commscale size-network --plot PREFIX` writes, after it has set the
 # terminal, the output and these variables:
@@ -46,4 +46,5 @@ plot \
   for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:2 \
       with lines lw 2.2 lc rgb fam_color(gr(i)) title nm(i), \
   for [i = cs_meas_first:cs_meas_last] cs_data index i using 1:2 \
-      with points pt 7 ps 1.6 lc rgb fam_color(gr(i)) title nm(i)
+      with points pt (strstrt(nm(i), 'knee') > 0 ? 6 : 7) ps 1.6 lc rgb fam_color(gr(i)) \
+      title nm(i)

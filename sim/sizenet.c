@@ -146,6 +146,10 @@ enum cs_status cs_sizenet_plot(const struct cs_scenario *s, const struct cs_size
     if (a->gbps_gpu_hi > 0) snprintf(h2, sizeof h2, "%.0f", a->gbps_gpu_hi);
     snprintf(lab, sizeof lab, "%s: least %.0f Gb/s per GPU (band %s..%s)", r->fam.name, x, l2, h2);
     st = cs_plot_add_xy(pl, CS_PLOT_MEASURED, lab, i, 1, &x, &y, NULL, NULL, err);
+    double kx = a->knee_gbps_gpu, ky = tput(&a->knee) / scale;
+    snprintf(lab, sizeof lab, "%s: knee %.0f Gb/s per GPU", r->fam.name, kx);
+    if (st == CS_OK && kx > x)
+      st = cs_plot_add_xy(pl, CS_PLOT_MEASURED, lab, i, 1, &kx, &ky, NULL, NULL, err);
     if (st == CS_OK && !drew_target) { /* one target for every family */
       double per_step = tput(&a->at) * a->at.step / scale;
       double tx[2] = {a->curve_gbps[0], a->curve_gbps[a->ncurve - 1]};

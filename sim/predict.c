@@ -57,9 +57,14 @@ static enum cs_status cost_row(struct cs_scenario *s, const struct cs_predict_sp
   p1.dp = p1.tp = p1.pp = p1.cp = p1.ep = p1.vpp = 1;
   p1.zero = 0, p1.sp = 0;
   struct cs_memory m1;
-  x->one_gpu_fits =
-      cs_memory_estimate(s->workload, &p1, &s->gpu, &m1, &e2) == CS_OK && cs_memory_fits(&m1);
-  if (cs_sim_single_gpu(s->workload, plan, &s->compute, &one, &e2) == CS_OK) {
+  enum cs_status s1 = cs_memory_estimate(s->workload, &p1, &s->gpu, &m1, &e2);
+  x->one_gpu_fits = s1 == CS_OK && cs_memory_fits(&m1);
+  if (s1 != CS_ERR_NOMEM) s1 = cs_sim_single_gpu(s->workload, plan, &s->compute, &one, &e2);
+  if (s1 == CS_ERR_NOMEM) { /* the run fails; the caller frees the simulator */
+    x->one_gpu_fits = 0;
+    return *err = e2, s1;
+  }
+  if (s1 == CS_OK) {
     x->speedup = x->r.samples_per_s / one;
     x->efficiency = x->speedup / (double)x->gpus;
   }

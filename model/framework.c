@@ -58,6 +58,8 @@ static const struct cs_cfg_field fields[] = {
       "params gathered ahead of the running unit (0 = one unit)"),
     F("max_live", CS_CFG_DOUBLE, max_live, 0, 0, 0, 1e15, "0", NULL,
       "params gathered at once (0 = no limit)"),
+    F("max_reuse", CS_CFG_DOUBLE, max_reuse, 0, 0, 0, 1e15, "0", NULL,
+      "a gathered weight reused within this many parameters is kept (0: always released)"),
     F("prefetch_depth", CS_CFG_INT, prefetch_depth, 0, 0, 0, 8, "1", NULL,
       "units whose gather is issued ahead of compute (0 = none)"),
     F("overlap_param", CS_CFG_BOOL, overlap_param, 0, 0, 0, 1, "true", NULL,

@@ -70,6 +70,7 @@ struct cs_framework {
   double persistence;        /* params: weights at or under this stay whole on every rank */
   double prefetch_params;    /* params gathered ahead of the running unit */
   double max_live;           /* params gathered at once (memory bound) */
+  double max_reuse;          /* params run before reuse under which a weight is kept */
   int prefetch_depth;        /* units whose gather is issued ahead (0 = none) */
   int overlap_param;         /* gathers run on a side stream beside compute */
   int sync_per_fetch;        /* each fetch synchronises the device: host work is exposed */

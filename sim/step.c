@@ -528,12 +528,20 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
   for (int u = 0; u < n; u++)
     total_w += wt[u];
   const int regather = f->regather_recompute && p->recompute == CS_RECOMPUTE_FULL;
-  const int kb = f->reshard_after_forward ? 1 + regather : 0; /* backward gathers */
+  const int kb0 = f->reshard_after_forward ? 1 + regather : 0; /* backward gathers */
   double wb, gb, ob;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   const double rscale = f->reduce_dtype == CS_FW_RD_FP32 ? 4.0 / gb : 1.0;
   zu->n = n;
   for (int u = 0; u < n; u++) {
+    /* stage3.py release_sub_module keeps a weight whose reuse distance (the parameters of the
+     * sub-modules run before its next use) is under max_reuse: after its recomputed forward a
+     * matrix is next used by its own backward, with the later matrices of the block recomputed
+     * and back-propagated in between. Known per matrix only (a block as one unit: always). */
+    double after = 0;
+    for (int v = u + 1; v < n; v++)
+      after += wt[v];
+    const int kb = kb0 - (regather && n > 1 && f->max_reuse > 0 && 2 * after < f->max_reuse);
     zu->frac[u] = total_w > 0 ? wt[u] / total_w : 1.0 / n;
     for (int g = 0; g < 2; g++) {
       int group = g ? CS_GROUP_EDP : CS_GROUP_DP;

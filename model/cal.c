@@ -48,6 +48,28 @@ enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *
   return CS_OK;
 }
 
+const char *cs_cal_source_name(enum cs_param_source s) {
+  switch (s) {
+  case CS_SRC_DEFAULT:
+    return "default";
+  case CS_SRC_FIT:
+    return "fit";
+  case CS_SRC_USER:
+    return "user";
+  case CS_SRC_TOPO:
+    return "topology";
+  }
+  return "?";
+}
+
+int cs_cal_set_user(struct cs_cal *cal, int i, double v) {
+  double *p = cs_model_param(&cal->model, i);
+  if (p == NULL || cal->source[i] == CS_SRC_FIT) return 0;
+  *p = v;
+  cal->source[i] = CS_SRC_USER;
+  return 1;
+}
+
 double cs_cal_param_se(const struct cs_cal *cal, int i) {
   for (int k = 0; k < cal->n_fit; k++)
     if (cal->fit_index[k] == i && cal->cov) return sqrt(cal->cov[k * cal->n_fit + k]);
@@ -56,11 +78,13 @@ double cs_cal_param_se(const struct cs_cal *cal, int i) {
 
 /* ln-variance of the prediction of q by the delta method over the fitted parameters. */
 
-/* cs_model_predict(m, q) when the (algorithm, protocol) pair it picks is known to be pick's: under
- * CS_SELECT_NCCL the pick depends on m only through bw.net (and the intra tier and the enabled
- * algorithms, which are not parameters), so moving any other parameter keeps it and the
- * prediction is the pick priced with m, plus the forcing cost as cs_model_predict adds it. The
- * same arithmetic, without choosing among all pairs again. */
+/* cs_model_predict(m, q) when the (algorithm, protocol) pair it picks is known to be pick's: the
+ * derivative of a minimum over candidates is the derivative of the candidate that attains it (the
+ * envelope theorem), so for CS_SELECT_NCCL and CS_SELECT_FASTEST the gradient of every parameter
+ * is taken with the pair held; under CS_SELECT_NCCL_TABLE the pick depends on m only through
+ * bw.net (and the intra tier and the enabled algorithms, which are not parameters), so moving any
+ * other parameter keeps it. The prediction is the pick priced with m, plus the forcing cost as
+ * cs_model_predict adds it: the same arithmetic, without choosing among all pairs again. */
 static int predict_pick(const struct cs_model *m, const struct cs_coll_query *q,
                         const struct cs_coll_pred *pick, struct cs_coll_pred *out) {
   if (!pick) return cs_model_predict(m, q, out, NULL) == CS_OK;
@@ -212,10 +236,9 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
   pthread_once(&pinfo_once, pinfo_build);
   /* the pair the model picks, when parameters other than bw.net cannot move it */
   struct cs_coll_pred pick;
-  int fixed = m.select == CS_SELECT_NCCL &&
-              !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO) &&
+  int fixed = !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO) &&
               cs_model_predict(&m, q, &pick, NULL) == CS_OK;
-#define PICK(i) (fixed && (i) != pinfo_bw_net ? &pick : NULL)
+#define PICK(i) (fixed && ((i) != pinfo_bw_net || m.select != CS_SELECT_NCCL_TABLE) ? &pick : NULL)
   /* fitted parameters: full covariance */
   if (cal->n_fit > 0 && cal->cov != NULL) {
     double g[CS_MODEL_NPARAMS];

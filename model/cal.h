@@ -22,8 +22,24 @@
 enum cs_param_source {
   CS_SRC_DEFAULT, /* not touched by any data point: the NCCL-anchored default */
   CS_SRC_FIT,     /* estimated from data (with a weak prior at the default) */
-  CS_SRC_USER     /* set by the user for this prediction (e.g. --net-bw): taken as exact */
+  CS_SRC_USER,    /* set by the user for this prediction (e.g. --net-bw): taken as exact */
+  CS_SRC_TOPO     /* the topology's nominal link rate or latency for this prediction's shape */
 };
+
+struct cs_cal;
+
+/* Precedence, per parameter, when a prediction combines several sources: fitted > user-given >
+ * topology nominal > default. A fitted value is what this system measured; a value the user gave
+ * replaces only defaults and topology values; a topology describes the target's links where no
+ * measurement or user says otherwise. (A network the user explicitly asks "what if" about is the
+ * exception: see cs_topo_cal_apply.) */
+
+/* Short name of a source: "default", "fit", "user", "topology". */
+const char *cs_cal_source_name(enum cs_param_source s);
+
+/* Sets parameter i to v as given by the user, unless the calibration fitted it (precedence
+ * above). Returns 1 when v was applied, 0 when the fitted value was kept. */
+int cs_cal_set_user(struct cs_cal *cal, int i, double v);
 
 struct cs_cal_prov {
   char tool[32];    /* "commscale 0.1.0" */

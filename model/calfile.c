@@ -38,8 +38,8 @@
 #define SYM_TOL 1e-9
 
 static const char *const net_form_names[] = {"ring-linear", "tree-log"};
-static const char *const select_names[] = {"nccl", "fastest"};
-static const char *const source_names[] = {"default", "fit", "user"};
+static const char *const select_names[] = {"nccl", "fastest", "nccl-table"};
+static const char *const source_names[] = {"default", "fit", "user", "topology"};
 static const char *const intra_names[] = {"nvlink", "pcie"}; /* enum cs_tier order */
 
 /* ==== writing ================================================================================ */
@@ -79,7 +79,7 @@ static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *
     if (!isfinite(v) || v < 0)
       return cs_error_set(err, CS_ERR_NUMERIC, "cannot write calibration: parameter %s is %g",
                           cs_model_param_name(i, name, sizeof name), v);
-    if (cal->source[i] < CS_SRC_DEFAULT || cal->source[i] > CS_SRC_USER)
+    if (cal->source[i] < CS_SRC_DEFAULT || cal->source[i] > CS_SRC_TOPO)
       return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: parameter %s has no source",
                           cs_model_param_name(i, name, sizeof name));
     if (cal->source[i] == CS_SRC_FIT && fit_position(cal, i) < 0)
@@ -112,7 +112,7 @@ static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *
                         "cannot write calibration: intra-node tier is not "
                         "nvlink or pcie");
   if ((unsigned)cal->model.net_form > CS_NET_TREE_LOG ||
-      (unsigned)cal->model.select > CS_SELECT_FASTEST)
+      (unsigned)cal->model.select > CS_SELECT_NCCL_TABLE)
     return cs_error_set(err, CS_ERR_RANGE,
                         "cannot write calibration: unknown net form or selection");
   if (cal->model.algo_enabled == 0 || (cal->model.algo_enabled >> CS_ALGO_COUNT) != 0)
@@ -596,7 +596,7 @@ static enum cs_status read_system(struct rd *r, int map) {
       (st = read_name(r, v[1], "system.net_form", net_form_names, 2, &x)) == CS_OK)
     m->net_form = (enum cs_net_form)x;
   if (st == CS_OK && v[2] &&
-      (st = read_name(r, v[2], "system.select", select_names, 2, &x)) == CS_OK)
+      (st = read_name(r, v[2], "system.select", select_names, 3, &x)) == CS_OK)
     m->select = (enum cs_select)x;
   if (st == CS_OK && v[3]) {
     const char *names[CS_ALGO_COUNT];
@@ -669,7 +669,7 @@ static enum cs_status read_parameters(struct rd *r, int map) {
     snprintf(what, sizeof what, "%s.se_rel", name);
     if (v[1] && (st = read_num(r, v[1], what, NONNEG | NULLABLE, &se)) != CS_OK) return st;
     snprintf(what, sizeof what, "%s.source", name);
-    if (v[2] && (st = read_name(r, v[2], what, source_names, 3, &src)) != CS_OK) return st;
+    if (v[2] && (st = read_name(r, v[2], what, source_names, 4, &src)) != CS_OK) return st;
     if (src == CS_SRC_FIT && !(value > 0))
       return bad(r, v[0],
                  "%s: expected a positive value for a fitted parameter (the fit works "

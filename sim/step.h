@@ -95,6 +95,8 @@ struct cs_sim_inputs {
   const struct cs_topology *topology;
   const struct cs_cal *cal; /* collective model and its uncertainty */
   double interference;      /* >= 1: compute slowdown under overlapped collectives */
+  int net_what_if; /* 1: the topology's network is hypothetical (a sweep over network speeds):
+                      its nominal bandwidth replaces a fitted one (cs_topo_cal_apply) */
 };
 
 /* Where the time of the step goes, on the pipeline stage that finishes last (seconds). The parts

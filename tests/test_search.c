@@ -80,7 +80,7 @@ static void brute(struct setup *s, long gpus, int gbs, double *best, long *feasi
                   struct cs_memory m;
                   if (cs_memory_estimate(w, &p, &s->gpu, &m, NULL) != CS_OK || !cs_memory_fits(&m))
                     continue;
-                  struct cs_sim_inputs in = {w, &p, &s->comp, &s->topo, &s->cal, 1.05};
+                  struct cs_sim_inputs in = {w, &p, &s->comp, &s->topo, &s->cal, 1.05, 0};
                   struct cs_sim_result r;
                   if (cs_sim_predict(&in, &r, NULL) != CS_OK) continue;
                   (*feasible)++;
@@ -176,7 +176,7 @@ static void test_sizing_consistent(void **state) {
     least[f] = z.gbps_gpu;
     struct cs_topology t = s.topo;
     cs_topo_set_gbps_per_gpu(&t, z.gbps_gpu);
-    struct cs_sim_inputs si = {s.w, &z.at.plan, &s.comp, &t, &s.cal, 1.05};
+    struct cs_sim_inputs si = {s.w, &z.at.plan, &s.comp, &t, &s.cal, 1.05, 0};
     struct cs_sim_result r;
     if (cs_sim_predict(&si, &r, &err) != CS_OK) fail_msg("%s", err.msg);
     assert_true(r.step <= z.threshold);

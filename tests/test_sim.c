@@ -56,8 +56,8 @@ static void setup_fini(struct setup *s) {
 }
 
 static struct cs_sim_inputs inputs(struct setup *s) {
-  return (struct cs_sim_inputs){s->w,     &s->plan, &s->comp,
-                                &s->topo, &s->cal,  CS_SIM_DEFAULT_INTERFERENCE};
+  return (struct cs_sim_inputs){
+      s->w, &s->plan, &s->comp, &s->topo, &s->cal, CS_SIM_DEFAULT_INTERFERENCE, 0};
 }
 
 static struct cs_sim_result predict(struct setup *s) {

@@ -552,7 +552,7 @@ int cs_cmd_predict(int argc, char **argv) {
           continue;
         }
         x->mem_gib = mem.total / 1073741824.0;
-        struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference};
+        struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference, nnet > 0};
         struct cs_sim *sim = NULL;
         if (cs_sim_alloc(&in, &sim, &e2) != CS_OK) {
           if (e2.status == CS_ERR_NOMEM) {

@@ -683,15 +683,7 @@ static enum cs_status predict_coll(struct ctx *x, const struct vcase *c, double 
     if ((st = find_topology(c, &t, err)) != CS_OK ||
         (st = cs_topo_map_shape(&t, q.nodes, q.gpus_per_node, 0, &grp, err)) != CS_OK)
       return st;
-    unsigned what = CS_TOPO_APPLY_ALGOS | CS_TOPO_APPLY_NET | CS_TOPO_APPLY_LAT;
-    char intra[32];
-    snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
-    int ii = cs_model_param_index(intra);
-    if (ii >= 0 && cal->source[ii] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
-    cs_topo_model_apply(&t, &grp, what, &shape.model);
-    int in = cs_model_param_index("bw.net");
-    if (in >= 0) shape.source[in] = CS_SRC_USER;
-    if (ii >= 0 && (what & CS_TOPO_APPLY_INTRA)) shape.source[ii] = CS_SRC_USER;
+    cs_topo_cal_apply(&t, &grp, 0, &shape);
     cs_topo_group_query(&grp, &q);
   }
   struct cs_coll_pred pr;
@@ -746,7 +738,7 @@ static enum cs_status predict_step(struct ctx *x, const struct vcase *c, double 
   }
   struct cs_sim_result r;
   if (st == CS_OK) {
-    struct cs_sim_inputs in = {w, &plan, &comp, &topo, cal, CS_SIM_DEFAULT_INTERFERENCE};
+    struct cs_sim_inputs in = {w, &plan, &comp, &topo, cal, CS_SIM_DEFAULT_INTERFERENCE, 0};
     st = cs_sim_predict(&in, &r, err);
   }
   if (st == CS_OK) {

@@ -42,6 +42,7 @@ struct problem {
   double x0[CS_MODEL_NPARAMS]; /* prior centres (ln) */
   double sd[CS_MODEL_NPARAMS]; /* prior widths (ln) */
   double noise;                /* relative noise scale dividing data residuals */
+  int not_converged;           /* the last solve ended on GSL_EMAXITER or GSL_ENOPROG */
   struct cs_model model;       /* working model; fitted entries overwritten from x */
 };
 
@@ -51,6 +52,7 @@ void cs_fit_opts_default(struct cs_fit_opts *opts) {
   opts->cross_validate = 1;
   opts->huber_k = 1.345;
   opts->max_irls = 8;
+  opts->max_iter = 300;
 }
 
 void cs_fit_result_fini(struct cs_fit_result *res) {
@@ -100,7 +102,7 @@ static int resid_f(const gsl_vector *x, void *params, gsl_vector *f) {
 
 /* One weighted solve from the current parameters. Writes the ln-covariance to cov (np x np) when
  * non-NULL. Returns the GSL status; *iters receives the iteration count. */
-static int solve(struct problem *pb, double *cov, int *iters) {
+static int solve(struct problem *pb, double *cov, int *iters, int max_iter) {
   size_t nres = pb->n + (size_t)pb->np;
   gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
   fp.trs = gsl_multifit_nlinear_trs_lm;
@@ -123,8 +125,14 @@ static int solve(struct problem *pb, double *cov, int *iters) {
   int info = 0;
   int st = gsl_multifit_nlinear_init(x, &fdf, w);
   if (st == GSL_SUCCESS)
-    st = gsl_multifit_nlinear_driver(300, 1e-9, 1e-9, 1e-12, NULL, NULL, &info, w);
-  /* running out of iterations with a finite answer is still an answer; the caller checks it */
+    st = gsl_multifit_nlinear_driver((size_t)max_iter, 1e-9, 1e-9, 1e-12, NULL, NULL, &info, w);
+  /* running out of iterations with a finite answer is still an answer, but not a converged one:
+   * the flag becomes quality.converged. GSL's driver also answers GSL_EMAXITER (info
+   * GSL_ENOPROG) when its first step finds no better point: the start, the previous IRLS pass's
+   * answer, is already the least-squares point, which is convergence. */
+  const int first_no_step =
+      st == GSL_EMAXITER && info == GSL_ENOPROG && gsl_multifit_nlinear_niter(w) <= 1;
+  pb->not_converged = (st == GSL_EMAXITER || st == GSL_ENOPROG) && !first_no_step;
   if (st == GSL_EMAXITER || st == GSL_ENOPROG) st = GSL_SUCCESS;
   if (st == GSL_SUCCESS) {
     set_params(pb, w->x);
@@ -173,7 +181,7 @@ static int irls(struct problem *pb, const struct cs_fit_opts *o, double *cov, in
     pb->pts[i].w = 1.0;
   for (int pass = 0; pass < o->max_irls; pass++) {
     int last = pass == o->max_irls - 1;
-    st = solve(pb, NULL, iters);
+    st = solve(pb, NULL, iters, o->max_iter);
     if (st != GSL_SUCCESS) break;
     size_t m = 0;
     for (size_t i = 0; i < pb->n; i++)
@@ -191,7 +199,7 @@ static int irls(struct problem *pb, const struct cs_fit_opts *o, double *cov, in
     pb->noise = scale;
     if (change < 1e-3 || last) break;
   }
-  if (st == GSL_SUCCESS && cov) st = solve(pb, cov, iters);
+  if (st == GSL_SUCCESS && cov) st = solve(pb, cov, iters, o->max_iter);
   free(r);
   *scale_out = scale;
   return st;
@@ -377,6 +385,23 @@ static enum cs_status cross_validate(struct problem *pb, const struct cs_fit_opt
   return CS_OK;
 }
 
+/* Fills q->gate with why the fit fails its quality gate (fit.h), or "". */
+static void gate(struct cs_cal_quality *q) {
+  q->gate[0] = '\0';
+  q->forced = 0;
+  double cv[CS_CAL_MAX_CV], cv_med = 0;
+  for (int i = 0; i < q->n_cv; i++)
+    cv[i] = q->cv[i].median_rel_err;
+  if (q->n_cv > 0) cv_med = median_abs(cv, (size_t)q->n_cv);
+  if (q->median_rel_err > CS_FIT_GATE_MEDIAN)
+    snprintf(q->gate, sizeof q->gate, "median |error| %.1f%% is above %.0f%%",
+             100 * q->median_rel_err, 100 * CS_FIT_GATE_MEDIAN);
+  else if (cv_med > CS_FIT_GATE_CV)
+    snprintf(q->gate, sizeof q->gate,
+             "cross-validation median |error| %.1f%% (held-out shapes) is above %.0f%%",
+             100 * cv_med, 100 * CS_FIT_GATE_CV);
+}
+
 enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                           struct cs_cal *cal, struct cs_fit_result *res, struct cs_error *err) {
   struct cs_fit_opts o;
@@ -385,6 +410,8 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   else
     cs_fit_opts_default(&o);
   if (o.max_irls < 1) o.max_irls = 1;
+  if (o.max_iter < 1) o.max_iter = 300;
+  if (meas->n == 0) return cs_error_set(err, CS_ERR_PARSE, "the file has no data rows");
   if (!(o.huber_k > 0)) o.huber_k = 1.345;
   if (res) memset(res, 0, sizeof *res);
 
@@ -429,6 +456,13 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
       n_single++;
       continue;
     }
+    /* an hour per collective is no measurement a fit can use: say where it is */
+    if (r->time_us > 3.6e9) {
+      free(pb.pts);
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "%s: time_us %g is not a plausible collective time (over an hour)",
+                          r->source, r->time_us);
+    }
     struct point *pt = &pb.pts[pb.n++];
     pt->q.coll = r->coll;
     pt->q.algo = r->algo;
@@ -472,6 +506,26 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
                         "only %zu usable rows for configuration \"%s\" (need at least 3); "
                         "configurations present: %s",
                         pb.n, o.config ? o.config : "", cfgs[0] ? cfgs : "none");
+  }
+
+  /* one size per shape cannot separate latency from bandwidth */
+  {
+    double sizes[3];
+    int nsizes = 0;
+    for (size_t i = 0; i < pb.n && nsizes < 3; i++) {
+      int seen = 0;
+      for (int k = 0; k < nsizes; k++)
+        seen |= sizes[k] == pb.pts[i].q.bytes;
+      if (!seen) sizes[nsizes++] = pb.pts[i].q.bytes;
+    }
+    if (nsizes < 3) {
+      free(pb.pts);
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "the %zu usable rows hold only %d distinct message size%s: latency and "
+                          "bandwidth cannot be told apart; measure at least 3 sizes (e.g. -b 8 -e "
+                          "1G -f 4)",
+                          pb.n, nsizes, nsizes == 1 ? "" : "s");
+    }
   }
 
   /* does the data span several node counts? then both network forms are fitted */
@@ -542,7 +596,7 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     struct cs_cal_quality *q = &cal->quality;
     q->points = (int)best.n;
     q->iterations = iters_total;
-    q->converged = 1;
+    q->converged = !best.not_converged;
     q->noise_rel = best_cov_scale;
     q->net_determined = net_determined;
     if (rel_errors(&best, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err, &q->outliers,
@@ -554,11 +608,17 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
            "from the measurements; check that the rows are of one system and configuration, "
            "measure more message sizes per shape, or fit fewer algorithms at once (--config)",
            100.0 * q->median_rel_err);
+    if (!q->converged)
+      note(res,
+           "the solver did not converge in %d iterations (GSL): the data determines some "
+           "parameters poorly (see their standard errors); quality.converged is false",
+           o.max_iter);
     if (!net_determined)
       note(res, "network latency form not determined: the data spans one node count (%d)",
            max_nodes);
     if (status == CS_OK && o.cross_validate)
       status = cross_validate(&best, &o, &best.model, ngroups, q, err);
+    if (status == CS_OK) gate(q);
   }
   if (status == CS_OK && res) {
     res->n = best.n;

@@ -212,8 +212,8 @@ static enum cs_status add_row(void *ctx, const struct cs_csv_row *in, struct cs_
   else if (cs_csv_number(FIELD(C_BYTES), 0, &r.bytes) != 0 || r.bytes > 1.2e15 ||
            r.bytes != floor(r.bytes))
     bad = C_BYTES, what = "a whole number of bytes up to 2^50";
-  else if (cs_csv_number(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0)
-    bad = C_TIME, what = "a time in microseconds > 0";
+  else if (cs_csv_number(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0 || r.time_us > 3.6e9)
+    bad = C_TIME, what = "a time in microseconds > 0 and under an hour (3.6e9)";
   else if (cs_csv_number(FIELD(C_TMIN), 1, &r.time_min_us) != 0)
     bad = C_TMIN, what = "a time in microseconds or nothing";
   else if (cs_csv_number(FIELD(C_TMAX), 1, &r.time_max_us) != 0)

@@ -7,6 +7,7 @@
  */
 #include "cal.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -68,6 +69,64 @@ int cs_cal_set_user(struct cs_cal *cal, int i, double v) {
   *p = v;
   cal->source[i] = CS_SRC_USER;
   return 1;
+}
+
+/* The first token of letters followed by two or more digits ("H200", "A100"), upper-cased. */
+static void gpu_token(const char *s, char *tok, size_t len) {
+  tok[0] = '\0';
+  for (const char *p = s; p && *p; p++) {
+    if (!isalpha((unsigned char)*p) || (p > s && isalnum((unsigned char)p[-1]))) continue;
+    const char *q = p;
+    while (isalpha((unsigned char)*q))
+      q++;
+    const char *d = q;
+    while (isdigit((unsigned char)*d))
+      d++;
+    if (d - q >= 2 && q - p <= 3 && (size_t)(d - p) < len) {
+      for (size_t i = 0; i < (size_t)(d - p); i++)
+        tok[i] = (char)toupper((unsigned char)p[i]);
+      tok[d - p] = '\0';
+      return;
+    }
+  }
+}
+
+int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target_intra,
+                    int max_nodes, enum cs_param_source src_net, char w[][256]) {
+  int n = 0;
+  const struct cs_cal_quality *q = &cal->quality;
+  if (q->gate[0])
+    snprintf(w[n++], 256, "the calibration fails its quality gate (%.160s)%s", q->gate,
+             q->forced ? " and was written with --force" : "");
+  if (!q->converged && q->points > 0)
+    snprintf(w[n++], 256,
+             "the calibration's fit did not converge (GSL): some of its parameters are "
+             "poorly determined");
+  char a[16], b[16];
+  gpu_token(cal->prov.gpu, a, sizeof a);
+  gpu_token(target_gpu, b, sizeof b);
+  if (a[0] && b[0] && strcmp(a, b) != 0)
+    snprintf(w[n++], 256,
+             "the calibration was measured on %s, the target is %s: its fitted values "
+             "describe the other GPU's links",
+             a, b);
+  static const char *const tn[CS_TIER_COUNT] = {"NVLink", "PCIe", "network"};
+  for (int t = CS_TIER_NVLINK; t <= CS_TIER_PCIE && target_intra >= 0; t++)
+    if (t != target_intra && cal->source[t] == CS_SRC_FIT && q->max_nodes >= 1 &&
+        cal->model.intra == (enum cs_tier)t)
+      snprintf(w[n++], 256,
+               "the calibration measured %s between GPUs, the target's GPUs talk over "
+               "%s: those values are not measured",
+               tn[t], tn[target_intra]);
+  if (max_nodes > 1 && cal->source[cs_model_param_index("bw.net")] != CS_SRC_FIT)
+    snprintf(w[n++], 256,
+             "the network was never measured (the calibration spans %d node%s): its "
+             "bandwidth and latencies are %s values",
+             q->max_nodes > 0 ? q->max_nodes : 0, q->max_nodes == 1 ? "" : "s",
+             src_net == CS_SRC_TOPO   ? "the topology's nominal"
+             : src_net == CS_SRC_USER ? "user-given"
+                                      : "default");
+  return n;
 }
 
 double cs_cal_param_se(const struct cs_cal *cal, int i) {

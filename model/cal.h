@@ -69,6 +69,10 @@ struct cs_cal_quality {
   int max_nodes, max_ranks, max_gpus_per_node; /* the measured shapes' extent */
   struct cs_cal_cv cv[CS_CAL_MAX_CV];
   int n_cv;
+  /* The fit's quality gate (calibrate/fit.h): "" when passed, else why it failed; forced = 1 when
+   * the calibration was written anyway (commscale fit --force). Prediction verbs warn on both. */
+  char gate[256];
+  int forced;
 };
 
 struct cs_cal {
@@ -90,6 +94,18 @@ void cs_cal_fini(struct cs_cal *cal);
 
 /* Allocates cal->cov for n_fit parameters (zeroed). CS_ERR_NOMEM on failure. */
 enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *err);
+
+#define CS_CAL_MAX_WARN 6
+
+/* What a prediction for a target should say about this calibration: it failed its quality gate
+ * (written with --force); its solver did not converge; it was measured on another GPU model than
+ * target_gpu (the first "letters+digits" token of each name, e.g. H200 vs H100; NULL or no token =
+ * unknown); it measured a different intra-node tier than target_intra (-1 = unknown); the query
+ * spans more than one node (max_nodes) and the network bandwidth was never measured, which names
+ * where the network values come from (src_net: the source of bw.net in the prediction, e.g.
+ * CS_SRC_TOPO). Writes up to CS_CAL_MAX_WARN lines (no newline) into w and returns their number. */
+int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target_intra,
+                    int max_nodes, enum cs_param_source src_net, char w[][256]);
 
 /* Relative standard error of parameter i (sqrt of its ln-variance), NAN when not fitted. */
 double cs_cal_param_se(const struct cs_cal *cal, int i);

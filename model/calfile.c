@@ -236,6 +236,11 @@ static void emit(FILE *f, const struct cs_cal *cal) {
   fprintf(f, ", %s: ", net_form_names[1]);
   put_num(f, q->aic[1]);
   fprintf(f, "}\n  net_determined: %s\n", q->net_determined ? "true" : "false");
+  if (q->gate[0]) {
+    fputs("  gate: ", f);
+    cs_yaml_write_string(f, q->gate);
+    fprintf(f, "\n  forced: %s\n", q->forced ? "true" : "false");
+  }
 
   if (q->n_cv == 0)
     fputs("cross_validation: []\n", f);
@@ -782,14 +787,16 @@ static enum cs_status read_alternative(struct rd *r, int map) {
 static enum cs_status read_quality(struct rd *r, int map) {
   static const char *const keys[] = {"points",    "outliers",       "iterations",  "converged",
                                      "noise_rel", "median_rel_err", "p90_rel_err", "max_rel_err",
-                                     "aic",       "net_determined"};
+                                     "aic",       "net_determined", "gate",        "forced"};
   struct cs_cal_quality *q = &r->cal->quality;
   int *ints[] = {&q->points, &q->outliers, &q->iterations};
   double *nums[] = {&q->noise_rel, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err};
-  int v[10];
+  int v[12];
   char what[40];
   enum cs_status st = need(r, map, CS_YAML_MAP, "quality", NULL);
-  if (st == CS_OK) st = collect(r, map, "quality", keys, 10, v);
+  if (st == CS_OK) st = collect(r, map, "quality", keys, 12, v);
+  if (st == CS_OK && v[10]) st = read_str(r, v[10], "quality.gate", q->gate, sizeof q->gate);
+  if (st == CS_OK && v[11]) st = read_bool(r, v[11], "quality.forced", &q->forced);
   for (int k = 0; k < 3 && st == CS_OK; k++) {
     snprintf(what, sizeof what, "quality.%s", keys[k]);
     if (v[k]) st = read_int(r, v[k], what, 0, 2147483647L, ints[k]);

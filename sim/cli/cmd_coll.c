@@ -62,9 +62,11 @@ struct rec {
   enum cs_proto proto;
 };
 
-static void write_table(FILE *f, const struct rec *r, size_t n, const char *coll,
-                        const char *links) {
+static void write_table(FILE *f, const struct rec *r, size_t n, const char *coll, const char *links,
+                        char warn[][256], int nwarn) {
   fprintf(f, "# %s predicted by commscale %s\n", coll, CS_VERSION);
+  for (int i = 0; i < nwarn; i++)
+    fprintf(f, "# warning  %s\n", warn[i]);
   for (const char *l = links; l && *l;) {
     size_t k = strcspn(l, "\n");
     fprintf(f, "# links  %.*s\n", (int)k, l);
@@ -280,7 +282,8 @@ int cs_cmd_coll(int argc, char **argv) {
     if (st == CS_OK && !cli_get(&verb, &a, "gpus-per-node")) gpn[0] = topo.node.gpus;
   }
   char links[512] = "";
-  int links_net = 0;
+  int links_net = 0, intra = -1;
+  enum cs_param_source src_net = CS_SRC_DEFAULT;
   for (size_t i = 0; st == CS_OK && i < nn; i++) {
     /* each shape sees its own links on a topology: work on a copy of the calibration */
     struct cs_cal shape = cal;
@@ -298,6 +301,8 @@ int cs_cmd_coll(int argc, char **argv) {
     if (i == 0 || (q.nodes > 1 && !links_net)) {
       cs_topo_cal_sources(&shape, q.nodes, links, sizeof links);
       links_net = q.nodes > 1;
+      src_net = shape.source[cs_model_param_index("bw.net")];
+      intra = have_topo ? (int)shape.model.intra : -1;
     }
     for (size_t j = 0; st == CS_OK && j < ns; j++) {
       q.bytes = sizes[j];
@@ -320,6 +325,19 @@ int cs_cmd_coll(int argc, char **argv) {
                           q.nodes, q.gpus_per_node, q.bytes);
     }
   }
+  /* what the user should know about this calibration for this target, on stderr and in the
+   * table's header */
+  char warn[CS_CAL_MAX_WARN][256];
+  int nwarn = 0;
+  if (st == CS_OK && (calpath || links_net)) {
+    long widest = 1;
+    for (size_t i = 0; i < nn; i++)
+      widest = nodes[i] > widest ? nodes[i] : widest;
+    nwarn =
+        cs_cal_warnings(&cal, have_topo ? topo.node.gpu : NULL, intra, (int)widest, src_net, warn);
+    for (int i = 0; i < nwarn; i++)
+      fprintf(stderr, "commscale coll: warning: %s\n", warn[i]);
+  }
   if (st == CS_OK) {
     FILE *f = cli_open_out(outpath, &err);
     if (f == NULL)
@@ -330,7 +348,7 @@ int cs_cmd_coll(int argc, char **argv) {
       else if (fmt == CLI_JSON)
         write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath, links);
       else
-        write_table(f, recs, n, cs_coll_name(q.coll), links);
+        write_table(f, recs, n, cs_coll_name(q.coll), links, warn, nwarn);
       cli_close_out(f);
     }
   }

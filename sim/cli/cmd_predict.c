@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "map.h"
 #include "memory.h"
 #include "opts.h"
 #include "output.h"
@@ -417,6 +418,44 @@ static enum cs_status plot(const char *prefix, const struct rec *r, size_t n, in
   return st;
 }
 
+/* The "# links" lines (where each link value of the calibration comes from, for a whole-node
+ * group at the widest node count) and, for a measured calibration, the "# warning" lines
+ * (cs_cal_warnings), also written to stderr. Returns the characters written into buf. */
+static int links_header(const struct cs_topology *topo, const struct cs_cal *cal,
+                        const long *counts, size_t ncount, int by_gpus, int what_if,
+                        const char *gpu, int measured, char *buf, size_t len) {
+  long widest = 1;
+  for (size_t i = 0; i < ncount; i++) {
+    long nd = by_gpus ? (counts[i] + topo->node.gpus - 1) / topo->node.gpus : counts[i];
+    widest = nd > widest ? nd : widest;
+  }
+  int nodes = widest > 1 && topo->net.nics > 0 ? 2 : 1;
+  struct cs_topo_group grp;
+  struct cs_cal shape = *cal; /* shallow: nothing of it is freed */
+  char links[512] = "";
+  if (cs_topo_map_shape(topo, nodes, topo->node.gpus, 0, &grp, NULL) == CS_OK) {
+    cs_topo_cal_apply(topo, &grp, what_if ? CS_TOPO_NET_WHAT_IF : 0, &shape);
+    cs_topo_cal_sources(&shape, nodes, links, sizeof links);
+  }
+  size_t k = 0;
+  for (const char *l = links; *l && k < len;) {
+    size_t n = strcspn(l, "\n");
+    int w = snprintf(buf + k, len - k, "# links     %.*s\n", (int)n, l);
+    if (w > 0) k += (size_t)w;
+    l += n + (l[n] == '\n');
+  }
+  char warn[CS_CAL_MAX_WARN][256];
+  int nw = measured ? cs_cal_warnings(cal, gpu, (int)shape.model.intra, (int)widest,
+                                      shape.source[cs_model_param_index("bw.net")], warn)
+                    : 0;
+  for (int i = 0; i < nw && k < len; i++) {
+    fprintf(stderr, "commscale predict: warning: %s\n", warn[i]);
+    int w = snprintf(buf + k, len - k, "# warning   %s\n", warn[i]);
+    if (w > 0) k += (size_t)w;
+  }
+  return (int)(k < len ? k : len - 1);
+}
+
 int cs_cmd_predict(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
@@ -604,10 +643,13 @@ int cs_cmd_predict(int argc, char **argv) {
       }
 done:
   if (st == CS_OK) {
-    char head[1024];
-    snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-             w->description, gpu->description, topo->description,
-             calpath ? calpath : "(default model)");
+    char head[4096];
+    int k = snprintf(
+        head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
+        w->description, gpu->description, topo->description, calpath ? calpath : "(default model)");
+    topo->net.nic_bw = nic0;
+    k += links_header(topo, &su.cal, counts, ncount, by_gpus, nnet > 0, gpu->name, calpath != NULL,
+                      head + (k > 0 ? k : 0), sizeof head - (size_t)(k > 0 ? k : 0));
     if (fmt == CLI_CSV)
       write_csv(f, recs, nrec);
     else if (fmt == CLI_JSON)

@@ -24,6 +24,7 @@
 #define INITIAL_NOISE 0.05
 #define MIN_NOISE 0.005
 #define MAX_GROUPS 256
+#define BOUND_SD 0.01 /* ln: a bound violated by 1% costs as much as a 1-sigma prior miss */
 
 struct point {
   struct cs_coll_query q;
@@ -41,6 +42,7 @@ struct problem {
   int idx[CS_MODEL_NPARAMS];   /* their model indices */
   double x0[CS_MODEL_NPARAMS]; /* prior centres (ln) */
   double sd[CS_MODEL_NPARAMS]; /* prior widths (ln) */
+  double hi[CS_MODEL_NPARAMS]; /* physical upper bounds (ln), +inf where none */
   double noise;                /* relative noise scale dividing data residuals */
   int not_converged;           /* the last solve ended on GSL_EMAXITER or GSL_ENOPROG */
   struct cs_model model;       /* working model; fitted entries overwritten from x */
@@ -97,13 +99,21 @@ static int resid_f(const gsl_vector *x, void *params, gsl_vector *f) {
   }
   for (int j = 0; j < pb->np; j++)
     gsl_vector_set(f, k++, (gsl_vector_get(x, j) - pb->x0[j]) / pb->sd[j]);
+  /* physical bounds, one-sided: zero inside */
+  for (int j = 0; j < pb->np; j++) {
+    double over = gsl_vector_get(x, j) - pb->hi[j];
+    gsl_vector_set(f, k++, over > 0 ? over / BOUND_SD : 0.0);
+  }
+  /* the own share is never slower than the link that carries the same bytes */
+  double under = log(pb->model.bw[pb->model.intra]) - log(pb->model.local);
+  gsl_vector_set(f, k++, under > 0 ? under / BOUND_SD : 0.0);
   return GSL_SUCCESS;
 }
 
 /* One weighted solve from the current parameters. Writes the ln-covariance to cov (np x np) when
  * non-NULL. Returns the GSL status; *iters receives the iteration count. */
 static int solve(struct problem *pb, double *cov, int *iters, int max_iter) {
-  size_t nres = pb->n + (size_t)pb->np;
+  size_t nres = pb->n + 2 * (size_t)pb->np + 1;
   gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
   fp.trs = gsl_multifit_nlinear_trs_lm;
   fp.scale = gsl_multifit_nlinear_scale_more;
@@ -205,6 +215,26 @@ static int irls(struct problem *pb, const struct cs_fit_opts *o, double *cov, in
   return st;
 }
 
+/* The physical upper bound of parameter i, +inf where none. Efficiencies are relative to the
+ * tier's ring/Simple bus rate, which runs at about 0.8 of the links' physical rate (GTC 2024
+ * S62129: NVLink4 370 of 450 GB/s, NVLink3 232 of 300), so no algorithm without an in-switch
+ * reduction can exceed 1/0.8 = 1.25 with Simple; LL carries 8 bytes of data per 16-byte line (NCCL
+ * src/device/prims_ll.h), at most 0.5/0.8 = 0.625, rounded to 0.65; LL128 carries 120 of 128
+ * bytes (prims_ll128.h), 0.9375/0.8 = 1.17, rounded to 1.2. NVLS and CollNet reduce in the switch
+ * and may move twice that. Per-collective bandwidth factors obey the Simple bound. */
+static double upper_bound(int i) {
+  char name[64];
+  cs_model_param_name(i, name, sizeof name);
+  enum cs_param_kind k = cs_model_param_kind(i);
+  if (k == CS_PK_COLL_BW) return 1.25;
+  if (k != CS_PK_EFF) return HUGE_VAL;
+  double red = strstr(name, ".nvls.") || strstr(name, ".collnet.") ? 2.0 : 1.0;
+  const char *proto = strrchr(name, '.') + 1;
+  if (strcmp(proto, "ll") == 0) return 0.65 * red;
+  if (strcmp(proto, "ll128") == 0) return 1.2 * red;
+  return 1.25 * red;
+}
+
 /* Marks which parameters any non-held-out point depends on (at the current model). */
 static void find_parameters(struct problem *pb) {
   pb->np = 0;
@@ -228,6 +258,7 @@ static void find_parameters(struct problem *pb) {
       pb->idx[pb->np] = i;
       pb->x0[pb->np] = log(v);
       pb->sd[pb->np] = sd;
+      pb->hi[pb->np] = log(upper_bound(i));
       pb->np++;
     }
   }
@@ -608,6 +639,27 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
            "from the measurements; check that the rows are of one system and configuration, "
            "measure more message sizes per shape, or fit fewer algorithms at once (--config)",
            100.0 * q->median_rel_err);
+    /* parameters the data does not determine, and those held by a physical bound */
+    char undet[200] = "", bound[200] = "";
+    int n_undet = 0, n_bound = 0;
+    for (int k = 0; k < best.np; k++) {
+      char name[64];
+      cs_model_param_name(best.idx[k], name, sizeof name);
+      double se = sqrt(cal->cov[k * best.np + k]);
+      if (se >= 0.8 * best.sd[k] && n_undet++ < 8)
+        snprintf(undet + strlen(undet), sizeof undet - strlen(undet), "%s%s",
+                 n_undet > 1 ? ", " : "", name);
+      if (log(cs_model_param_get(&best.model, best.idx[k])) > best.hi[k] - 1e-3 && n_bound++ < 6)
+        snprintf(bound + strlen(bound), sizeof bound - strlen(bound), "%s%s",
+                 n_bound > 1 ? ", " : "", name);
+    }
+    if (n_undet)
+      note(res,
+           "%d parameters are not determined by this data (their uncertainty stays the prior's, "
+           "their value near the NCCL-anchored default): %s%s",
+           n_undet, undet, n_undet > 8 ? ", ..." : "");
+    if (n_bound)
+      note(res, "held at a physical bound (the data alone would push them past it): %s", bound);
     if (!q->converged)
       note(res,
            "the solver did not converge in %d iterations (GSL): the data determines some "

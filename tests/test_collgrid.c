@@ -31,6 +31,7 @@
 
 #define NCAL 3
 static struct cs_cal cals[NCAL];
+static struct cs_meas_set h200x2; /* the three bundled 2 x H200 nccl-tests logs */
 static const char *const cal_names[NCAL] = {"default", "h200x2 demo fit", "h200x4 fit"};
 
 static void fit_into(struct cs_meas_set *set, struct cs_cal *cal) {
@@ -47,18 +48,17 @@ static void fit_into(struct cs_meas_set *set, struct cs_cal *cal) {
 static int setup(void **state) {
   (void)state;
   cs_cal_init(&cals[0]);
-  struct cs_meas_set set;
+  struct cs_meas_set set, *logs_set = &h200x2;
   struct cs_error err = {0};
   static const char *const logs[] = {"nccl-tests-single-process.log", "nccl-tests-mpirun.log",
                                      "nccl-tests-tuning-debug.log"};
-  cs_meas_set_init(&set);
+  cs_meas_set_init(logs_set);
   for (int i = 0; i < 3; i++) {
     char path[512];
     snprintf(path, sizeof path, "%s/h200x2/%s", CS_TEST_DATA, logs[i]);
-    assert_int_equal(cs_nccltests_import(path, &set, &err), CS_OK);
+    assert_int_equal(cs_nccltests_import(path, logs_set, &err), CS_OK);
   }
-  fit_into(&set, &cals[1]);
-  cs_meas_set_fini(&set);
+  fit_into(logs_set, &cals[1]);
   cs_meas_set_init(&set);
   assert_int_equal(cs_meas_read_file(CS_TEST_DATA "/h200x4/calib_n4.csv", &set, &err), CS_OK);
   fit_into(&set, &cals[2]);
@@ -70,6 +70,7 @@ static int teardown(void **state) {
   (void)state;
   for (int i = 0; i < NCAL; i++)
     cs_cal_fini(&cals[i]);
+  cs_meas_set_fini(&h200x2);
   return 0;
 }
 
@@ -245,7 +246,51 @@ static void precedence(void **state) {
   assert_non_null(strstr(buf, "(topology)"));
 }
 
+/* Identifiability: the socket configuration of the 2 x H200 logs (NCCL_P2P_DISABLE=1;
+ * NCCL_SHM_DISABLE=1, 13 all_reduce rows of NCCL's choice at one shape) must not put its slow
+ * transfer into the own-share term or into an efficiency beyond what a protocol can carry:
+ * every efficiency within its physical bound, bw.local at least the link rate, all_gather at 2
+ * ranks about half an all_reduce (half the bus bytes), every prediction finite. */
+static void socket_identifiability(void **state) {
+  (void)state;
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  o.config = "NCCL_P2P_DISABLE=1;NCCL_SHM_DISABLE=1";
+  o.cross_validate = 0;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_fit_result res;
+  struct cs_error err = {0};
+  assert_int_equal(cs_fit_run(&h200x2, &o, &cal, &res, &err), CS_OK);
+  const struct cs_model *m = &cal.model;
+  assert_true(m->bw[CS_TIER_NVLINK] < 10e9); /* the slow path is the link's */
+  assert_true(m->local >= m->bw[CS_TIER_NVLINK] * 0.99);
+  for (int a = 0; a < CS_ALGO_COUNT; a++)
+    if (a != CS_ALGO_NVLS && a != CS_ALGO_COLLNET) {
+      assert_true(m->eff[a][CS_PROTO_LL] <= 0.65 * 1.02);
+      assert_true(m->eff[a][CS_PROTO_LL128] <= 1.2 * 1.02);
+      assert_true(m->eff[a][CS_PROTO_SIMPLE] <= 1.25 * 1.02);
+    }
+  int named = 0;
+  for (int i = 0; i < res.n_notes; i++)
+    named |= strstr(res.notes[i], "not determined by this data") != NULL;
+  assert_true(named);
+  for (double S = 8; S <= 8589934592.0; S *= 2) {
+    struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 2, 1, 2, S};
+    struct cs_coll_pred ar, ag;
+    double lo, hi;
+    assert_int_equal(cs_cal_predict(&cal, &q, &ar, &lo, &hi, &err), CS_OK);
+    q.coll = CS_COLL_ALL_GATHER;
+    assert_int_equal(cs_cal_predict(&cal, &q, &ag, &lo, &hi, &err), CS_OK);
+    if (S >= 64e6) assert_true(ag.time < 0.75 * ar.time);
+  }
+  cs_fit_result_fini(&res);
+  cs_cal_fini(&cal);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(precedence), cmocka_unit_test(grid)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(precedence),
+                                     cmocka_unit_test(socket_identifiability),
+                                     cmocka_unit_test(grid)};
   return cmocka_run_group_tests(tests, setup, teardown);
 }

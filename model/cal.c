@@ -121,11 +121,11 @@ int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target
   if (max_nodes > 1 && cal->source[cs_model_param_index("bw.net")] != CS_SRC_FIT)
     snprintf(w[n++], 256,
              "the network was never measured (the calibration spans %d node%s): its "
-             "bandwidth and latencies are %s values",
+             "bandwidth is %s",
              q->max_nodes > 0 ? q->max_nodes : 0, q->max_nodes == 1 ? "" : "s",
-             src_net == CS_SRC_TOPO   ? "the topology's nominal"
-             : src_net == CS_SRC_USER ? "user-given"
-                                      : "default");
+             src_net == CS_SRC_TOPO   ? "the topology's nominal rate"
+             : src_net == CS_SRC_USER ? "the rate given"
+                                      : "the default rate");
   return n;
 }
 

@@ -1,10 +1,10 @@
 /* cal.h — a calibration: fitted cost-model parameters with their uncertainty, the fit's quality
  * and provenance, and predictions with an error band.
  *
- * The fitter (calibrate/fit.h) produces a struct cs_cal; calfile.h writes it to and reads it from
- * calibration.yaml; every verb that predicts collective times takes one. Uncertainty is kept as
- * the covariance of the natural logarithms of the fitted parameters (the fit works in log space),
- * so a relative standard error of a parameter is sqrt(cov[i][i]).
+ * The fitter (calibrate/fit/fit.h) produces a struct cs_cal; calfile.h writes it to and reads it
+ * from calibration.yaml; every verb that predicts collective times takes one. Uncertainty is kept
+ * as the covariance of the natural logarithms of the fitted parameters (the fit works in log
+ * space), so a relative standard error of a parameter is sqrt(cov[i][i]).
  */
 #ifndef CS_CAL_H
 #define CS_CAL_H

@@ -99,7 +99,7 @@ enum cs_status cs_compute_microbatch(const struct cs_compute *c, const struct cs
                                      const struct cs_plan *p, int stage,
                                      struct cs_layer_time *per_layer, struct cs_layer_time *sum,
                                      struct cs_error *err) {
-  enum cs_status st = cs_plan_check(p, w, err);
+  enum cs_status st = cs_workload_check_plan(w, p, err);
   if (st != CS_OK) return st;
   memset(sum, 0, sizeof *sum);
   struct cs_layer_cost lc;

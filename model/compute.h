@@ -24,15 +24,11 @@
 
 #include <stddef.h>
 
+#include "gemm_point.h"
 #include "gpu.h"
 #include "plan.h"
 #include "status.h"
 #include "workload.h"
-
-/* One measured GEMM: its shape and the fraction of peak it reached. */
-struct cs_gemm_point {
-  double m, n, k, efficiency;
-};
 
 struct cs_compute {
   struct cs_gpu gpu;                 /* a copy */

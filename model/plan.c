@@ -13,7 +13,6 @@
 #include <strings.h>
 
 #include "units.h"
-#include "workload.h"
 
 static const char *const recompute_names[] = {"none", "selective", "full", NULL};
 static const char *const precision_names[] = {"fp32", "tf32", "fp16", "bf16", "fp8", NULL};
@@ -59,6 +58,8 @@ static const struct cs_cfg_field fields[] = {
       "memory per GPU held back (CUDA context, allocator, workspaces)"),
     F("dp_mode", CS_CFG_ENUM, dp_mode, 0, 0, 0, 0, "ddp", dp_mode_names,
       "data parallelism: ddp, or dataparallel (one process, one node: no overlap)"),
+    F("framework", CS_CFG_STRING, framework, 64, 0, 0, 0, "pytorch-ddp", NULL,
+      "framework profile (model/frameworks/NAME.yaml): buckets, overlap, ZeRO-3 gathers"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -177,6 +178,15 @@ enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *
   return cs_cfg_read(doc, map, fields, NFIELDS, p, NULL, err);
 }
 
+struct cs_plan cs_plan_single_gpu(const struct cs_plan *p) {
+  struct cs_plan one = *p;
+  one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
+  one.sp = 0;
+  one.zero = 0;
+  one.gbs = 0;
+  return one;
+}
+
 long cs_plan_gpus(const struct cs_plan *p) {
   return (long)p->dp * p->tp * p->pp * p->cp;
 }
@@ -224,11 +234,11 @@ void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
   if (p->recompute != CS_RECOMPUTE_NONE) ADD(",recompute=%s", cs_recompute_name(p->recompute));
   if (p->sp) ADD(",sp=true");
   if (p->precision != CS_PREC_BF16) ADD(",precision=%s", cs_precision_name(p->precision));
+  if (strcmp(p->framework, "pytorch-ddp") != 0) ADD(",framework=%s", p->framework);
 #undef ADD
 }
 
-enum cs_status cs_plan_check(const struct cs_plan *p, const struct cs_workload *w,
-                             struct cs_error *err) {
+enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err) {
   if (p->gbs != 0 && p->gbs % ((long)p->mbs * p->dp) != 0)
     return cs_error_set(err, CS_ERR_USAGE, "plan: gbs=%d is not a multiple of mbs*dp = %d*%d = %ld",
                         p->gbs, p->mbs, p->dp, (long)p->mbs * p->dp);
@@ -240,44 +250,17 @@ enum cs_status cs_plan_check(const struct cs_plan *p, const struct cs_workload *
                         "plan: ep=%d must divide dp*cp = %ld (experts are spread over the ranks "
                         "that hold the same dense weights)",
                         p->ep, (long)p->dp * p->cp);
-  if (w == NULL) return CS_OK;
-  if (!cs_workload_is_transformer(w)) {
-    if (p->tp > 1 || p->cp > 1 || p->ep > 1 || p->sp)
-      return cs_error_set(err, CS_ERR_USAGE,
-                          "plan: %s is a layer list; tp, cp, ep and sp need a transformer",
-                          w->name);
-    size_t nb = cs_workload_blocks(w);
-    if ((size_t)p->pp * p->vpp > nb)
-      return cs_error_set(err, CS_ERR_USAGE, "plan: pp*vpp = %d exceeds the %zu layers of %s",
-                          p->pp * p->vpp, nb, w->name);
-    return CS_OK;
-  }
-  if (w->heads % p->tp != 0)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "plan: %s has %d attention heads, not divisible by tp=%d", w->name,
-                        w->heads, p->tp);
-  if (w->kv_heads % p->tp != 0 && p->tp % w->kv_heads != 0)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "plan: %s has %d KV heads; tp=%d must divide them or be a multiple of them",
-                        w->name, w->kv_heads, p->tp);
-  if (w->layers % (p->pp * p->vpp) != 0)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "plan: %s has %d layers, not divisible by pp*vpp = %d*%d", w->name,
-                        w->layers, p->pp, p->vpp);
-  if (w->experts == 0 && p->ep > 1)
-    return cs_error_set(err, CS_ERR_USAGE, "plan: ep=%d but %s has no experts", p->ep, w->name);
-  if (w->experts > 0 && w->experts % p->ep != 0)
-    return cs_error_set(err, CS_ERR_USAGE, "plan: %s has %d experts, not divisible by ep=%d",
-                        w->name, w->experts, p->ep);
-  if (w->seq % p->cp != 0)
-    return cs_error_set(err, CS_ERR_USAGE, "plan: sequence %d of %s is not divisible by cp=%d",
-                        w->seq, w->name, p->cp);
-  if (p->sp && w->seq / p->cp % p->tp != 0)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "plan: sequence parallelism splits the %d tokens per GPU by tp=%d unevenly",
-                        w->seq / p->cp, p->tp);
-  if (w->ffn % p->tp != 0 || (w->experts > 0 && w->expert_ffn % p->tp != 0))
-    return cs_error_set(err, CS_ERR_USAGE, "plan: the FFN width of %s is not divisible by tp=%d",
-                        w->name, p->tp);
   return CS_OK;
+}
+
+int cs_plan_text_names(const char *text, const char *key) {
+  size_t k = strlen(key);
+  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
+    int start = s == text || s[-1] == ',' || s[-1] == ' ';
+    const char *e = s + k;
+    while (*e == ' ')
+      e++;
+    if (start && *e == '=') return 1;
+  }
+  return 0;
 }

@@ -22,8 +22,6 @@
 #include "status.h"
 #include "yamlcfg.h"
 
-struct cs_workload;
-
 enum cs_recompute { CS_RECOMPUTE_NONE, CS_RECOMPUTE_SELECTIVE, CS_RECOMPUTE_FULL };
 
 /* Numeric precision of the GEMMs. fp16/bf16/fp8 mean mixed precision with fp32 master weights
@@ -44,6 +42,7 @@ struct cs_plan {
   double weight_bytes, grad_bytes, optim_bytes; /* per parameter; 0 = from precision */
   double reserve; /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
   int dp_mode;    /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
+  char framework[64]; /* the framework profile (framework.h), "pytorch-ddp" by default */
 };
 
 /* Data parallelism as DDP (every rank reduces gradients in buckets beside backward) or as
@@ -56,8 +55,8 @@ const struct cs_cfg_field *cs_plan_fields(size_t *n);
 
 /* Sets every field to its default: dp=tp=pp=vpp=cp=ep=1, zero=0, mbs=1, gbs=0, recompute=none,
  * sp=false, precision=bf16, bucket=25MiB, overlap_grad=overlap_param=true, overlap_tp=false,
- * bytes per parameter from the precision, reserve=1GiB. The defaults are converted from the
- * schema once per process and copied: this allocates nothing and cannot fail. */
+ * bytes per parameter from the precision, reserve=1GiB, framework=pytorch-ddp. The defaults are
+ * converted from the schema once per process and copied: this allocates nothing and cannot fail. */
 void cs_plan_init(struct cs_plan *p);
 
 /* Parses "tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective" on top of the defaults.
@@ -70,12 +69,20 @@ enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_erro
 enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *p,
                             struct cs_error *err);
 
-/* Checks the plan on its own and against workload w (w may be NULL to skip those checks):
- * heads and KV heads divisible by tp, blocks by pp * vpp, experts by ep, sequence by cp, gbs by
- * mbs * dp, ep dividing dp * cp, vpp > 1 only with pp > 1, tp/cp/ep > 1 only for transformers.
- * Fails with CS_ERR_USAGE and the reason. */
-enum cs_status cs_plan_check(const struct cs_plan *p, const struct cs_workload *w,
-                             struct cs_error *err);
+/* Checks the plan on its own: gbs a multiple of mbs * dp, ep dividing dp * cp, vpp > 1 only with
+ * pp > 1. Fails with CS_ERR_USAGE and the reason. The checks against a workload are
+ * cs_workload_check_plan (workload.h), which runs these first. */
+enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err);
+
+/* The single-GPU reference of p: p with dp = tp = pp = vpp = cp = ep = 1, no sequence
+ * parallelism, ZeRO 0 and gbs 0 (one micro-batch of mbs samples); precision, recomputation and
+ * every other field kept. A measured single-GPU time is taken on this plan (cs_compute_calibrate)
+ * and speedups are relative to it. */
+struct cs_plan cs_plan_single_gpu(const struct cs_plan *p);
+
+/* 1 when the plan text names key ("dp=" at the start of an item, spaces allowed before '='), so
+ * that a caller does not fill that field in itself (predict fills dp from the GPUs). */
+int cs_plan_text_names(const char *text, const char *key);
 
 /* GPUs the plan occupies: dp * tp * pp * cp. */
 long cs_plan_gpus(const struct cs_plan *p);

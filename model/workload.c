@@ -136,6 +136,52 @@ const char *cs_phase_name(int ph) {
   return ph >= 0 && ph <= CS_PHASE_PARAM ? names[ph] : "?";
 }
 
+enum cs_status cs_workload_check_plan(const struct cs_workload *w, const struct cs_plan *p,
+                                      struct cs_error *err) {
+  enum cs_status st = cs_plan_check_self(p, err);
+  if (st != CS_OK) return st;
+  if (w == NULL) return CS_OK;
+  if (!cs_workload_is_transformer(w)) {
+    if (p->tp > 1 || p->cp > 1 || p->ep > 1 || p->sp)
+      return cs_error_set(err, CS_ERR_USAGE,
+                          "plan: %s is a layer list; tp, cp, ep and sp need a transformer",
+                          w->name);
+    size_t nb = cs_workload_blocks(w);
+    if ((size_t)p->pp * p->vpp > nb)
+      return cs_error_set(err, CS_ERR_USAGE, "plan: pp*vpp = %d exceeds the %zu layers of %s",
+                          p->pp * p->vpp, nb, w->name);
+    return CS_OK;
+  }
+  if (w->heads % p->tp != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: %s has %d attention heads, not divisible by tp=%d", w->name,
+                        w->heads, p->tp);
+  if (w->kv_heads % p->tp != 0 && p->tp % w->kv_heads != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: %s has %d KV heads; tp=%d must divide them or be a multiple of them",
+                        w->name, w->kv_heads, p->tp);
+  if (w->layers % (p->pp * p->vpp) != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: %s has %d layers, not divisible by pp*vpp = %d*%d", w->name,
+                        w->layers, p->pp, p->vpp);
+  if (w->experts == 0 && p->ep > 1)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: ep=%d but %s has no experts", p->ep, w->name);
+  if (w->experts > 0 && w->experts % p->ep != 0)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: %s has %d experts, not divisible by ep=%d",
+                        w->name, w->experts, p->ep);
+  if (w->seq % p->cp != 0)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: sequence %d of %s is not divisible by cp=%d",
+                        w->seq, w->name, p->cp);
+  if (p->sp && w->seq / p->cp % p->tp != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: sequence parallelism splits the %d tokens per GPU by tp=%d unevenly",
+                        w->seq / p->cp, p->tp);
+  if (w->ffn % p->tp != 0 || (w->experts > 0 && w->expert_ffn % p->tp != 0))
+    return cs_error_set(err, CS_ERR_USAGE, "plan: the FFN width of %s is not divisible by tp=%d",
+                        w->name, p->tp);
+  return CS_OK;
+}
+
 int cs_plan_group_size(const struct cs_plan *p, int g) {
   switch (g) {
   case CS_GROUP_TP:
@@ -492,7 +538,7 @@ enum cs_status cs_workload_layer_cost(const struct cs_workload *w, const struct 
   if (i >= w->nlayer)
     return cs_error_set(err, CS_ERR_RANGE, "%s has %zu layers; layer %zu does not exist", w->name,
                         w->nlayer, i);
-  enum cs_status st = cs_plan_check(p, w, err);
+  enum cs_status st = cs_workload_check_plan(w, p, err);
   if (st != CS_OK) return st;
   layer_cost(w, p, i, c);
   return CS_OK;
@@ -500,7 +546,7 @@ enum cs_status cs_workload_layer_cost(const struct cs_workload *w, const struct 
 
 enum cs_status cs_workload_step_flops(const struct cs_workload *w, const struct cs_plan *p,
                                       double *model_flops, double *hw_flops, struct cs_error *err) {
-  enum cs_status st = cs_plan_check(p, w, err);
+  enum cs_status st = cs_workload_check_plan(w, p, err);
   if (st != CS_OK) return st;
   struct cs_plan u;
   st = unit_plan(&u, p->recompute, err);

@@ -176,7 +176,8 @@ struct cs_layer_cost {
   struct cs_comm comm[CS_LAYER_MAX_COMM];
 };
 
-/* Fills *c for layer i under p. p must have passed cs_plan_check for w (else CS_ERR_USAGE). */
+/* Fills *c for layer i under p. p must have passed cs_workload_check_plan for w (else
+ * CS_ERR_USAGE). */
 enum cs_status cs_workload_layer_cost(const struct cs_workload *w, const struct cs_plan *p,
                                       size_t i, struct cs_layer_cost *c, struct cs_error *err);
 
@@ -184,6 +185,12 @@ enum cs_status cs_workload_layer_cost(const struct cs_workload *w, const struct 
  * samples) and hardware FLOPs (plus recomputation). Independent of how the plan shards. */
 enum cs_status cs_workload_step_flops(const struct cs_workload *w, const struct cs_plan *p,
                                       double *model_flops, double *hw_flops, struct cs_error *err);
+
+/* Checks plan p on its own (cs_plan_check_self) and against w (w may be NULL to skip those
+ * checks): heads and KV heads divisible by tp, blocks by pp * vpp, experts by ep, sequence by cp,
+ * tp/cp/ep > 1 only for transformers. Fails with CS_ERR_USAGE and the reason. */
+enum cs_status cs_workload_check_plan(const struct cs_workload *w, const struct cs_plan *p,
+                                      struct cs_error *err);
 
 /* The size of group g under p (1 when the group does not exist). */
 int cs_plan_group_size(const struct cs_plan *p, int g);

@@ -16,6 +16,8 @@
 
 #include <yaml.h>
 
+#include "input.h"
+
 #define MAX_DEPTH 64
 
 struct cs_yaml {
@@ -194,30 +196,70 @@ static enum cs_status load(yaml_parser_t *parser, const char *name, struct cs_ya
   return CS_OK;
 }
 
-enum cs_status cs_yaml_load(const char *path, struct cs_yaml **doc, struct cs_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+/* Refuses nesting deeper than MAX_DEPTH as soon as the parser reaches it (a pass over the events,
+ * which stops there), before libyaml builds the document: 100,000 nested "[" are refused in
+ * microseconds instead of being scanned whole first. Syntax errors are left to the load, which
+ * reports them. */
+static enum cs_status depth_check(const char *text, size_t len, const char *name,
+                                  struct cs_error *err) {
   yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser)) {
-    fclose(f);
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
+  if (!yaml_parser_initialize(&parser))
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", name);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  enum cs_status st = CS_OK;
+  int depth = 0, done = 0;
+  while (!done && st == CS_OK) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(&parser, &ev)) break;
+    if (ev.type == YAML_SEQUENCE_START_EVENT || ev.type == YAML_MAPPING_START_EVENT) {
+      if (++depth > MAX_DEPTH)
+        st =
+            cs_error_at(err, CS_ERR_PARSE, name, (long)ev.start_mark.line + 1,
+                        (long)ev.start_mark.column + 1, "nesting deeper than %d levels", MAX_DEPTH);
+    } else if (ev.type == YAML_SEQUENCE_END_EVENT || ev.type == YAML_MAPPING_END_EVENT) {
+      depth--;
+    } else if (ev.type == YAML_STREAM_END_EVENT) {
+      done = 1;
+    }
+    yaml_event_delete(&ev);
   }
-  yaml_parser_set_input_file(&parser, f);
-  enum cs_status st = load(&parser, path, doc, err);
   yaml_parser_delete(&parser);
+  return st;
+}
+
+static enum cs_status load_text(const char *text, size_t len, const char *name,
+                                struct cs_yaml **doc, struct cs_error *err) {
+  enum cs_status st = depth_check(text, len, name, err);
+  if (st != CS_OK) return st;
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser))
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", name);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+  st = load(&parser, name, doc, err);
+  yaml_parser_delete(&parser);
+  return st;
+}
+
+enum cs_status cs_yaml_load(const char *path, struct cs_yaml **doc, struct cs_error *err) {
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err ? err->status : CS_ERR_IO;
+  char *text;
+  size_t len;
+  enum cs_status st = cs_input_read_all(f, path, CS_INPUT_DOC_MAX, &text, &len, err);
   fclose(f);
+  if (st != CS_OK) return st;
+  st = load_text(text, len, path, doc, err);
+  free(text);
   return st;
 }
 
 enum cs_status cs_yaml_load_string(const char *text, const char *name, struct cs_yaml **doc,
                                    struct cs_error *err) {
-  yaml_parser_t parser;
-  if (!yaml_parser_initialize(&parser))
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", name);
-  yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-  enum cs_status st = load(&parser, name, doc, err);
-  yaml_parser_delete(&parser);
-  return st;
+  size_t len = strlen(text);
+  if (len > CS_INPUT_DOC_MAX)
+    return cs_error_set(err, CS_ERR_RANGE, "%s: input larger than %zu bytes", name,
+                        CS_INPUT_DOC_MAX);
+  return load_text(text, len, name, doc, err);
 }
 
 void cs_yaml_free(struct cs_yaml *doc) {

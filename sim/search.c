@@ -77,12 +77,13 @@ static int entry_cmp(const void *a, const void *b) {
 /* Sorted by step: an entry is on the front unless an earlier (not slower) entry has at least its
  * headroom and at most its network bytes, one of the three strictly better. Only front members
  * can dominate, so each entry is compared with the front so far. */
-void cs_search_pareto(struct cs_search_result *r) {
+enum cs_status cs_search_pareto(struct cs_search_result *r, struct cs_error *err) {
   size_t *front = malloc((r->n + 1) * sizeof *front), h = 0;
+  if (!front) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < r->n; i++) {
     struct cs_search_entry *e = &r->e[i];
     int dominated = 0;
-    for (size_t k = 0; k < h && !dominated && front; k++) {
+    for (size_t k = 0; k < h && !dominated; k++) {
       const struct cs_search_entry *f = &r->e[front[k]];
       if (f->step <= e->step && f->headroom >= e->headroom && f->net_bytes <= e->net_bytes &&
           (f->step < e->step || f->headroom > e->headroom || f->net_bytes < e->net_bytes))
@@ -92,9 +93,10 @@ void cs_search_pareto(struct cs_search_result *r) {
         dominated = 1;
     }
     e->pareto = !dominated;
-    if (e->pareto && front) front[h++] = i;
+    if (e->pareto) front[h++] = i;
   }
   free(front);
+  return CS_OK;
 }
 
 enum cs_status cs_search_merge(struct cs_search_result *r, const struct cs_search_entry *more,
@@ -107,7 +109,8 @@ enum cs_status cs_search_merge(struct cs_search_result *r, const struct cs_searc
     r->n += n;
     qsort(r->e, r->n, sizeof *r->e, entry_cmp);
   }
-  cs_search_pareto(r);
+  enum cs_status ps = cs_search_pareto(r, err);
+  if (ps != CS_OK) return ps;
   if (st) {
     r->stats.points += st->points;
     r->stats.invalid += st->invalid;
@@ -143,8 +146,8 @@ static double net_bytes(const struct cs_sim *s) {
 static enum cs_status simulate(const struct cs_search_inputs *in, struct cs_sim_cache *cache,
                                const struct cs_plan *p, const struct cs_memory *mem,
                                struct cs_search_entry *e, struct cs_error *err) {
-  struct cs_sim_inputs si = {in->workload,     p, in->compute, in->topology, in->cal,
-                             in->interference, 0};
+  struct cs_sim_inputs si = {in->workload, p, in->compute, in->topology, in->cal, in->interference,
+                             NULL,         0};
   struct cs_sim *s = NULL;
   enum cs_status st = cs_sim_alloc_cached(&si, cache, &s, err);
   if (st != CS_OK) return st;
@@ -167,7 +170,7 @@ static enum cs_status simulate(const struct cs_search_inputs *in, struct cs_sim_
 
 enum cs_status cs_search_eval(const struct cs_search_inputs *in, const struct cs_plan *p,
                               struct cs_search_entry *e, struct cs_error *err) {
-  enum cs_status st = cs_plan_check(p, in->workload, err);
+  enum cs_status st = cs_workload_check_plan(in->workload, p, err);
   if (st != CS_OK) return st;
   struct cs_memory mem;
   st = cs_memory_estimate(in->workload, p, in->gpu, &mem, err);
@@ -180,8 +183,8 @@ enum cs_status cs_search_band(const struct cs_search_inputs *in, struct cs_searc
                               size_t k, struct cs_error *err) {
   for (size_t i = 0; i < k && i < r->n; i++) {
     struct cs_search_entry *e = &r->e[i];
-    struct cs_sim_inputs si = {in->workload,     &e->plan, in->compute, in->topology, in->cal,
-                               in->interference, 0};
+    struct cs_sim_inputs si = {in->workload, &e->plan,         in->compute, in->topology,
+                               in->cal,      in->interference, NULL,        0};
     struct cs_sim_result res;
     enum cs_status st = cs_sim_predict(&si, &res, err);
     if (st != CS_OK) return st;
@@ -224,7 +227,7 @@ static enum cs_status push(struct walk *w, const struct cs_search_entry *e) {
 /* Memory of p, or -1 when it cannot be estimated (invalid), or -2 when memory ran out (then
  * *w->err says so: running out is no verdict on the plan). */
 static double memory_of(const struct walk *w, const struct cs_plan *p, struct cs_memory *m) {
-  if (cs_plan_check(p, w->in->workload, NULL) != CS_OK) return -1;
+  if (cs_workload_check_plan(w->in->workload, p, NULL) != CS_OK) return -1;
   struct cs_error e2 = {0};
   if (cs_memory_estimate(w->in->workload, p, w->in->gpu, m, &e2) != CS_OK) {
     if (e2.status != CS_ERR_NOMEM) return -1;
@@ -396,7 +399,10 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
     return st;
   }
   if (r->n > 1) qsort(r->e, r->n, sizeof *r->e, entry_cmp);
-  cs_search_pareto(r);
+  if ((st = cs_search_pareto(r, err)) != CS_OK) {
+    cs_search_result_free(r);
+    return st;
+  }
   r->stats.seconds = now() - t0;
   return CS_OK;
 }

@@ -16,7 +16,7 @@
  *   sp   off and, when tp > 1, on (sp: -1 both, 0 off, 1 on where tp > 1);
  *
  * with the rest of the plan (precision, bucket, overlaps, reserve) taken from `base`. A point is
- * feasible when cs_plan_check accepts it, its fullest stage fits the GPU's memory
+ * feasible when cs_workload_check_plan accepts it, its fullest stage fits the GPU's memory
  * (cs_memory_estimate, cs_memory_fits) and the step simulator can place it on the topology (the
  * interleaved schedule needs the micro-batches to be a multiple of pp). Nothing is sampled: every
  * feasible point is simulated at its predicted collective times and ranked; the ~95% band is then
@@ -102,11 +102,11 @@ struct cs_search_entry {
 };
 
 struct cs_search_stats {
-  long points;                   /* points of the space enumerated (this rank's share when split) */
-  long invalid;                  /* rejected by cs_plan_check or the step simulator's placement */
-  long memory;                   /* rejected: do not fit memory */
-  long pruned;                   /* skipped without evaluation by an exact memory bound */
-  long simulated;                /* simulated and kept */
+  long points;    /* points of the space enumerated (this rank's share when split) */
+  long invalid;   /* rejected by cs_workload_check_plan or the step simulator's placement */
+  long memory;    /* rejected: do not fit memory */
+  long pruned;    /* skipped without evaluation by an exact memory bound */
+  long simulated; /* simulated and kept */
   long cache_hits, cache_misses; /* collective-cost cache */
   double seconds;                /* wall time of cs_search_run */
 };
@@ -132,8 +132,8 @@ enum cs_status cs_search_merge(struct cs_search_result *r, const struct cs_searc
                                size_t n, const struct cs_search_stats *st, struct cs_error *err);
 
 /* Marks r->e[i].pareto for the front of (step min, headroom max, net_bytes min). O(n log n + n h)
- * where h is the front's size. */
-void cs_search_pareto(struct cs_search_result *r);
+ * where h is the front's size. CS_ERR_NOMEM leaves the marks unset. */
+enum cs_status cs_search_pareto(struct cs_search_result *r, struct cs_error *err);
 
 /* Fills step_lo/step_hi of entries [0, k) with the full band of the step simulator (a re-run of
  * each of those plans). */

@@ -66,6 +66,7 @@
 
 #include "cal.h"
 #include "compute.h"
+#include "framework.h"
 #include "plan.h"
 #include "status.h"
 #include "topology.h"
@@ -90,11 +91,14 @@ long cs_sim_cache_misses(const struct cs_sim_cache *c);
 /* What one simulation needs; every pointer is borrowed and must outlive the struct cs_sim. */
 struct cs_sim_inputs {
   const struct cs_workload *workload;
-  const struct cs_plan *plan;       /* must pass cs_plan_check for the workload */
+  const struct cs_plan *plan;       /* must pass cs_workload_check_plan for the workload */
   const struct cs_compute *compute; /* the GPU at the plan's precision (maybe calibrated) */
   const struct cs_topology *topology;
   const struct cs_cal *cal; /* collective model and its uncertainty */
   double interference;      /* >= 1: compute slowdown under overlapped collectives */
+  /* the framework profile (framework.h); NULL = the one the plan names, found with
+   * cs_framework_find (a shared cache keeps the last one loaded) */
+  const struct cs_framework *framework;
   int net_what_if; /* 1: the topology's network is hypothetical (a sweep over network speeds):
                       its nominal bandwidth replaces a fitted one (cs_topo_cal_apply) */
 };
@@ -129,9 +133,9 @@ struct cs_sim_result {
 
 struct cs_sim;
 
-/* Prepares the step of in: checks the plan against the workload (cs_plan_check), maps every
- * group on the topology, costs every distinct collective and every layer. in is copied; what it
- * points to is borrowed. Errors: CS_ERR_USAGE (plan, interference < 1, dp_mode=dataparallel with
+/* Prepares the step of in: checks the plan against the workload (cs_workload_check_plan), maps
+ * every group on the topology, costs every distinct collective and every layer. in is copied; what
+ * it points to is borrowed. Errors: CS_ERR_USAGE (plan, interference < 1, dp_mode=dataparallel with
  * zero > 0, tp/pp/cp/ep > 1 or a dp group on more than one node), CS_ERR_RANGE (the plan
  * needs more nodes than the topology has), CS_ERR_UNSUPPORTED (a group leaves a node that has no
  * network), CS_ERR_NOMEM. On failure *out is NULL. Free with cs_sim_free (NULL is harmless). */

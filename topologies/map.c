@@ -443,3 +443,15 @@ enum cs_status cs_topo_parse_plan(const char *order, const char *sizes, const ch
     }
   return cs_error_set(err, CS_ERR_USAGE, "--group: \"%s\" is not in the rank order", group);
 }
+
+enum cs_status cs_topo_shape_cal(const struct cs_cal *cal, const struct cs_topology *t,
+                                 struct cs_coll_query *q, struct cs_cal *shape,
+                                 struct cs_error *err) {
+  *shape = *cal;
+  struct cs_topo_group grp;
+  enum cs_status st = cs_topo_map_shape(t, q->nodes, q->gpus_per_node, 0, &grp, err);
+  if (st != CS_OK) return st;
+  cs_topo_cal_apply(t, &grp, 0, shape);
+  cs_topo_group_query(&grp, q);
+  return CS_OK;
+}

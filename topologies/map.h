@@ -135,4 +135,13 @@ enum cs_status cs_topo_parse_plan(const char *order, const char *sizes, const ch
                                   char names[][16], int *sizes_out, int *ndims, int *dim,
                                   struct cs_error *err);
 
+/* The calibration cal shaped for one collective of q's shape (nodes x gpus_per_node) on t, as
+ * `commscale coll --topology` and the C API cost it: cs_topo_cal_apply on the group (precedence
+ * fitted > user-given > topology > default). *shape starts as a shallow copy of *cal (do not
+ * cs_cal_fini it); q's shape becomes the group's (cs_topo_group_query). Errors of
+ * cs_topo_map_shape. */
+enum cs_status cs_topo_shape_cal(const struct cs_cal *cal, const struct cs_topology *t,
+                                 struct cs_coll_query *q, struct cs_cal *shape,
+                                 struct cs_error *err);
+
 #endif

@@ -41,8 +41,7 @@ static const struct cli_opt opts[] = {
     {"select", 0, "HOW",
      "how auto picks the pair: nccl (NCCL's candidates, least calibrated time; default), "
      "fastest (every enabled pair) or nccl-table (NCCL's own constants pick, as its TUNING log)"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -53,7 +52,8 @@ static const struct cli_verb verb = {
     "determined, and, beyond the measured node count, both network-latency forms); algbw and\n"
     "busbw as nccl-tests defines them; 'bound' says whether latency or bandwidth dominates.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 struct rec {
   int nodes, gpn, ranks;
@@ -188,23 +188,10 @@ static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, co
 int cs_cmd_coll(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("coll", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale coll --help)",
-                 a.pos[0]);
-    return cli_fail("coll", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   const char *outpath = cli_get(&verb, &a, "output");
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("coll", &err);
-  }
   struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 1, 1, 1, 0};
   const char *s;
   if ((s = cli_get(&verb, &a, "coll")) && cs_coll_parse(s, &q.coll) != 0) {
@@ -349,7 +336,7 @@ int cs_cmd_coll(int argc, char **argv) {
         write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath, links);
       else
         write_table(f, recs, n, cs_coll_name(q.coll), links, warn, nwarn);
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
     }
   }
   free(recs);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "input.h"
 #include "map.h"
 #include "opts.h"
 #include "smi.h"
@@ -46,7 +47,8 @@ static const struct cli_verb verb = {
     "spanned, GPUs per node, the slowest tier, NICs and flows sharing them, the switch level\n"
     "crossed, and the bandwidth and latency its collectives see.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static enum cs_status load_named(const char *name, struct cs_topology *t, struct cs_error *err) {
   char path[1024];
@@ -55,28 +57,11 @@ static enum cs_status load_named(const char *name, struct cs_topology *t, struct
 }
 
 static enum cs_status read_text(const char *path, char **text, struct cs_error *err) {
-  FILE *f = fopen(path, "rb");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open", path);
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    size_t r = fread(buf + n, 1, cap - n - 1, f);
-    n += r;
-    if (n + 1 < cap) break;
-    if (cap >= (size_t)64 << 20) {
-      free(buf);
-      fclose(f);
-      return cs_error_set(err, CS_ERR_RANGE, "%s: larger than 64 MiB", path);
-    }
-    char *nb = realloc(buf, cap *= 2);
-    if (nb == NULL) free(buf);
-    buf = nb;
-  }
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err->status;
+  enum cs_status st = cs_input_read_all(f, path, CS_INPUT_DOC_MAX, text, NULL, err);
   fclose(f);
-  if (buf == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
-  buf[n] = '\0';
-  *text = buf;
-  return CS_OK;
+  return st;
 }
 
 struct entry {
@@ -197,18 +182,11 @@ static void write_map(FILE *out, int json, const struct cs_topology *t, char nam
 }
 
 int cs_cmd_topology(int argc, char **argv) {
-  struct cli_args a;
   struct cs_error err = {0};
-  int help = 0;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("topology", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos < 1) {
-    cs_error_set(&err, CS_ERR_USAGE, "expected show, list, import-smi or map (see --help)");
-    return cli_fail("topology", &err);
-  }
+  struct cli_args a;
+  int begun = cli_begin(&verb, argc, argv, &a, 1, CLI_MAX_POS,
+                        "expected show, list, import-smi or map", NULL);
+  if (begun >= 0) return begun;
   const char *sub = a.pos[0];
   int want_args = strcmp(sub, "list") == 0 ? 1 : 2;
   if (strcmp(sub, "show") && strcmp(sub, "list") && strcmp(sub, "import-smi") &&
@@ -285,6 +263,6 @@ int cs_cmd_topology(int argc, char **argv) {
       st = cs_topo_map(&t, nd, sizes, dim, rank, cli_get(&verb, &a, "alone") == NULL, &g, &err);
     if (st == CS_OK) write_map(out, json, &t, names, sizes, nd, dim, &g);
   }
-  cli_close_out(out);
+  st = cli_end_out(out, st, &err);
   return st == CS_OK ? 0 : cli_fail("topology", &err);
 }

@@ -124,6 +124,7 @@ expect 2 "--plan: plan 2 is empty \(expected \"P1;P2\"\)" -- predict $W --plan "
 expect 2 "--plan: plan 2: plan item 1 \"tp=x\": tp: expected an integer" -- predict $W --plan "dp=8;tp=x"
 expect 2 "no feasible plan: 8 GPUs are not a multiple of tp\*pp\*cp = 3" -- predict $W --plan tp=3 --gpus 8
 expect 2 "no feasible plan: the plan occupies 8 GPUs, not 7" -- predict $W --plan dp=8 --gpus 7
+expect 2 "no feasible plan: framework: no frameworks file named \"nope\"" -- predict $W --plan framework=nope
 expect 2 "--nodes: expected an integer from 1 to" -- predict $W --plan dp=8 --nodes 0
 expect 2 "--nodes: expected an integer from 1 to .* got -2" -- predict $W --plan dp=8 --nodes -2
 expect 2 "--net-gbps: expected an integer, got \"1e30\"" -- predict $W --plan dp=8 --net-gbps 1e30
@@ -190,12 +191,17 @@ printf "$scen" | sed 's/nodes: 1/nodes: -3/' >"$tmp/sc-neg-nodes.yaml"
 printf "$scen" | sed 's/gbs: 16/gbs: 1,2/' >"$tmp/sc-two-gbs.yaml"
 printf "$scen" | sed 's/"100"/"1e30"/' >"$tmp/sc-absurd-net.yaml"
 printf "$scen" | sed 's/version: 1/version: 7/' >"$tmp/sc-version.yaml"
+printf "$scen" | sed 's/eff=0.8/eff=7/' >"$tmp/sc-target.yaml"
+printf "$scen"'cal: nope-cal.yaml\n' >"$tmp/sc-nocal.yaml"
+printf "$scen" | sed 's/gpt2-124m/nope-wl/' >"$tmp/sc-noworkload.yaml"
+printf 'bogus: 1\n' >"$tmp/sc-bad-prices.yaml"
+printf "$scen"'plan: "tp=4"\nprices: sc-bad-prices.yaml\n' >"$tmp/sc-prices.yaml"
 printf -- '- a\n- b\n' >"$tmp/sc-seq.yaml"
 : >"$tmp/sc-empty.yaml"
 }
-expect 1 "sc-unknown.yaml:9:1: unknown key or non-scalar value \"bogus\"" -- report "$tmp/sc-unknown.yaml" -o "$tmp/rep"
+expect 1 "sc-unknown.yaml:9:1: unknown key \"bogus\"; expected one of: version, title" -- report "$tmp/sc-unknown.yaml" -o "$tmp/rep"
 expect 1 "sc-syntax.yaml:3:1: YAML syntax" -- report "$tmp/sc-syntax.yaml" -o "$tmp/rep"
-expect 1 "sc-missing.yaml:1:1: the scenario needs \"gpu\"" -- report "$tmp/sc-missing.yaml" -o "$tmp/rep"
+expect 1 "sc-missing.yaml:1:1: missing required key \"gpu\"" -- report "$tmp/sc-missing.yaml" -o "$tmp/rep"
 expect 1 "sc-plan.yaml:9:7: plan: plan item 1 \"tp=x\": tp: expected an integer" -- report "$tmp/sc-plan.yaml" -o "$tmp/rep"
 expect 1 "sc-zero-nodes.yaml:5:8: nodes: expected an integer from 1 to 1048576, got 0" -- report "$tmp/sc-zero-nodes.yaml" -o "$tmp/rep"
 expect 1 "sc-neg-nodes.yaml:5:8: nodes: expected an integer from 1 to 1048576, got -3" -- report "$tmp/sc-neg-nodes.yaml" -o "$tmp/rep"
@@ -206,9 +212,94 @@ expect 1 "sc-seq.yaml:1:1: expected a mapping of scenario keys" -- report "$tmp/
 expect 1 "sc-empty.yaml:1:1: expected a YAML mapping" -- report "$tmp/sc-empty.yaml" -o "$tmp/rep"
 expect 1 "nope-sc.yaml: cannot open" -- report "$tmp/nope-sc.yaml" -o "$tmp/rep"
 expect 2 "expected one scenario file" -- report
+# every value is checked at load, and a bad one is named once, before any part runs
+rm -rf "$tmp/rep"
+expect 1 "sc-target.yaml:7:9: target: target \"eff=7\": expected a value in \(0, 1\]" -- report "$tmp/sc-target.yaml" -o "$tmp/rep"
+expect 1 "sc-nocal.yaml:9:6: cal: nope-cal.yaml: cannot open" -- report "$tmp/sc-nocal.yaml" -o "$tmp/rep"
+expect 1 "sc-noworkload.yaml:2:11: workload: no workloads file named \"nope-wl\"" -- report "$tmp/sc-noworkload.yaml" -o "$tmp/rep"
+if [ -e "$tmp/rep" ]; then fail=$((fail + 1)); echo "FAIL: a report that failed at load left $tmp/rep"; else pass=$((pass + 1)); fi
+# leftovers NAME: how many entries beside $tmp/NAME carry its name (a temporary left behind)
+leftovers() {
+  local n=0 f
+  for f in "$tmp/$1"?* "$tmp/.$1"*; do [ -e "$f" ] && n=$((n + 1)); done
+  echo "$n"
+}
+# a part that fails (a price file that does not parse) leaves the old report as it was, whole
+mkdir -p "$tmp/rep-old" && echo old >"$tmp/rep-old/report.md" && : >"$tmp/rep-old/.commscale-output"
+err=$(cd "$tmp" && timeout 120 "$cs" report sc-prices.yaml -o rep-old 2>&1 >/dev/null)
+st=$?
+if [ "$st" -eq 1 ] && printf '%s' "$err" | grep -q "part.* of the report failed.*rep-old is left as it was" &&
+  [ "$(cat "$tmp/rep-old/report.md")" = old ] && [ "$(leftovers rep-old)" -eq 0 ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: report with a failing part: status $st, stderr: $err; rep-old/report.md: $(cat "$tmp/rep-old/report.md"); $(leftovers rep-old) left beside"
+fi
+# two reports into one folder at once: one whole scenario wins, never a mix of two
+# shellcheck disable=SC2059 # the scenario text carries the escapes
+printf "$scen"'plan: "tp=4"\n' >"$tmp/sc-g16.yaml"
+# shellcheck disable=SC2059
+printf "$scen"'plan: "tp=4"\n' | sed 's/gbs: 16/gbs: 32/' >"$tmp/sc-g32.yaml"
+rm -rf "$tmp/rep-two"
+(cd "$tmp" && { timeout 120 "$cs" report sc-g16.yaml -o rep-two 2>/dev/null &
+  timeout 120 "$cs" report sc-g32.yaml -o rep-two 2>/dev/null; wait; })
+g=$(grep -o -- '--gbs [0-9]*' "$tmp/rep-two/report.md" 2>/dev/null | sort -u)
+if [ "$(printf '%s\n' "$g" | grep -c .)" -eq 1 ] && grep -q "global batch ${g#--gbs }," "$tmp/rep-two/report.md"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: two reports into one folder mixed: $g"
+fi
+# a report killed (SIGTERM) mid-run leaves the old folder as it was and no temporary beside it
+rep=$(cd "$(dirname "$0")/../.." && pwd)/sim/scenarios/gpt3-175b-400n.yaml
+sum=$(cksum <"$tmp/rep-two/report.md")
+(cd "$tmp" && exec timeout -s TERM 1 "$cs" report "$rep" -o rep-two 2>/dev/null)
+st=$?
+if [ "$st" -eq 124 ] && [ "$(cksum <"$tmp/rep-two/report.md")" = "$sum" ] &&
+  [ "$(leftovers rep-two)" -eq 0 ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: report killed mid-run: status $st, $(leftovers rep-two) left beside"
+fi
 expect 2 "unknown option" -- validate --bogus
 expect 2 "--format expects table, csv or json" -- validate --format xml
 expect 1 "sc-syntax.yaml:3:1: YAML syntax" -- validate --cases "$tmp/sc-syntax.yaml"
+
+# ---- resource limits (ux-review 4.1 #18, #19, #49, #69, #88; P14): every reader stops at its cap
+# at once. "quick" also bounds the wall time: 10 s holds at any load and under valgrind, where the
+# readers before the caps took 20 s (import /dev/zero, killed) and 27 s (100,000 nested brackets).
+quick() {
+  local t0=$SECONDS
+  expect "$@"
+  if [ $((SECONDS - t0)) -gt 10 ]; then
+    fail=$((fail + 1)) pass=$((pass - 1))
+    echo "FAIL: commscale ${*:4} took $((SECONDS - t0)) s (want under 10 s)"
+  fi
+}
+{ printf 'version: 1\nparameters: '; head -c 100000 /dev/zero | tr '\0' '['; echo; } >"$tmp/deep.yaml"
+{ printf 'version: 1\nname: deep\nnode: '; head -c 50000 /dev/zero | tr '\0' '['; echo; } >"$tmp/deep-topo.yaml"
+{ printf 'version: 1\nparameters:\n'; for i in $(seq 1 70); do printf "%*sk$i:\n" $((2 * i)) ''; done; } >"$tmp/deep-map.yaml"
+{ printf '{"results": '; head -c 100000 /dev/zero | tr '\0' '['; echo; } >"$tmp/deep.json"
+head -c 2000000 /dev/zero | tr '\0' 'x' >"$tmp/longline.csv"
+quick 1 "^commscale import: /dev/zero:1: line longer than 1048576 bytes$" -- import /dev/zero -o "$tmp/o.csv"
+quick 1 "^commscale fit: /dev/zero:1: line longer than 1048576 bytes$" -- fit /dev/zero -o "$tmp/o.yaml"
+quick 1 "/dev/zero: input larger than 67108864 bytes" -- topology import-smi /dev/zero
+quick 1 "/dev/zero: input larger than 67108864 bytes" -- coll --cal /dev/zero
+quick 1 "longline.csv:1: line longer than 1048576 bytes" -- fit "$tmp/longline.csv"
+quick 1 "deep.yaml:2:.*: nesting deeper than 64 levels" -- coll --cal "$tmp/deep.yaml"
+quick 1 "deep-topo.yaml:3:.*: nesting deeper than 64 levels" -- predict $W --plan dp=8 -t "$tmp/deep-topo.yaml"
+quick 1 "deep-map.yaml:.*: nesting deeper than 64 levels" -- coll --cal "$tmp/deep-map.yaml"
+quick 1 "deep.json:1:.*nested at most 64 levels" -- import "$tmp/deep.json" -o "$tmp/o.csv"
+expect 1 "$tmp: read error: Is a directory" -- coll --cal "$tmp"
+# "-" is standard input (#19): import reads a log from it, fit a measurements CSV
+if "$cs" import - -o "$tmp/stdin.csv" <"$data/h200x2/nccl-tests-mpirun.log" 2>/dev/null &&
+   [ "$(grep -vc '^#' "$tmp/stdin.csv")" -gt 10 ] && "$cs" fit - -q -o "$tmp/stdin.yaml" <"$tmp/stdin.csv"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1)); echo "FAIL: import - / fit - did not read standard input"
+fi
+expect 1 "^commscale import: -: input larger than 67108864 bytes$" -- import - -o "$tmp/o.csv" </dev/zero
 
 echo "cli errors: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

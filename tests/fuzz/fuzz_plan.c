@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static void use(const struct cs_plan *p) {
   struct cs_error err = {0};
   char buf[512];
-  if (cs_plan_check(p, NULL, &err) != CS_OK && !err.msg[0]) abort();
+  if (cs_plan_check_self(p, &err) != CS_OK && !err.msg[0]) abort();
   (void)cs_plan_gpus(p);
   (void)cs_plan_microbatches(p);
   double w, g, o;

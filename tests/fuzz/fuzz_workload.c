@@ -20,7 +20,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cs_plan_init(&p);
     (void)cs_workload_params(w);
     (void)cs_workload_active_params(w);
-    if (cs_plan_check(&p, w, &err) == CS_OK) {
+    if (cs_workload_check_plan(w, &p, &err) == CS_OK) {
       struct cs_layer_cost c;
       for (size_t i = 0; i < w->nlayer && i < 256; i++)
         (void)cs_workload_layer_cost(w, &p, i, &c, &err);

@@ -1,0 +1,42 @@
+/* nccl_tuning.h — NCCL's own cost model, read from the TUNING table that an NCCL_DEBUG=INFO
+ * NCCL_DEBUG_SUBSYS=TUNING log prints, and the (algorithm, protocol) it chose per message size.
+ * The functions keep the cs_nccltests_ prefix they had when this lived in nccltests.c.
+ */
+#ifndef CS_NCCL_TUNING_H
+#define CS_NCCL_TUNING_H
+
+#include "coll.h"
+#include "status.h"
+
+#define CS_NCCL_TUNING_MAX_CHOICES 512
+
+/* NCCL's own model, as printed in its TUNING table: latency (us) and algorithm bandwidth (GB/s)
+ * per collective, algorithm and protocol (0 where NCCL prints 0.0, i.e. disabled); plus the
+ * (algorithm, protocol) NCCL chose per message size, from its "AllReduce: N Bytes -> Algo X proto
+ * Y" lines. NCCL's algorithms map onto ours: CollNetDirect -> collnet, NVLS -> nvls, PAT -> pat
+ * (CollNetChain and NVLSTree are not kept). */
+struct cs_nccl_tuning {
+  int present[CS_COLL_COUNT];
+  double lat_us[CS_COLL_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT];
+  double bw_GBps[CS_COLL_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT];
+  int n_choices;
+  struct {
+    enum cs_coll coll;
+    double bytes;
+    enum cs_algo algo;
+    enum cs_proto proto;
+  } choice[CS_NCCL_TUNING_MAX_CHOICES];
+};
+
+/* Reads the first tuning table and the choice lines of path into t. CS_ERR_PARSE naming path
+ * when the log has no tuning table. */
+enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning *t,
+                                        struct cs_error *err);
+
+/* NCCL's predicted time (us) for coll at bytes, using its chosen (algo, proto) for that size when
+ * the log recorded one, else the fastest pair of its table: lat + bytes / (1000 * bw). Returns a
+ * negative value when the table has no usable entry. Writes the pair used to *a, *p if non-NULL. */
+double cs_nccltests_tuning_time_us(const struct cs_nccl_tuning *t, enum cs_coll coll, double bytes,
+                                   enum cs_algo *a, enum cs_proto *p);
+
+#endif

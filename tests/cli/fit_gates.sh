@@ -4,7 +4,8 @@
 #  - the same data with every time scaled by a random factor of 0.3-3 (fixed seed) fails it:
 #    exit 1, advice, no file; --force writes it with quality.gate and forced: true, and `coll`
 #    with it warns on stderr and in the table header;
-#  - a header-only file, 40 identical rows and time_us = 1e300 each give one located line, exit 1.
+#  - a header-only file, 40 identical rows and time_us = 1e300 each give one located line, exit 1;
+#  - import counts nodes from NCCL_HOSTID lines, takes --nodes, and warns when it cannot tell.
 # usage: fit_gates.sh COMMSCALE DATA_DIR TMP_DIR
 set -u
 cs=$1 data=$2 tmp=$3
@@ -52,5 +53,19 @@ awk -F, 'BEGIN { OFS = "," } /^#/ || !n++ { print; next } { if (++k == 5) $9 = "
 err=$("$cs" fit "$tmp/huge.csv" -o "$tmp/x.yaml" 2>&1); st=$?
 [ "$st" -eq 1 ] && printf '%s' "$err" | grep -qE "huge.csv:[0-9]+:[0-9]+: column time_us" ||
   no "time_us 1e300: exit $st: $err"
+
+# import knows the nodes: NCCL_HOSTID in the log, --nodes, a warning when it cannot tell
+"$cs" import "$data/nccltests/hostid.log" -o "$tmp/hid.csv" 2>"$tmp/hid.err" || no "import hostid.log"
+awk -F, '!/^#/ && $1 != "collective" && ($6 != 2 || $7 != 1) { bad = 1 } END { exit bad }' \
+  "$tmp/hid.csv" || no "hostid.log: rows not 2 nodes x 1 GPU"
+grep -q warning "$tmp/hid.err" && no "hostid.log: a warning although the log names the nodes"
+log=$data/h200x2/nccl-tests-mpirun.log
+"$cs" import "$log" -o "$tmp/one.csv" 2>"$tmp/one.err" || no "import mpirun log"
+grep -q "warning: every rank ran on one host" "$tmp/one.err" || no "no warning for one host"
+"$cs" import "$log" --nodes 2 -o "$tmp/two.csv" 2>/dev/null || no "import --nodes 2"
+awk -F, '!/^#/ && $1 != "collective" && ($6 != 2 || $7 != 1) { bad = 1 } END { exit bad }' \
+  "$tmp/two.csv" || no "--nodes 2: rows not 2 nodes x 1 GPU"
+err=$("$cs" import "$log" --nodes 3 -o "$tmp/three.csv" 2>&1); st=$?
+[ "$st" -eq 2 ] && printf '%s' "$err" | grep -q "is not 3 nodes" || no "--nodes 3: exit $st: $err"
 [ "$fail" -eq 0 ] && echo "fit gates: all cases passed"
 exit $fail

@@ -327,7 +327,12 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
                               struct cs_error *err) {
   enum cs_status st = cs_model_predict(&cal->model, q, pred, err);
   if (st != CS_OK) return st;
-  double s = sqrt(log_variance(cal, &cal->model, q));
+  /* a band for one measurement, not only for the model's mean: the scatter of measurements about
+   * the fitted model (its robust relative residual scale) adds to the parameters' uncertainty */
+  const double noise = isfinite(cal->quality.noise_rel) && cal->quality.noise_rel > 0
+                           ? log1p(cal->quality.noise_rel)
+                           : 0.0;
+  double s = sqrt(log_variance(cal, &cal->model, q) + noise * noise);
   double l = pred->time * exp(-BAND_Z * s), h = pred->time * exp(BAND_Z * s);
   /* beyond the measured node count, the other network-latency form is as plausible */
   if (q->nodes > 1 && (q->nodes > cal->quality.max_nodes || !cal->quality.net_determined)) {
@@ -337,7 +342,7 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
       if (cal->alt_hop_net[p] > 0) alt.hop[CS_TIER_NET][p] = cal->alt_hop_net[p];
     struct cs_coll_pred ap;
     if (cs_model_predict(&alt, q, &ap, NULL) == CS_OK) {
-      double sa = sqrt(log_variance(cal, &alt, q));
+      double sa = sqrt(log_variance(cal, &alt, q) + noise * noise);
       double la = ap.time * exp(-BAND_Z * sa), ha = ap.time * exp(BAND_Z * sa);
       if (la < l) l = la;
       if (ha > h) h = ha;

@@ -113,7 +113,9 @@ double cs_cal_param_se(const struct cs_cal *cal, int i);
 /* Predicts q with cal->model and a band [lo, hi] (seconds) covering ~95%: the fitted parameters'
  * covariance and the prior uncertainty of the default parameters that no measurement determined
  * (cs_model_param_prior_sd; CS_SRC_USER parameters count as exact) propagated through the model
- * (delta method in log space, +-1.96 sigma), widened to include the other network-latency form
+ * (delta method in log space, +-1.96 sigma), together with the fit's robust residual scale
+ * (quality.noise_rel: the band is for one measurement, not only for the model's mean), widened to
+ * include the other network-latency form
  * when q spans more nodes than the calibration measured. */
 enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_query *q,
                               struct cs_coll_pred *pred, double *lo, double *hi,

@@ -10,10 +10,12 @@
 #include "cal.h"
 #include "calfile.h"
 #include "costmodel.h"
+#include "framework.h"
 #include "map.h"
 #include "memory.h"
 #include "scenario.h"
 #include "search.h"
+#include "sizenet.h"
 #include "status.h"
 #include "step.h"
 #include "topology.h"
@@ -141,14 +143,13 @@ EXPORT commscale_status commscale_predict_collective(commscale *h, const char *n
 
 static enum cs_status load(const commscale *h, const commscale_step_query *q, struct cs_scenario *s,
                            struct cs_error *err) {
-  if (q->framework)
-    return cs_error_set(err, CS_ERR_UNSUPPORTED,
-                        "framework \"%s\": framework profiles are not available in this version",
-                        q->framework);
   if (!q->workload || !q->gpu || !q->topology)
     return cs_error_set(err, CS_ERR_USAGE, "a step needs a workload, a GPU and a topology");
   if (q->nodes < 0 || q->gpus < 0 || (q->nodes > 0 && q->gpus > 0))
     return cs_error_set(err, CS_ERR_USAGE, "give nodes or gpus (> 0), not both");
+  if (q->framework && strlen(q->framework) >= sizeof s->base.framework)
+    return cs_error_set(err, CS_ERR_USAGE, "framework name longer than %zu bytes",
+                        sizeof s->base.framework - 1);
   struct cs_scenario_spec sp = {.workload = q->workload,
                                 .gpu = q->gpu,
                                 .topology = q->topology,
@@ -156,7 +157,13 @@ static enum cs_status load(const commscale *h, const commscale_step_query *q, st
                                 .plan_text = q->plan,
                                 .interference = q->interference,
                                 .measured = q->measured};
-  return cs_scenario_load(s, &sp, err);
+  enum cs_status st = cs_scenario_load(s, &sp, err);
+  if (st != CS_OK || !q->framework) return st;
+  /* as "framework=NAME" at the end of the plan text; an unknown profile fails here */
+  snprintf(s->base.framework, sizeof s->base.framework, "%s", q->framework);
+  struct cs_framework fw;
+  if ((st = cs_framework_find(q->framework, NULL, &fw, err)) != CS_OK) cs_scenario_fini(s);
+  return st;
 }
 
 /* Predicts plan p (dp already set) of s into out, as a row of `commscale predict`. */
@@ -236,15 +243,13 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
   if (gbs < 1)
     return done(cs_error_set(&err, CS_ERR_USAGE, "gbs must be >= 1, got %d", gbs), &err, msg, len);
   /* the search chooses the layout: the plan holds fixed fields only (as commscale search's) */
-  static const char *const searched[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
-                                         "zero", "mbs", "gbs", "recompute", "sp"};
-  for (size_t i = 0; q->plan && i < sizeof searched / sizeof searched[0]; i++)
-    if (cs_plan_text_names(q->plan, searched[i]))
-      return done(cs_error_set(&err, CS_ERR_USAGE,
-                               "plan: %s is chosen by the search; the plan sets fixed fields only "
-                               "(precision, bucket, overlaps, reserve, ...)",
-                               searched[i]),
-                  &err, msg, len);
+  const char *key = cs_plan_layout_key(q->plan);
+  if (key)
+    return done(cs_error_set(&err, CS_ERR_USAGE,
+                             "plan: %s is chosen by the search; the plan sets fixed fields only "
+                             "(precision, bucket, overlaps, reserve, ...)",
+                             key),
+                &err, msg, len);
   struct cs_scenario s;
   enum cs_status st = load(h, q, &s, &err);
   if (st != CS_OK) return done(st, &err, msg, len);
@@ -265,6 +270,63 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
   for (size_t i = 0; st == CS_OK && i < k && i < r.n; i++)
     st = step(&s, &r.e[i].plan, nodes, 1, &top[i], &err);
   cs_search_result_free(&r);
+  cs_scenario_fini(&s);
+  return done(st, &err, msg, len);
+}
+
+EXPORT commscale_status commscale_size_network(commscale *h, const commscale_step_query *q, int gbs,
+                                               const char *target, const char *families,
+                                               commscale_sizing *out, size_t k, size_t *n,
+                                               char *msg, size_t len) {
+  if (h == NULL) return misuse("the handle", msg, len);
+  if (q == NULL) return misuse("the query", msg, len);
+  if (out == NULL && k > 0) return misuse("out", msg, len);
+  if (n) *n = 0;
+  struct cs_error err = {0};
+  if (q->nodes <= 0)
+    return done(cs_error_set(&err, CS_ERR_USAGE, "sizing needs nodes"), &err, msg, len);
+  if (gbs < 1)
+    return done(cs_error_set(&err, CS_ERR_USAGE, "gbs must be >= 1, got %d", gbs), &err, msg, len);
+  struct cs_target tg = {CS_TARGET_EFF, 0.8};
+  if (target && cs_target_parse(target, &tg, &err) != CS_OK)
+    return done(err.status, &err, msg, len);
+  struct cs_family_set local, *fp = &local;
+  if (families) {
+    if (cs_family_set_parse(families, fp, &err) != CS_OK) return done(err.status, &err, msg, len);
+  } else
+    cs_family_set_default(fp);
+  struct cs_scenario s;
+  enum cs_status st = load(h, q, &s, &err);
+  if (st != CS_OK) return done(st, &err, msg, len);
+  struct cs_sizing_opts so;
+  cs_sizing_opts_init(&so);
+  struct cs_sizenet *z = calloc(1, sizeof *z);
+  if (!z) st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
+  if (st == CS_OK) st = cs_sizenet_run(&s, q->nodes, gbs, fp, &tg, &so, NULL, NULL, z, &err);
+  if (st == CS_OK && n) *n = (size_t)z->nf;
+  for (int i = 0; st == CS_OK && i < z->nf && (size_t)i < k; i++) {
+    const struct cs_sizenet_row *r = &z->rows[i];
+    commscale_sizing *o = &out[i];
+    memset(o, 0, sizeof *o);
+    snprintf(o->family, sizeof o->family, "%s", r->fam.name);
+    o->reachable = r->ok;
+    snprintf(o->reason, sizeof o->reason, "%s", r->reason);
+    if (z->bar_row >= 0) {
+      const struct cs_search_entry *b = &z->rows[z->bar_row].z.ideal;
+      o->bar_tokens_per_s = b->tokens_per_s > 0 ? b->tokens_per_s : b->samples_per_s;
+    }
+    o->max_step = r->z.threshold;
+    if (!r->ok) continue;
+    o->gbps_gpu = r->z.gbps_gpu, o->gbps_gpu_lo = r->z.gbps_gpu_lo;
+    o->gbps_gpu_hi = r->z.gbps_gpu_hi, o->gbps_node = r->z.gbps_node;
+    o->knee_gbps_gpu = r->z.knee_gbps_gpu, o->step = r->z.at.step;
+    o->tokens_per_s = r->z.at.tokens_per_s > 0 ? r->z.at.tokens_per_s : r->z.at.samples_per_s;
+    snprintf(o->dominant, sizeof o->dominant, "%s", r->z.dominant ? r->z.dominant : "");
+    o->dominant_s = r->z.dominant_s;
+    cs_plan_format(&r->z.at.plan, o->plan, sizeof o->plan);
+  }
+  if (z) cs_sizenet_fini(z);
+  free(z);
   cs_scenario_fini(&s);
   return done(st, &err, msg, len);
 }

@@ -146,8 +146,8 @@ static double net_bytes(const struct cs_sim *s) {
 static enum cs_status simulate(const struct cs_search_inputs *in, struct cs_sim_cache *cache,
                                const struct cs_plan *p, const struct cs_memory *mem,
                                struct cs_search_entry *e, struct cs_error *err) {
-  struct cs_sim_inputs si = {in->workload, p, in->compute, in->topology, in->cal, in->interference,
-                             NULL,         0};
+  struct cs_sim_inputs si = {in->workload,     p,   in->compute, in->topology, in->cal,
+                             in->interference, NULL};
   struct cs_sim *s = NULL;
   enum cs_status st = cs_sim_alloc_cached(&si, cache, &s, err);
   if (st != CS_OK) return st;
@@ -184,7 +184,7 @@ enum cs_status cs_search_band(const struct cs_search_inputs *in, struct cs_searc
   for (size_t i = 0; i < k && i < r->n; i++) {
     struct cs_search_entry *e = &r->e[i];
     struct cs_sim_inputs si = {in->workload, &e->plan,         in->compute, in->topology,
-                               in->cal,      in->interference, NULL,        0};
+                               in->cal,      in->interference, NULL};
     struct cs_sim_result res;
     enum cs_status st = cs_sim_predict(&si, &res, err);
     if (st != CS_OK) return st;
@@ -365,6 +365,9 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
   enum cs_status st = cs_sim_cache_alloc(&w.cache, err);
   if (st != CS_OK) return st;
   for (int tp = 1; tp <= max_tp && st == CS_OK; tp++) {
+    char what[32];
+    snprintf(what, sizeof what, "tp=%d", tp);
+    cs_progress_report(&sp->progress, what, tp - 1, max_tp);
     if (!divides(tp, sp->gpus)) continue;
     if (transformer && (wl->heads % tp || wl->ffn % tp || (wl->kv_heads % tp && tp % wl->kv_heads)))
       continue;

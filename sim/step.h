@@ -99,8 +99,6 @@ struct cs_sim_inputs {
   /* the framework profile (framework.h); NULL = the one the plan names, found with
    * cs_framework_find (a shared cache keeps the last one loaded) */
   const struct cs_framework *framework;
-  int net_what_if; /* 1: the topology's network is hypothetical (a sweep over network speeds):
-                      its nominal bandwidth replaces a fitted one (cs_topo_cal_apply) */
 };
 
 /* Where the time of the step goes, on the pipeline stage that finishes last (seconds). The parts
@@ -116,9 +114,12 @@ struct cs_sim_breakdown {
 };
 
 struct cs_sim_result {
-  double step, step_lo, step_hi; /* s; lo/hi: every collective at its band's bounds */
-  struct cs_sim_breakdown part;  /* of the predicted step */
-  int stage;                     /* the critical pipeline stage */
+  /* s; lo/hi: every collective at its band's bounds, widened in quadrature by the compute's
+   * uncertainty (cs_compute.band_rel of the compute and optimizer time) */
+  double step, step_lo, step_hi;
+  double step_lo_coll, step_hi_coll; /* the collectives' part of the band alone */
+  struct cs_sim_breakdown part;      /* of the predicted step */
+  int stage;                         /* the critical pipeline stage */
   long gpus, microbatches;
   double samples;               /* per step (the global batch) */
   double tokens;                /* per step; 0 when the workload has no sequence */

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "busy.h"
 #include "cmds.h"
 #include "opts.h"
 #include "output.h"
@@ -26,6 +27,7 @@ static const struct cli_opt opts[] = {
      "fail only where a case exceeds its bound (known misses) or, without one, "
      "its tolerance: the regression guard"},
     {"section", 0, "S,...", "only the cases of these sections (e.g. 2,5)"},
+    {"quiet", 'q', NULL, "no progress line on a terminal's stderr"},
 };
 
 static const struct cli_verb verb = {
@@ -69,11 +71,16 @@ static void write_table(FILE *f, const struct cs_val_case *cs, size_t n,
           "within bound), over 12%%: %zu\n",
           sm->n, 100 * sm->mean, 100 * sm->max, sm->over_tol, sm->known, sm->over_accept);
   fprintf(f, "acceptance (mean <= 5%%, every case <= 12%%): %s\n", sm->accepted ? "met" : "MISSED");
+  fprintf(f,
+          "band: published inside step_lo..step_hi (or the metric's band) in %zu of %zu cases "
+          "(%.0f%%; target 85%%), median half-width %.1f%% (target <= 15%%)\n",
+          sm->covered, sm->n, sm->n ? 100.0 * (double)sm->covered / (double)sm->n : 0,
+          100 * sm->median_half_rel);
 }
 
 static void write_csv(FILE *f, const struct cs_val_case *cs, size_t n) {
   fputs("file,section,case,metric,unit,predicted,published_lo,published_hi,error,tolerance,bound,"
-        "status,note\n",
+        "status,note,band_lo,band_hi\n",
         f);
   for (size_t i = 0; i < n; i++) {
     const struct cs_val_case *c = &cs[i];
@@ -90,7 +97,7 @@ static void write_csv(FILE *f, const struct cs_val_case *cs, size_t n) {
     cli_csv_field(f, cs_val_status_name(c->status));
     fputc(',', f);
     cli_csv_field(f, c->note);
-    fputc('\n', f);
+    fprintf(f, ",%.6g,%.6g\n", c->band_lo * s, c->band_hi * s);
   }
 }
 
@@ -149,7 +156,12 @@ int cs_cmd_validate(int argc, char **argv) {
   for (int i = 0; st == CS_OK && i < a.npos; i++)
     st = cs_val_add(v, a.pos[i], &err);
   if (st == CS_OK && !given && a.npos == 0) st = cs_val_add_bundled(v, &err);
+  struct cli_progress busy;
+  struct cs_progress pg;
+  cli_progress_init(&busy, "validate", cli_get(&verb, &a, "quiet") != NULL, &pg);
+  if (v) cs_val_set_progress(v, &pg);
   if (st == CS_OK) st = cs_val_run(v, cli_get(&verb, &a, "section"), &err);
+  cli_progress_end(&busy);
   int rc = 0;
   if (st == CS_OK) {
     struct cs_val_summary sm;

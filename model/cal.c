@@ -7,6 +7,7 @@
  */
 #include "cal.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -59,6 +60,86 @@ enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *
   return CS_OK;
 }
 
+const char *cs_cal_source_name(enum cs_param_source s) {
+  switch (s) {
+  case CS_SRC_DEFAULT:
+    return "default";
+  case CS_SRC_FIT:
+    return "fit";
+  case CS_SRC_USER:
+    return "user";
+  case CS_SRC_TOPO:
+    return "topology";
+  }
+  return "?";
+}
+
+int cs_cal_set_user(struct cs_cal *cal, int i, double v) {
+  double *p = cs_model_param(&cal->model, i);
+  if (p == NULL || cal->source[i] == CS_SRC_FIT) return 0;
+  *p = v;
+  cal->source[i] = CS_SRC_USER;
+  return 1;
+}
+
+/* The first token of letters followed by two or more digits ("H200", "A100"), upper-cased. */
+static void gpu_token(const char *s, char *tok, size_t len) {
+  tok[0] = '\0';
+  for (const char *p = s; p && *p; p++) {
+    if (!isalpha((unsigned char)*p) || (p > s && isalnum((unsigned char)p[-1]))) continue;
+    const char *q = p;
+    while (isalpha((unsigned char)*q))
+      q++;
+    const char *d = q;
+    while (isdigit((unsigned char)*d))
+      d++;
+    if (d - q >= 2 && q - p <= 3 && (size_t)(d - p) < len) {
+      for (size_t i = 0; i < (size_t)(d - p); i++)
+        tok[i] = (char)toupper((unsigned char)p[i]);
+      tok[d - p] = '\0';
+      return;
+    }
+  }
+}
+
+int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target_intra,
+                    int max_nodes, enum cs_param_source src_net, char w[][256]) {
+  int n = 0;
+  const struct cs_cal_quality *q = &cal->quality;
+  if (q->gate[0])
+    snprintf(w[n++], 256, "the calibration fails its quality gate (%.160s)%s", q->gate,
+             q->forced ? " and was written with --force" : "");
+  if (!q->converged && q->points > 0)
+    snprintf(w[n++], 256,
+             "the calibration's fit did not converge (GSL): some of its parameters are "
+             "poorly determined");
+  char a[16], b[16];
+  gpu_token(cal->prov.gpu, a, sizeof a);
+  gpu_token(target_gpu, b, sizeof b);
+  if (a[0] && b[0] && strcmp(a, b) != 0)
+    snprintf(w[n++], 256,
+             "the calibration was measured on %s, the target is %s: its fitted values "
+             "describe the other GPU's links",
+             a, b);
+  static const char *const tn[CS_TIER_COUNT] = {"NVLink", "PCIe", "network"};
+  for (int t = CS_TIER_NVLINK; t <= CS_TIER_PCIE && target_intra >= 0; t++)
+    if (t != target_intra && cal->source[t] == CS_SRC_FIT && q->max_nodes >= 1 &&
+        cal->model.intra == (enum cs_tier)t)
+      snprintf(w[n++], 256,
+               "the calibration measured %s between GPUs, the target's GPUs talk over "
+               "%s: those values are not measured",
+               tn[t], tn[target_intra]);
+  if (max_nodes > 1 && cal->source[cs_model_param_index("bw.net")] != CS_SRC_FIT)
+    snprintf(w[n++], 256,
+             "the network was never measured (the calibration spans %d node%s): its "
+             "bandwidth is %s",
+             q->max_nodes > 0 ? q->max_nodes : 0, q->max_nodes == 1 ? "" : "s",
+             src_net == CS_SRC_TOPO   ? "the topology's nominal rate"
+             : src_net == CS_SRC_USER ? "the rate given"
+                                      : "the default rate");
+  return n;
+}
+
 double cs_cal_param_se(const struct cs_cal *cal, int i) {
   for (int k = 0; k < cal->n_fit; k++)
     if (cal->fit_index[k] == i && cal->cov) return sqrt(cal->cov[k * cal->n_fit + k]);
@@ -67,11 +148,13 @@ double cs_cal_param_se(const struct cs_cal *cal, int i) {
 
 /* ln-variance of the prediction of q by the delta method over the fitted parameters. */
 
-/* cs_model_predict(m, q) when the (algorithm, protocol) pair it picks is known to be pick's: under
- * CS_SELECT_NCCL the pick depends on m only through bw.net (and the intra tier and the enabled
- * algorithms, which are not parameters), so moving any other parameter keeps it and the
- * prediction is the pick priced with m, plus the forcing cost as cs_model_predict adds it. The
- * same arithmetic, without choosing among all pairs again. */
+/* cs_model_predict(m, q) when the (algorithm, protocol) pair it picks is known to be pick's: the
+ * derivative of a minimum over candidates is the derivative of the candidate that attains it (the
+ * envelope theorem), so for CS_SELECT_NCCL and CS_SELECT_FASTEST the gradient of every parameter
+ * is taken with the pair held; under CS_SELECT_NCCL_TABLE the pick depends on m only through
+ * bw.net (and the intra tier and the enabled algorithms, which are not parameters), so moving any
+ * other parameter keeps it. The prediction is the pick priced with m, plus the forcing cost as
+ * cs_model_predict adds it: the same arithmetic, without choosing among all pairs again. */
 static int predict_pick(const struct cs_model *m, const struct cs_coll_query *q,
                         const struct cs_coll_pred *pick, struct cs_coll_pred *out) {
   if (!pick) return cs_model_predict(m, q, out, NULL) == CS_OK;
@@ -223,10 +306,9 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
   pthread_once(&pinfo_once, pinfo_build);
   /* the pair the model picks, when parameters other than bw.net cannot move it */
   struct cs_coll_pred pick;
-  int fixed = m.select == CS_SELECT_NCCL &&
-              !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO) &&
+  int fixed = !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO) &&
               cs_model_predict(&m, q, &pick, NULL) == CS_OK;
-#define PICK(i) (fixed && (i) != pinfo_bw_net ? &pick : NULL)
+#define PICK(i) (fixed && ((i) != pinfo_bw_net || m.select != CS_SELECT_NCCL_TABLE) ? &pick : NULL)
   /* fitted parameters: full covariance */
   if (cal->n_fit > 0 && cal->cov != NULL) {
     double g[CS_MODEL_NPARAMS];
@@ -256,7 +338,12 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
                               struct cs_error *err) {
   enum cs_status st = cs_model_predict(&cal->model, q, pred, err);
   if (st != CS_OK) return st;
-  double s = sqrt(log_variance(cal, &cal->model, q));
+  /* a band for one measurement, not only for the model's mean: the scatter of measurements about
+   * the fitted model (its robust relative residual scale) adds to the parameters' uncertainty */
+  const double noise = isfinite(cal->quality.noise_rel) && cal->quality.noise_rel > 0
+                           ? log1p(cal->quality.noise_rel)
+                           : 0.0;
+  double s = sqrt(log_variance(cal, &cal->model, q) + noise * noise);
   double l = pred->time * exp(-BAND_Z * s), h = pred->time * exp(BAND_Z * s);
   /* beyond the measured node count, the other network-latency form is as plausible */
   if (q->nodes > 1 && (q->nodes > cal->quality.max_nodes || !cal->quality.net_determined)) {
@@ -266,7 +353,7 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
       if (cal->alt_hop_net[p] > 0) alt.hop[CS_TIER_NET][p] = cal->alt_hop_net[p];
     struct cs_coll_pred ap;
     if (cs_model_predict(&alt, q, &ap, NULL) == CS_OK) {
-      double sa = sqrt(log_variance(cal, &alt, q));
+      double sa = sqrt(log_variance(cal, &alt, q) + noise * noise);
       double la = ap.time * exp(-BAND_Z * sa), ha = ap.time * exp(BAND_Z * sa);
       if (la < l) l = la;
       if (ha > h) h = ha;

@@ -22,8 +22,24 @@
 enum cs_param_source {
   CS_SRC_DEFAULT, /* not touched by any data point: the NCCL-anchored default */
   CS_SRC_FIT,     /* estimated from data (with a weak prior at the default) */
-  CS_SRC_USER     /* set by the user for this prediction (e.g. --net-bw): taken as exact */
+  CS_SRC_USER,    /* set by the user for this prediction (e.g. --net-bw): taken as exact */
+  CS_SRC_TOPO     /* the topology's nominal link rate or latency for this prediction's shape */
 };
+
+struct cs_cal;
+
+/* Precedence, per parameter, when a prediction combines several sources: fitted > user-given >
+ * topology nominal > default. A fitted value is what this system measured; a value the user gave
+ * replaces only defaults and topology values; a topology describes the target's links where no
+ * measurement or user says otherwise. (A network the user explicitly asks "what if" about is the
+ * exception: see cs_topo_cal_apply.) */
+
+/* Short name of a source: "default", "fit", "user", "topology". */
+const char *cs_cal_source_name(enum cs_param_source s);
+
+/* Sets parameter i to v as given by the user, unless the calibration fitted it (precedence
+ * above). Returns 1 when v was applied, 0 when the fitted value was kept. */
+int cs_cal_set_user(struct cs_cal *cal, int i, double v);
 
 struct cs_cal_prov {
   char tool[32];    /* "commscale 0.1.0" */
@@ -53,6 +69,10 @@ struct cs_cal_quality {
   int max_nodes, max_ranks, max_gpus_per_node; /* the measured shapes' extent */
   struct cs_cal_cv cv[CS_CAL_MAX_CV];
   int n_cv;
+  /* The fit's quality gate (calibrate/fit.h): "" when passed, else why it failed; forced = 1 when
+   * the calibration was written anyway (commscale fit --force). Prediction verbs warn on both. */
+  char gate[256];
+  int forced;
 };
 
 /* A steps calibration (sim/stepfit.h): what `commscale fit --steps` fitted to timed training
@@ -93,13 +113,27 @@ void cs_cal_fini(struct cs_cal *cal);
 /* Allocates cal->cov for n_fit parameters (zeroed). CS_ERR_NOMEM on failure. */
 enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *err);
 
+#define CS_CAL_MAX_WARN 6
+
+/* What a prediction for a target should say about this calibration: it failed its quality gate
+ * (written with --force); its solver did not converge; it was measured on another GPU model than
+ * target_gpu (the first "letters+digits" token of each name, e.g. H200 vs H100; NULL or no token =
+ * unknown); it measured a different intra-node tier than target_intra (-1 = unknown); the query
+ * spans more than one node (max_nodes) and the network bandwidth was never measured, which names
+ * where the network values come from (src_net: the source of bw.net in the prediction, e.g.
+ * CS_SRC_TOPO). Writes up to CS_CAL_MAX_WARN lines (no newline) into w and returns their number. */
+int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target_intra,
+                    int max_nodes, enum cs_param_source src_net, char w[][256]);
+
 /* Relative standard error of parameter i (sqrt of its ln-variance), NAN when not fitted. */
 double cs_cal_param_se(const struct cs_cal *cal, int i);
 
 /* Predicts q with cal->model and a band [lo, hi] (seconds) covering ~95%: the fitted parameters'
  * covariance and the prior uncertainty of the default parameters that no measurement determined
  * (cs_model_param_prior_sd; CS_SRC_USER parameters count as exact) propagated through the model
- * (delta method in log space, +-1.96 sigma), widened to include the other network-latency form
+ * (delta method in log space, +-1.96 sigma), together with the fit's robust residual scale
+ * (quality.noise_rel: the band is for one measurement, not only for the model's mean), widened to
+ * include the other network-latency form
  * when q spans more nodes than the calibration measured. */
 enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_query *q,
                               struct cs_coll_pred *pred, double *lo, double *hi,

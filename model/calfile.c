@@ -39,8 +39,8 @@
 #define SYM_TOL 1e-9
 
 static const char *const net_form_names[] = {"ring-linear", "tree-log"};
-static const char *const select_names[] = {"nccl", "fastest"};
-static const char *const source_names[] = {"default", "fit", "user"};
+static const char *const select_names[] = {"nccl", "fastest", "nccl-table"};
+static const char *const source_names[] = {"default", "fit", "user", "topology"};
 static const char *const intra_names[] = {"nvlink", "pcie"}; /* enum cs_tier order */
 
 /* ==== writing ================================================================================ */
@@ -80,7 +80,7 @@ static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *
     if (!isfinite(v) || v < 0)
       return cs_error_set(err, CS_ERR_NUMERIC, "cannot write calibration: parameter %s is %g",
                           cs_model_param_name(i, name, sizeof name), v);
-    if (cal->source[i] < CS_SRC_DEFAULT || cal->source[i] > CS_SRC_USER)
+    if (cal->source[i] < CS_SRC_DEFAULT || cal->source[i] > CS_SRC_TOPO)
       return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: parameter %s has no source",
                           cs_model_param_name(i, name, sizeof name));
     if (cal->source[i] == CS_SRC_FIT && fit_position(cal, i) < 0)
@@ -113,7 +113,7 @@ static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *
                         "cannot write calibration: intra-node tier is not "
                         "nvlink or pcie");
   if ((unsigned)cal->model.net_form > CS_NET_TREE_LOG ||
-      (unsigned)cal->model.select > CS_SELECT_FASTEST)
+      (unsigned)cal->model.select > CS_SELECT_NCCL_TABLE)
     return cs_error_set(err, CS_ERR_RANGE,
                         "cannot write calibration: unknown net form or selection");
   if (cal->model.algo_enabled == 0 || (cal->model.algo_enabled >> CS_ALGO_COUNT) != 0)
@@ -258,6 +258,11 @@ static void emit(FILE *f, const struct cs_cal *cal) {
   fprintf(f, ", %s: ", net_form_names[1]);
   put_num(f, q->aic[1]);
   fprintf(f, "}\n  net_determined: %s\n", q->net_determined ? "true" : "false");
+  if (q->gate[0]) {
+    fputs("  gate: ", f);
+    cs_yaml_write_string(f, q->gate);
+    fprintf(f, "\n  forced: %s\n", q->forced ? "true" : "false");
+  }
 
   if (q->n_cv == 0)
     fputs("cross_validation: []\n", f);
@@ -578,7 +583,7 @@ static enum cs_status read_system(struct rd *r, int map) {
       (st = read_name(r, v[1], "system.net_form", net_form_names, 2, &x)) == CS_OK)
     m->net_form = (enum cs_net_form)x;
   if (st == CS_OK && v[2] &&
-      (st = read_name(r, v[2], "system.select", select_names, 2, &x)) == CS_OK)
+      (st = read_name(r, v[2], "system.select", select_names, 3, &x)) == CS_OK)
     m->select = (enum cs_select)x;
   if (st == CS_OK && v[3]) {
     const char *names[CS_ALGO_COUNT];
@@ -651,7 +656,7 @@ static enum cs_status read_parameters(struct rd *r, int map) {
     snprintf(what, sizeof what, "%s.se_rel", name);
     if (v[1] && (st = read_num(r, v[1], what, NONNEG | NULLABLE, &se)) != CS_OK) return st;
     snprintf(what, sizeof what, "%s.source", name);
-    if (v[2] && (st = read_name(r, v[2], what, source_names, 3, &src)) != CS_OK) return st;
+    if (v[2] && (st = read_name(r, v[2], what, source_names, 4, &src)) != CS_OK) return st;
     if (src == CS_SRC_FIT && !(value > 0))
       return bad(r, v[0],
                  "%s: expected a positive value for a fitted parameter (the fit works "
@@ -764,14 +769,16 @@ static enum cs_status read_alternative(struct rd *r, int map) {
 static enum cs_status read_quality(struct rd *r, int map) {
   static const char *const keys[] = {"points",    "outliers",       "iterations",  "converged",
                                      "noise_rel", "median_rel_err", "p90_rel_err", "max_rel_err",
-                                     "aic",       "net_determined"};
+                                     "aic",       "net_determined", "gate",        "forced"};
   struct cs_cal_quality *q = &r->cal->quality;
   int *ints[] = {&q->points, &q->outliers, &q->iterations};
   double *nums[] = {&q->noise_rel, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err};
-  int v[10];
+  int v[12];
   char what[40];
   enum cs_status st = need(r, map, CS_YAML_MAP, "quality", NULL);
-  if (st == CS_OK) st = collect(r, map, "quality", keys, 10, v);
+  if (st == CS_OK) st = collect(r, map, "quality", keys, 12, v);
+  if (st == CS_OK && v[10]) st = read_str(r, v[10], "quality.gate", q->gate, sizeof q->gate);
+  if (st == CS_OK && v[11]) st = read_bool(r, v[11], "quality.forced", &q->forced);
   for (int k = 0; k < 3 && st == CS_OK; k++) {
     snprintf(what, sizeof what, "quality.%s", keys[k]);
     if (v[k]) st = read_int(r, v[k], what, 0, 2147483647L, ints[k]);

@@ -216,6 +216,26 @@ static double inter_steps(const struct cs_model *m, enum cs_coll c, int N) {
   return c == CS_COLL_ALL_REDUCE ? 2.0 * (N - 1) : (double)(N - 1);
 }
 
+/* A tier's rate for bus bytes at efficiency e (eff * coll_bw): the network's bw is its wires' rate,
+ * which e cannot exceed except by an in-switch reduction (factor red); link_max, where known,
+ * bounds every tier the same way. */
+static double tier_rate(const struct cs_model *m, enum cs_tier t, double e, double red) {
+  if (t == CS_TIER_NET && e > red) e = red;
+  double r = m->bw[t] * e;
+  if (m->link_max[t] > 0 && r > red * m->link_max[t]) r = red * m->link_max[t];
+  return r;
+}
+
+/* The bottleneck rate of a ring/tree-like path over N nodes of g GPUs at efficiency e. */
+static double path_rate(const struct cs_model *m, int N, int g, double e, double red_intra,
+                        double red_net) {
+  double bi = tier_rate(m, m->intra, e, red_intra);
+  if (N == 1) return bi;
+  double bn = tier_rate(m, CS_TIER_NET, e, red_net);
+  if (g == 1) return bn;
+  return pow(pow(bi, -SOFTMIN_P) + pow(bn, -SOFTMIN_P), -1.0 / SOFTMIN_P);
+}
+
 enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_query *q,
                              enum cs_algo a, enum cs_proto p, struct cs_coll_pred *out,
                              struct cs_error *err) {
@@ -280,32 +300,40 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
   const double eff_ap =
       a == CS_ALGO_NVLS && c != CS_COLL_ALL_REDUCE && m->eff[a][p] > 1.0 ? 1.0 : m->eff[a][p];
   const double eff = eff_ap * m->coll_bw[c];
-  const double b_intra = m->bw[m->intra], b_net = m->bw[CS_TIER_NET];
   const double S = q->bytes;
+  /* CollNet's intra-node phases move (g-1)/g of the data per GPU against the bus bytes'
+   * 2(n-1)/n, so its NVLink side may also beat the link rate */
+  const double red_intra =
+      (a == CS_ALGO_NVLS || a == CS_ALGO_COLLNET) && c == CS_COLL_ALL_REDUCE ? 2.0 : 1.0;
+  /* across nodes NVLS with SHARP present is NCCL's NVLS+CollNet (the network switch reduces
+   * too); without it, NVLSTree, whose network tree moves whole messages */
+  const int sharp = (m->algo_enabled & (1u << CS_ALGO_COLLNET)) != 0;
+  const double red_net =
+      c == CS_COLL_ALL_REDUCE && (a == CS_ALGO_COLLNET || (a == CS_ALGO_NVLS && sharp)) ? 2.0 : 1.0;
   double x;
   if (a == CS_ALGO_HIER && N > 1) {
     /* intra reduce-scatter + all-gather on S, network all-reduce on S/g per GPU at b_net/g */
-    x = 2.0 * S * (g - 1) / g / (b_intra * eff) + S * 2.0 * (N - 1) / N / (b_net * eff);
+    x = 2.0 * S * (g - 1) / g / tier_rate(m, m->intra, eff, red_intra) +
+        S * 2.0 * (N - 1) / N / tier_rate(m, CS_TIER_NET, eff, red_net);
   } else if ((c == CS_COLL_ALL_TO_ALL || c == CS_COLL_SEND_RECV) && N > 1) {
-    double per_gpu_net = b_net / g * eff;
+    double per_gpu_net = tier_rate(m, CS_TIER_NET, eff, 1.0) / g;
     if (c == CS_COLL_SEND_RECV) {
       x = S / per_gpu_net;
     } else {
-      double t_in = S * (double)(g - 1) / n / (b_intra * eff);
+      double t_in = S * (double)(g - 1) / n / tier_rate(m, m->intra, eff, 1.0);
       double t_out = S * (double)(n - g) / n / per_gpu_net;
       x = t_in > t_out ? t_in : t_out;
     }
   } else {
     /* the slower of the two link tiers, as a smooth minimum (a p-norm of the inverse bandwidths,
      * within 9% of the hard minimum at equality and exact as they part) so the fit has a gradient
-     * on both sides of the crossover */
-    double B = N == 1   ? b_intra
-               : g == 1 ? b_net /* one GPU per node: no intra-node link on the path */
-                        : pow(pow(b_intra, -SOFTMIN_P) + pow(b_net, -SOFTMIN_P), -1.0 / SOFTMIN_P);
+     * on both sides of the crossover; one GPU per node has no intra-node link on the path */
     double U = S * cs_coll_busbw_factor(c, n);
     double W = eff_ap < 1.0 ? m->win[a][p] : 0.0;
     double fast = U < W ? U : W;
-    x = fast / (B * m->coll_bw[c]) + (U - fast) / (B * eff);
+    double b_fast = path_rate(m, N, g, m->coll_bw[c], red_intra, red_net);
+    double b_slow = path_rate(m, N, g, eff, red_intra, red_net);
+    x = fast / b_fast + (U - fast) / b_slow;
   }
   double pipe = 2.0 * sqrt(stages * m->pipe[a][p] * x);
   double own = c == CS_COLL_SEND_RECV || N > 1 ? 0.0 : S / n / m->local;
@@ -317,19 +345,44 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
   return CS_OK;
 }
 
-/* The fastest valid pair for q under m, among enabled algorithms when q->algo is AUTO. */
-static int fastest(const struct cs_model *m, const struct cs_coll_query *q,
+int cs_model_offers(const struct cs_model *m, const struct cs_coll_query *q, enum cs_algo a,
+                    enum cs_proto p) {
+  if (a < 0 || a >= CS_ALGO_COUNT || p < 0 || p >= CS_PROTO_COUNT) return 0;
+  if (!cs_coll_algo_valid(q->coll, a) || !(m->algo_enabled & (1u << a))) return 0;
+  const int gather = q->coll == CS_COLL_ALL_GATHER || q->coll == CS_COLL_REDUCE_SCATTER;
+  switch (a) {
+  case CS_ALGO_NVLS:
+    /* NVLS and NVLSTree run Simple only; for all_gather/reduce_scatter across nodes NCCL needs a
+     * CollNet plugin that gathers (tuning.cc), which SHARP does not speed up: one node only */
+    return p == CS_PROTO_SIMPLE && (!gather || q->nodes == 1);
+  case CS_ALGO_COLLNET:
+    /* CollNet Direct/Chain: Simple only, a network reduction: all_reduce across nodes only */
+    return p == CS_PROTO_SIMPLE && q->coll == CS_COLL_ALL_REDUCE && q->nodes > 1;
+  case CS_ALGO_PAT:
+    /* PAT: Simple only, one GPU per node ("PAT only supports 1 GPU per node") */
+    return p == CS_PROTO_SIMPLE && q->gpus_per_node == 1;
+  default:
+    return 1;
+  }
+}
+
+/* The fastest pair for q under m among the candidates: the pairs NCCL offers (offers = 1) or
+ * every enabled valid pair (offers = 0); q->algo/q->proto, when not AUTO, restrict them, and a
+ * forced algorithm runs even if not enabled. */
+static int fastest(const struct cs_model *m, const struct cs_coll_query *q, int offers,
                    struct cs_coll_pred *out) {
   int found = 0;
   for (int a = 0; a < CS_ALGO_COUNT; a++) {
     if (q->algo != CS_ALGO_AUTO && q->algo != (enum cs_algo)a) continue;
     if (!cs_coll_algo_valid(q->coll, a)) continue;
-    /* a forced algorithm runs even if not enabled by default; AUTO picks among enabled ones */
-    if (q->algo == CS_ALGO_AUTO && !(m->algo_enabled & (1u << a))) continue;
-    /* NCCL's pat serves one GPU per node only */
-    if (q->algo == CS_ALGO_AUTO && a == CS_ALGO_PAT && q->gpus_per_node != 1) continue;
     for (int p = 0; p < CS_PROTO_COUNT; p++) {
       if (q->proto != CS_PROTO_AUTO && q->proto != (enum cs_proto)p) continue;
+      if (q->algo == CS_ALGO_AUTO) {
+        if (offers && !cs_model_offers(m, q, a, p)) continue;
+        if (!offers && !(m->algo_enabled & (1u << a))) continue;
+        /* NCCL's pat serves one GPU per node only */
+        if (!offers && a == CS_ALGO_PAT && q->gpus_per_node != 1) continue;
+      }
       struct cs_coll_pred cand;
       if (cs_model_time(m, q, a, p, &cand, NULL) != CS_OK) continue;
       if (!found || cand.time < out->time) *out = cand;
@@ -345,7 +398,8 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
   if (st != CS_OK) return st;
   int forced = q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
   int found;
-  if (m->select == CS_SELECT_NCCL && !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO)) {
+  if (m->select == CS_SELECT_NCCL_TABLE &&
+      !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO)) {
     /* pick as NCCL's own tuning model would, then price the pick with the calibrated model */
     struct cs_model sel;
     cs_model_defaults(&sel);
@@ -357,10 +411,10 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
     memset(sel.pipe, 0, sizeof sel.pipe);
     sel.local = HUGE_VAL;
     struct cs_coll_pred pick;
-    found =
-        fastest(&sel, q, &pick) && cs_model_time(m, q, pick.algo, pick.proto, out, NULL) == CS_OK;
+    found = fastest(&sel, q, 1, &pick) &&
+            cs_model_time(m, q, pick.algo, pick.proto, out, NULL) == CS_OK;
   } else {
-    found = fastest(m, q, out);
+    found = fastest(m, q, m->select != CS_SELECT_FASTEST, out);
   }
   if (!found)
     return cs_error_set(err, CS_ERR_UNSUPPORTED, "no enabled algorithm can run %s with %s/%s",

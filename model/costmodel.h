@@ -48,6 +48,13 @@
  * chosen by NCCL itself (which uses fewer channels for small messages), a forced Ring/Simple one
  * only ~0.5 us.
  *
+ * Physical bounds (link_max, and the network's bw itself): an efficiency above 1 (eff * coll_bw,
+ * relative to the tier's ring/Simple rate) is what a fit on one node may find for a tree or a
+ * broadcast on NVLink; it never applies to the network, whose bw is the rate of its wires: there
+ * eff * coll_bw counts at most 1, and 2 for CollNet all_reduce (SHARP reduces in the switch).
+ * Where a topology gives the physical rate, no tier exceeds it (twice it for NVLS all_reduce on
+ * the intra tier, CollNet all_reduce on the network).
+ *
  * Bottleneck bandwidth B: on one node the intra tier's per-GPU bandwidth; across nodes the lesser
  * (a smooth minimum, (B_intra^-8 + B_net^-8)^(-1/8); just B_net with one GPU per node) of that and
  * the network bandwidth per node (a ring or tree crosses each node boundary once per
@@ -73,14 +80,31 @@ enum cs_tier { CS_TIER_NVLINK, CS_TIER_PCIE, CS_TIER_NET, CS_TIER_COUNT };
  * the data supports; predictions outside the measured node range report both as a band. */
 enum cs_net_form { CS_NET_RING_LINEAR, CS_NET_TREE_LOG };
 
-/* How an AUTO query picks its (algorithm, protocol). NCCL picks by its own tuning model, whose
- * constants are fixed per GPU generation, not by the true fastest pair: on the 2 x H200 data it
- * switches from LL to Simple at 2 MiB although LL is still faster there. CS_SELECT_NCCL mimics
- * that (the pair is chosen with the default, NCCL-anchored constants and the model's own link
- * bandwidths and enabled algorithms; the time comes from the calibrated parameters);
- * CS_SELECT_FASTEST takes the fastest pair under the calibrated parameters (what a perfect
- * tuner would achieve). */
-enum cs_select { CS_SELECT_NCCL, CS_SELECT_FASTEST };
+/* How an AUTO query picks its (algorithm, protocol).
+ *
+ * CS_SELECT_NCCL (the default) follows the rule of NCCL's tuner (src/graph/tuning.cc,
+ * ncclTopoGetAlgoTime and the enable/disable pass after it, NCCL 2.18-2.27): among the pairs NCCL
+ * offers for that collective and shape, take the one with the least predicted time. NCCL predicts
+ * with its own constants; we predict with the calibrated ones, so the pick is the fastest pair
+ * under the calibration among those NCCL would consider. The pairs NCCL offers (cs_model_offers):
+ * NVLS, CollNet and PAT with the Simple protocol only; NVLS for all_gather and reduce_scatter on
+ * one node only (across nodes NCCL needs a CollNet plugin with iallgather/ireducescatter); CollNet
+ * (SHARP) for all_reduce across nodes only, never all_gather or reduce_scatter; PAT for
+ * all_gather/reduce_scatter with one GPU per node; tree for all_reduce; broadcast and reduce by
+ * ring. Because every candidate's time grows with the message size, and the pick is their
+ * minimum, the predicted time never decreases with size and moves continuously where the pick
+ * switches.
+ *
+ * CS_SELECT_FASTEST takes the fastest of every enabled valid pair, including those NCCL never
+ * offers (what an ideal tuner with every kernel could do).
+ *
+ * CS_SELECT_NCCL_TABLE reproduces NCCL's own choice: the pair is picked with the NCCL-anchored
+ * default constants (NCCL's latency and bandwidth tables) and the model's network bandwidth, then
+ * priced with the calibrated parameters. It is what NCCL_DEBUG_SUBSYS=TUNING reports and what a
+ * real run executes (on the 2 x H200 data NCCL switches from LL to Simple at 2 MiB although LL is
+ * still faster there), but where NCCL's table and the calibration disagree the priced time can
+ * fall as the size grows; use it to compare with NCCL's logs, not for extrapolation. */
+enum cs_select { CS_SELECT_NCCL, CS_SELECT_FASTEST, CS_SELECT_NCCL_TABLE };
 
 struct cs_model {
   double bw[CS_TIER_COUNT];                   /* bytes/s: per GPU (nvlink, pcie), per node (net) */
@@ -93,7 +117,12 @@ struct cs_model {
   double coll_bw[CS_COLL_COUNT];              /* dimensionless, multiplies eff */
   double force_lat[CS_PROTO_COUNT];           /* s added when NCCL_ALGO/NCCL_PROTO force the pair */
   double local;                               /* bytes/s: a GPU's work on its own share (own) */
-  enum cs_tier intra;                         /* link tier between GPUs of one node */
+  /* bytes/s: the physical rate of a tier where a topology states it (per GPU for nvlink/pcie,
+   * per node for net), 0 = unknown. Not a parameter: it bounds the others. No algorithm moves
+   * bus bytes faster than its links, except by reducing inside a switch (NVLS on the intra tier,
+   * CollNet/SHARP on the network), which at most halves the bytes a link carries. */
+  double link_max[CS_TIER_COUNT];
+  enum cs_tier intra; /* link tier between GPUs of one node */
   enum cs_net_form net_form;
   unsigned algo_enabled; /* bit (1u << a) set for each algorithm offered */
   enum cs_select select; /* how AUTO queries pick their pair */
@@ -169,8 +198,13 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
                              enum cs_algo a, enum cs_proto p, struct cs_coll_pred *out,
                              struct cs_error *err);
 
-/* The prediction for q: with q->algo/q->proto AUTO, the fastest enabled valid pair (as NCCL picks
- * the fastest by its own model; NCCL_ALGO/NCCL_PROTO-style overrides are q->algo/q->proto). */
+/* Whether NCCL offers pair (a, p) for q's collective and shape under m's enabled algorithms (the
+ * rules listed at enum cs_select). 0 for invalid or disabled pairs. */
+int cs_model_offers(const struct cs_model *m, const struct cs_coll_query *q, enum cs_algo a,
+                    enum cs_proto p);
+
+/* The prediction for q: with q->algo/q->proto AUTO, the pair m->select picks (enum cs_select;
+ * NCCL_ALGO/NCCL_PROTO-style overrides are q->algo/q->proto and restrict the candidates). */
 enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_query *q,
                                 struct cs_coll_pred *out, struct cs_error *err);
 

@@ -96,6 +96,7 @@ enum cs_status cs_predict_run(struct cs_scenario *s, const struct cs_predict_spe
         x->nodes = sp->by_gpus ? (c + gpn - 1) / gpn : c;
         x->net_gbps = sp->nnet ? (double)sp->nets[k] : topo->net.nic_bw * 8 / 1e9;
         topo->net.nic_bw = sp->nnet ? (double)sp->nets[k] * 1e9 / 8 : nic0;
+        topo->net.hypothetical = sp->nnet > 0; /* a list of speeds asks about other networks */
         struct cs_plan plan;
         struct cs_sim *sim = NULL;
         if (!resolve_plan(sp, x, &plan)) continue;
@@ -106,6 +107,8 @@ enum cs_status cs_predict_run(struct cs_scenario *s, const struct cs_predict_spe
         }
         cs_sim_free(sim);
       }
+  topo->net.nic_bw = nic0; /* the scenario's own network again, for the header */
+  topo->net.hypothetical = 0;
   *n = nrec;
   cs_predict_reference(R, nrec, (int)nn);
   return st;

@@ -34,7 +34,7 @@
  * cs_topo_model_apply may change, the sources it marks, the shape, the collective and the size.
  * Zeroed before filling, so that padding compares equal. */
 struct ckey {
-  double bw[CS_TIER_COUNT];
+  double bw[CS_TIER_COUNT], link_max[CS_TIER_COUNT];
   double hop[CS_PROTO_COUNT];
   double bytes;
   unsigned algo_enabled, what;
@@ -121,17 +121,12 @@ static enum cs_status map_group(struct cs_sim *s, int kind, int ndims, const int
   struct sgroup *sg = &s->grp[kind];
   sg->exists = 1;
   sg->cal = *s->in.cal; /* shares the covariance: never finalised */
-  unsigned what = CS_TOPO_APPLY_ALGOS;
-  const struct cs_cal *cal = s->in.cal;
-  /* measured links win over the topology's nominal ones; what the user gave wins over both */
-  if (cal->source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
-  if (cal->source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
-  const char *intra = g.intra == CS_TIER_PCIE ? "bw.pcie" : "bw.nvlink";
-  if (cal->source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
-  cs_topo_model_apply(t, &g, what, &sg->cal.model);
-  sg->what = what;
-  if (what & CS_TOPO_APPLY_NET) sg->cal.source[cs_model_param_index("bw.net")] = CS_SRC_USER;
-  if (what & CS_TOPO_APPLY_INTRA) sg->cal.source[cs_model_param_index(intra)] = CS_SRC_USER;
+  /* per parameter: fitted > user-given > topology nominal > default (cs_topo_cal_apply) */
+  cs_topo_cal_apply(t, &g, t->net.hypothetical ? CS_TOPO_NET_WHAT_IF : 0, &sg->cal);
+  sg->what = 0;
+  static const char *const marks[] = {"bw.nvlink", "bw.pcie", "bw.net", "hop.net.simple"};
+  for (unsigned i = 0; i < sizeof marks / sizeof marks[0]; i++)
+    if (sg->cal.source[cs_model_param_index(marks[i])] == CS_SRC_TOPO) sg->what |= 1u << i;
   sg->q.coll = CS_COLL_ALL_REDUCE;
   sg->q.algo = CS_ALGO_AUTO;
   sg->q.proto = CS_PROTO_AUTO;
@@ -199,6 +194,7 @@ enum cs_status cs_sim_cost(struct cs_sim *s, int coll, int group, int phase, dou
     if (sc) {
       memset(&k, 0, sizeof k);
       memcpy(k.bw, g->cal.model.bw, sizeof k.bw);
+      memcpy(k.link_max, g->cal.model.link_max, sizeof k.link_max);
       memcpy(k.hop, g->cal.model.hop[CS_TIER_NET], sizeof k.hop);
       k.bytes = bytes;
       k.algo_enabled = g->cal.model.algo_enabled;

@@ -15,7 +15,7 @@
  *
  * Each case is costed with the library as the verbs do: a training step with cs_sim_predict
  * (cs_compute_calibrate first when a measured single-GPU time is given), a collective with
- * cs_cal_predict after cs_topo_model_apply has written the topology's links into the model
+ * cs_cal_predict after cs_topo_cal_apply has written the topology's links into the model
  * (as `commscale coll --topology`). A calibration is the default NCCL-anchored model (clusters
  * this project never measured: their link speeds come from the topology), a calibration.yaml, or
  * `{fit: measurements.csv, launch: process}`, fitted once per run.
@@ -668,15 +668,7 @@ static enum cs_status predict_coll(struct cs_val *x, const struct vcase *c, doub
     if ((st = find_topology(c, &t, err)) != CS_OK ||
         (st = cs_topo_map_shape(&t, q.nodes, q.gpus_per_node, 0, &grp, err)) != CS_OK)
       return st;
-    unsigned what = CS_TOPO_APPLY_ALGOS | CS_TOPO_APPLY_NET | CS_TOPO_APPLY_LAT;
-    char intra[32];
-    snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
-    int ii = cs_model_param_index(intra);
-    if (ii >= 0 && cal->source[ii] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
-    cs_topo_model_apply(&t, &grp, what, &shape.model);
-    int in = cs_model_param_index("bw.net");
-    if (in >= 0) shape.source[in] = CS_SRC_USER;
-    if (ii >= 0 && (what & CS_TOPO_APPLY_INTRA)) shape.source[ii] = CS_SRC_USER;
+    cs_topo_cal_apply(&t, &grp, 0, &shape);
     cs_topo_group_query(&grp, &q);
   }
   struct cs_coll_pred pr;

@@ -116,12 +116,38 @@ static void window(void **state) {
                lat + (2097152 / 360e9 + 6291456 / (360e9 * 0.39)) * 1e6, 1e-9);
 }
 
-/* NCCL chose Ring/LL up to 1 MiB and Ring/Simple from 2 MiB for 2 GPUs (tuning log): our
- * NCCL-style selection must do the same; forcing a pair adds force_lat. */
+/* NCCL chose Ring/LL up to 1 MiB and Ring/Simple from 2 MiB for 2 GPUs (tuning log): the
+ * NCCL-table selection must do the same; forcing a pair adds force_lat. The default selection
+ * takes the least time among NCCL's candidates: never more than any candidate NCCL offers, and
+ * never a pair NCCL does not offer. */
 static void selection(void **state) {
   (void)state;
   struct cs_model m;
   cs_model_defaults(&m);
+  const unsigned enabled = m.algo_enabled;
+  m.algo_enabled |= (1u << CS_ALGO_NVLS) | (1u << CS_ALGO_COLLNET);
+  for (int c = 0; c < CS_COLL_COUNT; c++)
+    for (int N = 1; N <= 64; N *= 4)
+      for (int g = 1; g <= 8; g *= 8)
+        for (double S = 8; S < 1e10; S *= 16) {
+          struct cs_coll_query x = {(enum cs_coll)c, CS_ALGO_AUTO, CS_PROTO_AUTO, N * g, N, g, S};
+          struct cs_coll_pred best, cand;
+          if (N * g == 1) continue;
+          assert_int_equal(cs_model_predict(&m, &x, &best, NULL), CS_OK);
+          assert_true(cs_model_offers(&m, &x, best.algo, best.proto));
+          for (int a = 0; a < CS_ALGO_COUNT; a++)
+            for (int p = 0; p < CS_PROTO_COUNT; p++)
+              if (cs_model_offers(&m, &x, (enum cs_algo)a, (enum cs_proto)p) &&
+                  cs_model_time(&m, &x, (enum cs_algo)a, (enum cs_proto)p, &cand, NULL) == CS_OK)
+                assert_true(best.time <= cand.time);
+          /* SHARP never serves all_gather or reduce_scatter; NVLS, CollNet, PAT run Simple */
+          if (c == CS_COLL_ALL_GATHER || c == CS_COLL_REDUCE_SCATTER)
+            assert_int_not_equal(best.algo, CS_ALGO_COLLNET);
+          if (best.algo == CS_ALGO_NVLS || best.algo == CS_ALGO_COLLNET || best.algo == CS_ALGO_PAT)
+            assert_int_equal(best.proto, CS_PROTO_SIMPLE);
+        }
+  m.algo_enabled = enabled;
+  m.select = CS_SELECT_NCCL_TABLE;
   struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 2, 1, 2, 1048576};
   struct cs_coll_pred pr;
   assert_int_equal(cs_model_predict(&m, &q, &pr, NULL), CS_OK);

@@ -218,6 +218,41 @@ static void cross_validation(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* quality.converged is GSL's answer: one solver iteration from the defaults cannot converge; the
+ * full fit of the same data does, and passes the quality gate. */
+static void convergence(void **state) {
+  (void)state;
+  struct cs_model truth;
+  make_truth(&truth);
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  generate(&set, &truth, 0.01, 5);
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  o.cross_validate = 0;
+  o.max_irls = 1;
+  o.max_iter = 1;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_fit_result res;
+  assert_int_equal(cs_fit_run(&set, &o, &cal, &res, NULL), CS_OK);
+  assert_int_equal(cal.quality.converged, 0);
+  int said = 0;
+  for (int i = 0; i < res.n_notes; i++)
+    said |= strstr(res.notes[i], "did not converge") != NULL;
+  assert_true(said);
+  cs_fit_result_fini(&res);
+  cs_cal_fini(&cal);
+  cs_cal_init(&cal);
+  cs_fit_opts_default(&o);
+  o.cross_validate = 0;
+  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, NULL), CS_OK);
+  assert_int_equal(cal.quality.converged, 1);
+  assert_string_equal(cal.quality.gate, "");
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+}
+
 static void too_few_rows(void **state) {
   (void)state;
   struct cs_meas_set set;
@@ -225,14 +260,16 @@ static void too_few_rows(void **state) {
   struct cs_cal cal;
   cs_cal_init(&cal);
   struct cs_error err = {0};
-  assert_int_equal(cs_fit_run(&set, NULL, &cal, NULL, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_fit_run(&set, NULL, &cal, NULL, &err), CS_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "no data rows"));
   cs_cal_fini(&cal);
 }
 
 int main(void) {
   gsl_set_error_handler_off();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(recovery), cmocka_unit_test(outliers), cmocka_unit_test(selection),
-      cmocka_unit_test(cross_validation), cmocka_unit_test(too_few_rows)};
+      cmocka_unit_test(recovery),    cmocka_unit_test(outliers),
+      cmocka_unit_test(selection),   cmocka_unit_test(cross_validation),
+      cmocka_unit_test(convergence), cmocka_unit_test(too_few_rows)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

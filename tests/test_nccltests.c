@@ -397,6 +397,25 @@ static void edge_two_hosts(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* Two processes on one host, each with its own NCCL_HOSTID (NCCL counts them as two nodes): the
+ * bundled 2 x H200 mpirun log with the two INFO lines NCCL 2.x prints for it (src/misc/utils.cc,
+ * "NCCL_HOSTID set by environment to ID") added after the rank list. The nodes come from the ids,
+ * and NCCL_HOSTID is no configuration. */
+static void edge_hostid(void **state) {
+  (void)state;
+  struct cs_meas_set set;
+  struct cs_error err;
+  import_expect(EDGE "hostid.log", CS_OK, &set, &err);
+  assert_int_equal(set.n, 60);
+  for (size_t i = 0; i < set.n; i++) {
+    assert_int_equal(set.rows[i].ranks, 2);
+    assert_int_equal(set.rows[i].nodes, 2);
+    assert_int_equal(set.rows[i].gpus_per_node, 1);
+    assert_null(strstr(set.rows[i].config, "HOSTID"));
+  }
+  cs_meas_set_fini(&set);
+}
+
 /* No root column, "error" for "#wrong" (printed 0e+00), no Group, no banners: the collective
  * comes from the "###" command line, NCCL_PROTO from mpirun -x. */
 static void edge_old_columns(void **state) {
@@ -740,15 +759,16 @@ static void tuning_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(single_process_log),   cmocka_unit_test(mpirun_log),
-      cmocka_unit_test(tuning_log_rows),      cmocka_unit_test(tuning_table),
-      cmocka_unit_test(tuning_table_error),   cmocka_unit_test(edge_truncated),
-      cmocka_unit_test(edge_nan_negative),    cmocka_unit_test(edge_unknown_collective),
-      cmocka_unit_test(edge_no_results),      cmocka_unit_test(edge_two_hosts),
-      cmocka_unit_test(edge_old_columns),     cmocka_unit_test(edge_json),
-      cmocka_unit_test(settings_and_columns), cmocka_unit_test(rank_list_errors),
-      cmocka_unit_test(row_errors),           cmocka_unit_test(json_errors),
-      cmocka_unit_test(json_hostile),         cmocka_unit_test(tuning_errors),
+      cmocka_unit_test(single_process_log), cmocka_unit_test(mpirun_log),
+      cmocka_unit_test(tuning_log_rows),    cmocka_unit_test(tuning_table),
+      cmocka_unit_test(tuning_table_error), cmocka_unit_test(edge_truncated),
+      cmocka_unit_test(edge_nan_negative),  cmocka_unit_test(edge_unknown_collective),
+      cmocka_unit_test(edge_no_results),    cmocka_unit_test(edge_two_hosts),
+      cmocka_unit_test(edge_hostid),        cmocka_unit_test(edge_old_columns),
+      cmocka_unit_test(edge_json),          cmocka_unit_test(settings_and_columns),
+      cmocka_unit_test(rank_list_errors),   cmocka_unit_test(row_errors),
+      cmocka_unit_test(json_errors),        cmocka_unit_test(json_hostile),
+      cmocka_unit_test(tuning_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include "map.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +255,9 @@ void cs_topo_model_apply(const struct cs_topology *t, const struct cs_topo_group
     m->bw[g->intra] = g->bw_intra * t->node.efficiency;
   }
   int across = g->domains > 1;
+  /* the physical rates bound every value, fitted ones included */
+  m->link_max[g->intra] = g->bw_intra;
+  if (across) m->link_max[CS_TIER_NET] = g->bw_net;
   if ((what & CS_TOPO_APPLY_NET) && across) m->bw[CS_TIER_NET] = g->bw_net * t->net.efficiency;
   if ((what & CS_TOPO_APPLY_LAT) && across) {
     double shift = g->lat_net - m->hop[CS_TIER_NET][CS_PROTO_LL];
@@ -267,6 +271,112 @@ void cs_topo_model_apply(const struct cs_topology *t, const struct cs_topo_group
     if (g->nvls) m->algo_enabled |= 1u << CS_ALGO_NVLS;
     if (g->collnet) m->algo_enabled |= 1u << CS_ALGO_COLLNET;
   }
+}
+
+void cs_topo_cal_apply(const struct cs_topology *t, const struct cs_topo_group *g, unsigned flags,
+                       struct cs_cal *cal) {
+  struct cs_model *m = &cal->model;
+  unsigned what = CS_TOPO_APPLY_ALGOS;
+  char name[32];
+  snprintf(name, sizeof name, "bw.%s", g->intra == CS_TIER_PCIE ? "pcie" : "nvlink");
+  const int ii = cs_model_param_index(name), in = cs_model_param_index("bw.net");
+  m->intra = g->intra;
+  if (cal->source[ii] == CS_SRC_DEFAULT || cal->source[ii] == CS_SRC_TOPO) {
+    what |= CS_TOPO_APPLY_INTRA;
+    cal->source[ii] = CS_SRC_TOPO;
+  }
+  int lat_kept = 0;
+  for (int p = 0; p < CS_PROTO_COUNT; p++) {
+    snprintf(name, sizeof name, "hop.net.%s", cs_proto_name(p));
+    int k = cs_model_param_index(name);
+    lat_kept |= cal->source[k] == CS_SRC_FIT || cal->source[k] == CS_SRC_USER;
+  }
+  const int across = g->domains > 1;
+  if (!lat_kept && across) {
+    what |= CS_TOPO_APPLY_LAT;
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+      snprintf(name, sizeof name, "hop.net.%s", cs_proto_name(p));
+      cal->source[cs_model_param_index(name)] = CS_SRC_TOPO;
+    }
+  }
+  const double fitted = m->bw[CS_TIER_NET];
+  const enum cs_param_source src = cal->source[in];
+  if (across && (src == CS_SRC_DEFAULT || src == CS_SRC_TOPO ||
+                 (src == CS_SRC_FIT && (flags & CS_TOPO_NET_WHAT_IF)))) {
+    what |= CS_TOPO_APPLY_NET;
+    cal->source[in] = CS_SRC_TOPO;
+  }
+  cs_topo_model_apply(t, g, what, m);
+  if (across && src == CS_SRC_FIT && !(what & CS_TOPO_APPLY_NET)) {
+    /* the fitted rate is a whole node's: keep its share when g shares the NICs */
+    long per_dom = t->node.gpus > 0 && t->node.nvlink_domain > t->node.gpus
+                       ? t->node.nvlink_domain / t->node.gpus
+                       : 1;
+    double whole = t->net.nics * t->net.nic_bw * (double)per_dom;
+    if (whole > 0 && g->bw_net > 0 && g->bw_net < whole)
+      m->bw[CS_TIER_NET] = fitted * g->bw_net / whole;
+  }
+}
+
+/* Appends to buf at *k, never past len. */
+static void put(char *buf, size_t len, size_t *k, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t len, size_t *k, const char *fmt, ...) {
+  if (*k >= len) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int w = vsnprintf(buf + *k, len - *k, fmt, ap);
+  va_end(ap);
+  if (w > 0) *k += (size_t)w;
+  if (*k > len) *k = len;
+}
+
+/* "hop ll/ll128/simple 0.60/1.90/3.40 us (default)", with each protocol's source when they
+ * differ and the standard errors of fitted ones. */
+static void put_hops(const struct cs_cal *cal, int tier, char *buf, size_t len, size_t *k) {
+  static const char *const tn[CS_TIER_COUNT] = {"nvlink", "pcie", "net"};
+  int idx[CS_PROTO_COUNT], same = 1;
+  char name[32];
+  for (int p = 0; p < CS_PROTO_COUNT; p++) {
+    snprintf(name, sizeof name, "hop.%s.%s", tn[tier], cs_proto_name(p));
+    idx[p] = cs_model_param_index(name);
+    same &= cal->source[idx[p]] == cal->source[idx[0]];
+  }
+  put(buf, len, k, "hop ll/ll128/simple");
+  for (int p = 0; p < CS_PROTO_COUNT; p++)
+    put(buf, len, k, "%s%.2f", p ? "/" : " ", cal->model.hop[tier][p] * 1e6);
+  put(buf, len, k, " us (");
+  for (int p = 0; p < CS_PROTO_COUNT; p++) {
+    if (same && p > 0) break;
+    if (!same) put(buf, len, k, "%s%s ", p ? ", " : "", cs_proto_name(p));
+    put(buf, len, k, "%s", cs_cal_source_name(cal->source[idx[p]]));
+    if (cal->source[idx[p]] != CS_SRC_FIT) continue;
+    put(buf, len, k, " +-");
+    for (int j = same ? 0 : p; j < (same ? CS_PROTO_COUNT : p + 1); j++)
+      put(buf, len, k, "%s%.0f", j > (same ? 0 : p) ? "/" : "", 100 * cs_cal_param_se(cal, idx[j]));
+    put(buf, len, k, "%%");
+  }
+  put(buf, len, k, ")");
+}
+
+void cs_topo_cal_sources(const struct cs_cal *cal, int nodes, char *buf, size_t len) {
+  static const char *const tn[CS_TIER_COUNT] = {"nvlink", "pcie", "net"};
+  int tiers[2] = {cal->model.intra, CS_TIER_NET};
+  size_t k = 0;
+  if (len == 0) return;
+  buf[0] = '\0';
+  for (int j = 0; j < (nodes > 1 ? 2 : 1); j++) {
+    int t = tiers[j];
+    char name[32];
+    snprintf(name, sizeof name, "bw.%s", tn[t]);
+    int i = cs_model_param_index(name);
+    put(buf, len, &k, "%s%-6s bw %.1f GB/s (%s", j ? "\n" : "", tn[t], cal->model.bw[t] / 1e9,
+        cs_cal_source_name(cal->source[i]));
+    if (cal->source[i] == CS_SRC_FIT) put(buf, len, &k, " +-%.1f%%", 100 * cs_cal_param_se(cal, i));
+    put(buf, len, &k, "), ");
+    put_hops(cal, t, buf, len, &k);
+  }
+  buf[k < len ? k : len - 1] = '\0';
 }
 
 void cs_topo_group_query(const struct cs_topo_group *g, struct cs_coll_query *q) {
@@ -341,15 +451,7 @@ enum cs_status cs_topo_shape_cal(const struct cs_cal *cal, const struct cs_topol
   struct cs_topo_group grp;
   enum cs_status st = cs_topo_map_shape(t, q->nodes, q->gpus_per_node, 0, &grp, err);
   if (st != CS_OK) return st;
-  unsigned what = CS_TOPO_APPLY_ALGOS;
-  if (cal->source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
-  if (cal->source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
-  char intra[32];
-  snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
-  if (cal->source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
-  cs_topo_model_apply(t, &grp, what, &shape->model);
-  if (what & CS_TOPO_APPLY_NET) shape->source[cs_model_param_index("bw.net")] = CS_SRC_USER;
-  if (what & CS_TOPO_APPLY_INTRA) shape->source[cs_model_param_index(intra)] = CS_SRC_USER;
+  cs_topo_cal_apply(t, &grp, 0, shape);
   cs_topo_group_query(&grp, q);
   return CS_OK;
 }

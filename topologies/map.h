@@ -100,6 +100,29 @@ enum cs_status cs_topo_map_shape(const struct cs_topology *t, int nodes, int gpu
 void cs_topo_model_apply(const struct cs_topology *t, const struct cs_topo_group *g, unsigned what,
                          struct cs_model *m);
 
+/* Flags of cs_topo_cal_apply. */
+#define CS_TOPO_NET_WHAT_IF                                                                        \
+  1u /* the topology's network is a hypothetical one (a sweep over network                         \
+        speeds): its nominal bandwidth replaces a fitted one */
+
+/* Writes the links of group g on topology t into cal's model for one prediction, parameter by
+ * parameter by precedence (cal.h): a fitted or user-given value is kept, a default one is replaced
+ * by the topology's nominal value (source CS_SRC_TOPO). The intra tier is always the group's; NVLS
+ * and CollNet are enabled as the topology offers them. A fitted network bandwidth, measured for a
+ * whole node, keeps its ratio to the topology's whole-node rate when g shares the node's NICs with
+ * sibling groups (bw = fitted * g's rate / the node's rate alone); with CS_TOPO_NET_WHAT_IF the
+ * topology's rate replaces it (source topology). Network latencies are replaced only when none of
+ * them was fitted or given. cal is a shallow copy the caller owns; nothing is allocated. */
+void cs_topo_cal_apply(const struct cs_topology *t, const struct cs_topo_group *g, unsigned flags,
+                       struct cs_cal *cal);
+
+/* One line per link tier the shape of g crosses, saying where each link value of cal came from,
+ * e.g. "nvlink bw 360 GB/s (fit +-2.1%), hop 0.6/1.9/3.4 us (default)" and "net bw 400 GB/s
+ * (topology), hop 2.7/4.0/14.0 us (default)"; lines are separated by "\n" and written into buf
+ * (truncated to len). With g NULL, the calibration's intra tier and, when nodes > 1, the network.
+ */
+void cs_topo_cal_sources(const struct cs_cal *cal, int nodes, char *buf, size_t len);
+
 /* Fills q's shape from g: ranks, nodes = domains, gpus_per_node = gpus_per_domain. A group that is
  * not uniform is costed at its fullest domain (ranks = domains * gpus_per_domain). */
 void cs_topo_group_query(const struct cs_topo_group *g, struct cs_coll_query *q);
@@ -113,11 +136,10 @@ enum cs_status cs_topo_parse_plan(const char *order, const char *sizes, const ch
                                   struct cs_error *err);
 
 /* The calibration cal shaped for one collective of q's shape (nodes x gpus_per_node) on t, as
- * `commscale coll --topology` and the C API cost it: the group's algorithms always; its network
- * rate and latency unless the user set them in cal (CS_SRC_USER); its intra-node rate only where
- * cal has no measurement of it (CS_SRC_DEFAULT). *shape starts as a shallow copy of *cal (do not
- * cs_cal_fini it) with those parameters replaced and marked CS_SRC_USER; q's shape becomes the
- * group's (cs_topo_group_query). Errors of cs_topo_map_shape. */
+ * `commscale coll --topology` and the C API cost it: cs_topo_cal_apply on the group (precedence
+ * fitted > user-given > topology > default). *shape starts as a shallow copy of *cal (do not
+ * cs_cal_fini it); q's shape becomes the group's (cs_topo_group_query). Errors of
+ * cs_topo_map_shape. */
 enum cs_status cs_topo_shape_cal(const struct cs_cal *cal, const struct cs_topology *t,
                                  struct cs_coll_query *q, struct cs_cal *shape,
                                  struct cs_error *err);

@@ -14,6 +14,7 @@ double cs_netedit_gbps_per_gpu(const struct cs_topology *t) {
 void cs_netedit_set_gbps_per_gpu(struct cs_topology *t, double gbps) {
   if (t->net.nics <= 0) return;
   t->net.nic_bw = gbps * 1e9 / 8 * t->node.gpus / t->net.nics;
+  t->net.hypothetical = 1;
 }
 
 void cs_netedit_init(struct cs_netedit *e) {

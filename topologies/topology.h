@@ -102,7 +102,9 @@ struct cs_topo_net {
   double efficiency;     /* (0, 1] */
   int rail_optimized;
   int sharp;
-  int nodes; /* cluster size; 0 = unbounded */
+  int nodes;        /* cluster size; 0 = unbounded */
+  int hypothetical; /* 1: the network's speed was edited for a what-if (cs_netedit): its nominal
+                       rate then replaces a fitted one (cs_topo_cal_apply, CS_TOPO_NET_WHAT_IF) */
   int nlevels;
   struct cs_topo_level level[CS_TOPO_MAX_LEVELS];
 };

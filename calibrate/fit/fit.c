@@ -25,6 +25,7 @@
 #define INITIAL_NOISE 0.05
 #define MIN_NOISE 0.005
 #define MAX_GROUPS 256
+#define BOUND_SD 0.01 /* ln: a bound violated by 1% costs as much as a 1-sigma prior miss */
 
 struct point {
   struct cs_coll_query q;
@@ -42,7 +43,9 @@ struct problem {
   int idx[CS_MODEL_NPARAMS];   /* their model indices */
   double x0[CS_MODEL_NPARAMS]; /* prior centres (ln) */
   double sd[CS_MODEL_NPARAMS]; /* prior widths (ln) */
+  double hi[CS_MODEL_NPARAMS]; /* physical upper bounds (ln), +inf where none */
   double noise;                /* relative noise scale dividing data residuals */
+  int not_converged;           /* the last solve ended on GSL_EMAXITER or GSL_ENOPROG */
   struct cs_model model;       /* working model; fitted entries overwritten from x */
 };
 
@@ -52,6 +55,7 @@ void cs_fit_opts_default(struct cs_fit_opts *opts) {
   opts->cross_validate = 1;
   opts->huber_k = 1.345;
   opts->max_irls = 8;
+  opts->max_iter = 300;
 }
 
 void cs_fit_result_fini(struct cs_fit_result *res) {
@@ -96,13 +100,21 @@ static int resid_f(const gsl_vector *x, void *params, gsl_vector *f) {
   }
   for (int j = 0; j < pb->np; j++)
     gsl_vector_set(f, k++, (gsl_vector_get(x, j) - pb->x0[j]) / pb->sd[j]);
+  /* physical bounds, one-sided: zero inside */
+  for (int j = 0; j < pb->np; j++) {
+    double over = gsl_vector_get(x, j) - pb->hi[j];
+    gsl_vector_set(f, k++, over > 0 ? over / BOUND_SD : 0.0);
+  }
+  /* the own share is never slower than the link that carries the same bytes */
+  double under = log(pb->model.bw[pb->model.intra]) - log(pb->model.local);
+  gsl_vector_set(f, k++, under > 0 ? under / BOUND_SD : 0.0);
   return GSL_SUCCESS;
 }
 
 /* One weighted solve from the current parameters. Writes the ln-covariance to cov (np x np) when
  * non-NULL. Returns the GSL status; *iters receives the iteration count. */
-static int solve(struct problem *pb, double *cov, int *iters) {
-  size_t nres = pb->n + (size_t)pb->np;
+static int solve(struct problem *pb, double *cov, int *iters, int max_iter) {
+  size_t nres = pb->n + 2 * (size_t)pb->np + 1;
   gsl_multifit_nlinear_parameters fp = gsl_multifit_nlinear_default_parameters();
   fp.trs = gsl_multifit_nlinear_trs_lm;
   fp.scale = gsl_multifit_nlinear_scale_more;
@@ -124,8 +136,14 @@ static int solve(struct problem *pb, double *cov, int *iters) {
   int info = 0;
   int st = gsl_multifit_nlinear_init(x, &fdf, w);
   if (st == GSL_SUCCESS)
-    st = gsl_multifit_nlinear_driver(300, 1e-9, 1e-9, 1e-12, NULL, NULL, &info, w);
-  /* running out of iterations with a finite answer is still an answer; the caller checks it */
+    st = gsl_multifit_nlinear_driver((size_t)max_iter, 1e-9, 1e-9, 1e-12, NULL, NULL, &info, w);
+  /* running out of iterations with a finite answer is still an answer, but not a converged one:
+   * the flag becomes quality.converged. GSL's driver also answers GSL_EMAXITER (info
+   * GSL_ENOPROG) when its first step finds no better point: the start, the previous IRLS pass's
+   * answer, is already the least-squares point, which is convergence. */
+  const int first_no_step =
+      st == GSL_EMAXITER && info == GSL_ENOPROG && gsl_multifit_nlinear_niter(w) <= 1;
+  pb->not_converged = (st == GSL_EMAXITER || st == GSL_ENOPROG) && !first_no_step;
   if (st == GSL_EMAXITER || st == GSL_ENOPROG) st = GSL_SUCCESS;
   if (st == GSL_SUCCESS) {
     set_params(pb, w->x);
@@ -174,7 +192,7 @@ static int irls(struct problem *pb, const struct cs_fit_opts *o, double *cov, in
     pb->pts[i].w = 1.0;
   for (int pass = 0; pass < o->max_irls; pass++) {
     int last = pass == o->max_irls - 1;
-    st = solve(pb, NULL, iters);
+    st = solve(pb, NULL, iters, o->max_iter);
     if (st != GSL_SUCCESS) break;
     size_t m = 0;
     for (size_t i = 0; i < pb->n; i++)
@@ -192,10 +210,30 @@ static int irls(struct problem *pb, const struct cs_fit_opts *o, double *cov, in
     pb->noise = scale;
     if (change < 1e-3 || last) break;
   }
-  if (st == GSL_SUCCESS && cov) st = solve(pb, cov, iters);
+  if (st == GSL_SUCCESS && cov) st = solve(pb, cov, iters, o->max_iter);
   free(r);
   *scale_out = scale;
   return st;
+}
+
+/* The physical upper bound of parameter i, +inf where none. Efficiencies are relative to the
+ * tier's ring/Simple bus rate, which runs at about 0.8 of the links' physical rate (GTC 2024
+ * S62129: NVLink4 370 of 450 GB/s, NVLink3 232 of 300), so no algorithm without an in-switch
+ * reduction can exceed 1/0.8 = 1.25 with Simple; LL carries 8 bytes of data per 16-byte line (NCCL
+ * src/device/prims_ll.h), at most 0.5/0.8 = 0.625, rounded to 0.65; LL128 carries 120 of 128
+ * bytes (prims_ll128.h), 0.9375/0.8 = 1.17, rounded to 1.2. NVLS and CollNet reduce in the switch
+ * and may move twice that. Per-collective bandwidth factors obey the Simple bound. */
+static double upper_bound(int i) {
+  char name[64];
+  cs_model_param_name(i, name, sizeof name);
+  enum cs_param_kind k = cs_model_param_kind(i);
+  if (k == CS_PK_COLL_BW) return 1.25;
+  if (k != CS_PK_EFF) return HUGE_VAL;
+  double red = strstr(name, ".nvls.") || strstr(name, ".collnet.") ? 2.0 : 1.0;
+  const char *proto = strrchr(name, '.') + 1;
+  if (strcmp(proto, "ll") == 0) return 0.65 * red;
+  if (strcmp(proto, "ll128") == 0) return 1.2 * red;
+  return 1.25 * red;
 }
 
 /* Marks which parameters any non-held-out point depends on (at the current model). */
@@ -221,6 +259,7 @@ static void find_parameters(struct problem *pb) {
       pb->idx[pb->np] = i;
       pb->x0[pb->np] = log(v);
       pb->sd[pb->np] = sd;
+      pb->hi[pb->np] = log(upper_bound(i));
       pb->np++;
     }
   }
@@ -378,6 +417,23 @@ static enum cs_status cross_validate(struct problem *pb, const struct cs_fit_opt
   return CS_OK;
 }
 
+/* Fills q->gate with why the fit fails its quality gate (fit.h), or "". */
+static void gate(struct cs_cal_quality *q) {
+  q->gate[0] = '\0';
+  q->forced = 0;
+  double cv[CS_CAL_MAX_CV], cv_med = 0;
+  for (int i = 0; i < q->n_cv; i++)
+    cv[i] = q->cv[i].median_rel_err;
+  if (q->n_cv > 0) cv_med = median_abs(cv, (size_t)q->n_cv);
+  if (q->median_rel_err > CS_FIT_GATE_MEDIAN)
+    snprintf(q->gate, sizeof q->gate, "median |error| %.1f%% is above %.0f%%",
+             100 * q->median_rel_err, 100 * CS_FIT_GATE_MEDIAN);
+  else if (cv_med > CS_FIT_GATE_CV)
+    snprintf(q->gate, sizeof q->gate,
+             "cross-validation median |error| %.1f%% (held-out shapes) is above %.0f%%",
+             100 * cv_med, 100 * CS_FIT_GATE_CV);
+}
+
 enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                           struct cs_cal *cal, struct cs_fit_result *res, struct cs_error *err) {
   struct cs_fit_opts o;
@@ -386,6 +442,8 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   else
     cs_fit_opts_default(&o);
   if (o.max_irls < 1) o.max_irls = 1;
+  if (o.max_iter < 1) o.max_iter = 300;
+  if (meas->n == 0) return cs_error_set(err, CS_ERR_PARSE, "the file has no data rows");
   if (!(o.huber_k > 0)) o.huber_k = 1.345;
   if (res) memset(res, 0, sizeof *res);
 
@@ -430,6 +488,13 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
       n_single++;
       continue;
     }
+    /* an hour per collective is no measurement a fit can use: say where it is */
+    if (r->time_us > 3.6e9) {
+      free(pb.pts);
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "%s: time_us %g is not a plausible collective time (over an hour)",
+                          r->source, r->time_us);
+    }
     struct point *pt = &pb.pts[pb.n++];
     pt->q.coll = r->coll;
     pt->q.algo = r->algo;
@@ -473,6 +538,26 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
                         "only %zu usable rows for configuration \"%s\" (need at least 3); "
                         "configurations present: %s",
                         pb.n, o.config ? o.config : "", cfgs[0] ? cfgs : "none");
+  }
+
+  /* one size per shape cannot separate latency from bandwidth */
+  {
+    double sizes[3];
+    int nsizes = 0;
+    for (size_t i = 0; i < pb.n && nsizes < 3; i++) {
+      int seen = 0;
+      for (int k = 0; k < nsizes; k++)
+        seen |= sizes[k] == pb.pts[i].q.bytes;
+      if (!seen) sizes[nsizes++] = pb.pts[i].q.bytes;
+    }
+    if (nsizes < 3) {
+      free(pb.pts);
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "the %zu usable rows hold only %d distinct message size%s: latency and "
+                          "bandwidth cannot be told apart; measure at least 3 sizes (e.g. -b 8 -e "
+                          "1G -f 4)",
+                          pb.n, nsizes, nsizes == 1 ? "" : "s");
+    }
   }
 
   /* does the data span several node counts? then both network forms are fitted */
@@ -543,7 +628,7 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     struct cs_cal_quality *q = &cal->quality;
     q->points = (int)best.n;
     q->iterations = iters_total;
-    q->converged = 1;
+    q->converged = !best.not_converged;
     q->noise_rel = best_cov_scale;
     q->net_determined = net_determined;
     if (rel_errors(&best, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err, &q->outliers,
@@ -555,11 +640,38 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
            "from the measurements; check that the rows are of one system and configuration, "
            "measure more message sizes per shape, or fit fewer algorithms at once (--config)",
            100.0 * q->median_rel_err);
+    /* parameters the data does not determine, and those held by a physical bound */
+    char undet[200] = "", bound[200] = "";
+    int n_undet = 0, n_bound = 0;
+    for (int k = 0; k < best.np; k++) {
+      char name[64];
+      cs_model_param_name(best.idx[k], name, sizeof name);
+      double se = sqrt(cal->cov[k * best.np + k]);
+      if (se >= 0.8 * best.sd[k] && n_undet++ < 8)
+        snprintf(undet + strlen(undet), sizeof undet - strlen(undet), "%s%s",
+                 n_undet > 1 ? ", " : "", name);
+      if (log(cs_model_param_get(&best.model, best.idx[k])) > best.hi[k] - 1e-3 && n_bound++ < 6)
+        snprintf(bound + strlen(bound), sizeof bound - strlen(bound), "%s%s",
+                 n_bound > 1 ? ", " : "", name);
+    }
+    if (n_undet)
+      note(res,
+           "%d parameters are not determined by this data (their uncertainty stays the prior's, "
+           "their value near the NCCL-anchored default): %s%s",
+           n_undet, undet, n_undet > 8 ? ", ..." : "");
+    if (n_bound)
+      note(res, "held at a physical bound (the data alone would push them past it): %s", bound);
+    if (!q->converged)
+      note(res,
+           "the solver did not converge in %d iterations (GSL): the data determines some "
+           "parameters poorly (see their standard errors); quality.converged is false",
+           o.max_iter);
     if (!net_determined)
       note(res, "network latency form not determined: the data spans one node count (%d)",
            max_nodes);
     if (status == CS_OK && o.cross_validate)
       status = cross_validate(&best, &o, &best.model, ngroups, q, err);
+    if (status == CS_OK) gate(q);
   }
   if (status == CS_OK && res) {
     res->n = best.n;

@@ -199,6 +199,8 @@ int cs_nccllog_settings_apply(const struct cs_nccllog_settings *st, enum cs_algo
     if (strncmp(s->name, "NCCL_DEBUG", 10) == 0 &&
         (!verbose || strcmp(s->name, "NCCL_DEBUG_FILE") == 0))
       continue;
+    /* which node a process counts as: the rows' nodes column, not a setting of the system */
+    if (strcmp(s->name, "NCCL_HOSTID") == 0) continue;
     if (strcmp(s->name, "NCCL_ALGO") == 0 && single_algo(s->value, algo) == 0) continue;
     if (strcmp(s->name, "NCCL_PROTO") == 0 && single_proto(s->value, proto) == 0) continue;
     tmp[n++] = *s;

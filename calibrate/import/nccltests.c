@@ -77,7 +77,17 @@ struct rank_entry {
   char host[64];
 };
 
+/* A process's NCCL_HOSTID, from NCCL's "NCCL_HOSTID set by environment to ID" INFO line: NCCL
+ * counts processes with different ids as different nodes, whatever their hostname. */
+struct hostid_entry {
+  long pid;
+  char id[64];
+};
+#define MAX_HOSTIDS 1024
+
 struct text_parser {
+  struct hostid_entry hostid[MAX_HOSTIDS];
+  int n_hostid;
   const char *path;
   struct cs_meas_set *set;
   struct cs_error *err;
@@ -173,6 +183,8 @@ static enum cs_status on_command(struct text_parser *tp, char *text) {
 
 /* "#  Rank  0 Group  0 Pid   1319 on         vm device  0 [0000:00:06] NVIDIA H200"; older
  * nccl-tests print no Group. */
+static const char *node_of(const struct text_parser *tp, const struct rank_entry *r);
+
 static enum cs_status on_rank_line(struct text_parser *tp, const char *raw) {
   char buf[1024];
   cs_nccllog_copy(buf, sizeof buf, raw);
@@ -309,7 +321,7 @@ static enum cs_status resolve_test(struct text_parser *tp) {
   for (size_t i = 0; i < n; i++) {
     int first = 1, count = 0;
     for (size_t j = 0; j < n; j++) {
-      if (strcmp(tp->ranks[j].host, tp->ranks[i].host) != 0) continue;
+      if (strcmp(node_of(tp, &tp->ranks[j]), node_of(tp, &tp->ranks[i])) != 0) continue;
       if (j < i) first = 0;
       count++;
       if (j != i && tp->ranks[j].pid == tp->ranks[i].pid) thread = 1;
@@ -481,8 +493,35 @@ static enum cs_status on_data(struct text_parser *tp, char *text) {
 }
 
 /* NCCL's own output: its version, and the settings it read from the environment. */
-static enum cs_status on_info(struct text_parser *tp, char *info) {
+/* The node a rank belongs to: its process's NCCL_HOSTID when the log names it, else its host. */
+static const char *node_of(const struct text_parser *tp, const struct rank_entry *r) {
+  for (int i = 0; i < tp->n_hostid; i++)
+    if (tp->hostid[i].pid == r->pid) return tp->hostid[i].id;
+  return r->host;
+}
+
+static enum cs_status on_info(struct text_parser *tp, char *info, const char *who) {
   char *s = cs_nccllog_trim(info);
+  static const char hid[] = "NCCL_HOSTID set by environment to ";
+  if (strncmp(s, hid, sizeof hid - 1) == 0) {
+    /* who is "HOST:PID:TID" */
+    const char *c = strchr(who, ':');
+    long pid = -1;
+    char num[32];
+    if (c) {
+      cs_nccllog_copy(num, sizeof num, c + 1);
+      num[strcspn(num, ":")] = '\0';
+      if (cs_nccllog_long(num, &pid) != 0) pid = -1;
+    }
+    if (pid < 0 || tp->n_hostid == MAX_HOSTIDS) return CS_OK;
+    struct hostid_entry *e = &tp->hostid[tp->n_hostid++];
+    e->pid = pid;
+    cs_nccllog_copy(e->id, sizeof e->id, cs_nccllog_trim(s + sizeof hid - 1));
+    size_t vl = strlen(e->id);
+    if (vl > 0 && e->id[vl - 1] == '.') e->id[vl - 1] = '\0';
+    tp->resolved = 0;
+    return CS_OK;
+  }
   if (strncmp(s, "NCCL version ", 13) == 0) {
     char v[64];
     cs_nccllog_copy(v, sizeof v, s + 13);
@@ -572,9 +611,9 @@ static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set 
     tp->line++;
     char *s = in.buf;
     if (cs_nccllog_strip_tag(&s) != 0) continue; /* rank 0 prints the tables */
-    char *info;
-    cs_nccllog_split_debug(s, &tp->hosts, &info, NULL, 0);
-    if (info) st = on_info(tp, info);
+    char *info, who[192] = "";
+    cs_nccllog_split_debug(s, &tp->hosts, &info, who, sizeof who);
+    if (info) st = on_info(tp, info, who);
     if (st != CS_OK) break;
     char *text = cs_nccllog_trim(s);
     if (*text == '\0') continue;

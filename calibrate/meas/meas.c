@@ -201,8 +201,8 @@ static enum cs_status add_row(void *ctx, const struct cs_csv_row *in, struct cs_
   else if (cs_csv_number(FIELD(C_BYTES), 0, &r.bytes) != 0 || r.bytes > 1.2e15 ||
            r.bytes != floor(r.bytes))
     bad = C_BYTES, what = "a whole number of bytes up to 2^50";
-  else if (cs_csv_number(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0)
-    bad = C_TIME, what = "a time in microseconds > 0";
+  else if (cs_csv_number(FIELD(C_TIME), 0, &r.time_us) != 0 || r.time_us <= 0 || r.time_us > 3.6e9)
+    bad = C_TIME, what = "a time in microseconds > 0 and under an hour (3.6e9)";
   else if (cs_csv_number(FIELD(C_TMIN), 1, &r.time_min_us) != 0)
     bad = C_TMIN, what = "a time in microseconds or nothing";
   else if (cs_csv_number(FIELD(C_TMAX), 1, &r.time_max_us) != 0)
@@ -235,4 +235,22 @@ static enum cs_status add_row(void *ctx, const struct cs_csv_row *in, struct cs_
 
 enum cs_status cs_meas_read_file(const char *path, struct cs_meas_set *set, struct cs_error *err) {
   return cs_csv_read(path, &format, add_meta, add_row, set, err);
+}
+
+enum cs_status cs_meas_set_shape(struct cs_meas_set *set, size_t from, int nodes, int gpn,
+                                 const char *what, struct cs_error *err) {
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = from; i < set->n; i++) {
+      struct cs_meas_row *r = &set->rows[i];
+      int N = nodes, g = gpn;
+      if (N <= 0 && g > 0 && r->ranks % g == 0) N = r->ranks / g;
+      if (g <= 0 && N > 0 && r->ranks % N == 0) g = r->ranks / N;
+      if (N <= 0 || g <= 0 || (long)N * g != r->ranks)
+        return cs_error_set(err, CS_ERR_USAGE,
+                            "%s: a row of %d ranks is not %d nodes x %d GPUs per node (check "
+                            "--nodes and --gpus-per-node)",
+                            what, r->ranks, nodes, gpn);
+      if (pass == 1) r->nodes = N, r->gpus_per_node = g;
+    }
+  return CS_OK;
 }

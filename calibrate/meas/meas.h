@@ -78,6 +78,13 @@ const char *cs_meas_get_meta(const struct cs_meas_set *set, const char *key);
 /* Fills the derived fields of row from the others: algbw = bytes / time, busbw = algbw x factor. */
 void cs_meas_row_derive(struct cs_meas_row *row);
 
+/* Sets the node shape of rows [from, set->n) as the user knows it (import --nodes/--gpus-per-node,
+ * for logs that cannot tell: ranks on one host that NCCL_HOSTID split into nodes). nodes or gpn
+ * may be 0 (derived from the rank count). CS_ERR_USAGE naming `what` when a row's ranks are not
+ * nodes x gpn; rows are untouched then. */
+enum cs_status cs_meas_set_shape(struct cs_meas_set *set, size_t from, int nodes, int gpn,
+                                 const char *what, struct cs_error *err);
+
 /* Writes the magic line, one "# key: value" line per meta entry and the header line to f. */
 enum cs_status cs_meas_write_header(FILE *f, const struct cs_meas_set *meta_from,
                                     struct cs_error *err);

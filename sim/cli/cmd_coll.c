@@ -32,9 +32,15 @@ static const struct cli_opt opts[] = {
     {"topology", 't', "NAME",
      "cluster topology (a bundled name such as dgx-h100, or a file): each "
      "shape gets the links, NICs and algorithms it would use there"},
-    {"net-bw", 0, "BW", "network bandwidth per node, e.g. 3200Gbps (8 x 400G); taken as exact"},
-    {"net-lat", 0, "TIME", "network per-hop latency for Simple, e.g. 14us; taken as exact"},
-    {"select", 0, "HOW", "how auto picks the pair: nccl (as NCCL's tuner, default) or fastest"},
+    {"net-bw", 0, "BW",
+     "network bandwidth per node, e.g. 3200Gbps (8 x 400G); taken as exact unless the "
+     "calibration measured it (fitted > given > topology > default)"},
+    {"net-lat", 0, "TIME",
+     "network per-hop latency for Simple, e.g. 14us; taken as exact unless the calibration "
+     "measured it"},
+    {"select", 0, "HOW",
+     "how auto picks the pair: nccl (NCCL's candidates, least calibrated time; default), "
+     "fastest (every enabled pair) or nccl-table (NCCL's own constants pick, as its TUNING log)"},
     CLI_OUTPUT_OPTS,
 };
 
@@ -56,8 +62,16 @@ struct rec {
   enum cs_proto proto;
 };
 
-static void write_table(FILE *f, const struct rec *r, size_t n, const char *coll) {
+static void write_table(FILE *f, const struct rec *r, size_t n, const char *coll, const char *links,
+                        char warn[][256], int nwarn) {
   fprintf(f, "# %s predicted by commscale %s\n", coll, CS_VERSION);
+  for (int i = 0; i < nwarn; i++)
+    fprintf(f, "# warning  %s\n", warn[i]);
+  for (const char *l = links; l && *l;) {
+    size_t k = strcspn(l, "\n");
+    fprintf(f, "# links  %.*s\n", (int)k, l);
+    l += k + (l[k] == '\n');
+  }
   fprintf(f, "#%6s %4s %6s %12s %6s %7s %12s %12s %12s %10s %10s %9s\n", "nodes", "gpn", "ranks",
           "size", "algo", "proto", "time", "time_lo", "time_hi", "algbw", "busbw", "bound");
   fprintf(f, "#%6s %4s %6s %12s %6s %7s %12s %12s %12s %10s %10s %9s\n", "", "", "", "(B)", "", "",
@@ -82,13 +96,15 @@ static void write_csv(FILE *f, const struct rec *r, size_t n, const char *coll) 
 }
 
 static void write_json(FILE *f, const struct rec *r, size_t n, const char *coll, int argc,
-                       char **argv, const char *calpath) {
+                       char **argv, const char *calpath, const char *links) {
   cli_json_head(f, argc, argv);
   fputs(", \"calibration\": ", f);
   if (calpath)
     cli_json_string(f, calpath);
   else
     fputs("null", f);
+  fputs(", \"links\": ", f);
+  cli_json_string(f, links);
   fprintf(f, ", \"collective\": \"%s\", \"predictions\": [\n", coll);
   for (size_t i = 0; i < n; i++)
     fprintf(f,
@@ -121,20 +137,28 @@ static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, co
   double v;
   if (net_bw) {
     if (positive("--net-bw", net_bw, CS_UNIT_BANDWIDTH, &v, err) != CS_OK) return CS_ERR_USAGE;
-    cal->model.bw[CS_TIER_NET] = v;
-    cal->source[cs_model_param_index("bw.net")] = CS_SRC_USER;
+    if (!cs_cal_set_user(cal, cs_model_param_index("bw.net"), v))
+      fprintf(stderr, "commscale coll: note: --net-bw ignored: the calibration measured the "
+                      "network bandwidth (fitted values win over given ones)\n");
   }
   if (net_lat) {
     if (positive("--net-lat", net_lat, CS_UNIT_TIME, &v, err) != CS_OK) return CS_ERR_USAGE;
     /* keep the protocols' ratios to Simple, as NCCL's table has them */
     double scale = v / cal->model.hop[CS_TIER_NET][CS_PROTO_SIMPLE];
+    int kept = 0;
     for (int p = 0; p < CS_PROTO_COUNT; p++) {
       char name[32];
-      cal->model.hop[CS_TIER_NET][p] *= scale;
-      cal->alt_hop_net[p] *= scale;
       snprintf(name, sizeof name, "hop.net.%s", cs_proto_name(p));
-      cal->source[cs_model_param_index(name)] = CS_SRC_USER;
+      if (cs_cal_set_user(cal, cs_model_param_index(name), cal->model.hop[CS_TIER_NET][p] * scale))
+        cal->alt_hop_net[p] *= scale;
+      else
+        kept++;
     }
+    if (kept)
+      fprintf(stderr,
+              "commscale coll: note: --net-lat ignored for %d protocols the calibration "
+              "measured (fitted values win over given ones)\n",
+              kept);
   }
   if (enable) {
     char buf[256];
@@ -152,9 +176,11 @@ static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, co
       cal->model.select = CS_SELECT_NCCL;
     else if (strcmp(select, "fastest") == 0)
       cal->model.select = CS_SELECT_FASTEST;
+    else if (strcmp(select, "nccl-table") == 0)
+      cal->model.select = CS_SELECT_NCCL_TABLE;
     else
-      return cs_error_set(err, CS_ERR_USAGE, "--select expects nccl or fastest, got \"%s\"",
-                          select);
+      return cs_error_set(err, CS_ERR_USAGE,
+                          "--select expects nccl, fastest or nccl-table, got \"%s\"", select);
   }
   return CS_OK;
 }
@@ -242,6 +268,9 @@ int cs_cmd_coll(int argc, char **argv) {
     have_topo = st == CS_OK;
     if (st == CS_OK && !cli_get(&verb, &a, "gpus-per-node")) gpn[0] = topo.node.gpus;
   }
+  char links[512] = "";
+  int links_net = 0, intra = -1;
+  enum cs_param_source src_net = CS_SRC_DEFAULT;
   for (size_t i = 0; st == CS_OK && i < nn; i++) {
     /* each shape sees its own links on a topology: work on a copy of the calibration */
     struct cs_cal shape = cal;
@@ -252,18 +281,15 @@ int cs_cmd_coll(int argc, char **argv) {
       struct cs_topo_group grp;
       st = cs_topo_map_shape(&topo, q.nodes, q.gpus_per_node, 0, &grp, &err);
       if (st != CS_OK) break;
-      unsigned what = CS_TOPO_APPLY_ALGOS;
-      /* measured links win over the topology's nominal ones; what the user gave wins over both */
-      if (cal.source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
-      if (cal.source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER)
-        what |= CS_TOPO_APPLY_LAT;
-      char intra[32];
-      snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
-      if (cal.source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
-      cs_topo_model_apply(&topo, &grp, what, &shape.model);
-      if (what & CS_TOPO_APPLY_NET) shape.source[cs_model_param_index("bw.net")] = CS_SRC_USER;
-      if (what & CS_TOPO_APPLY_INTRA) shape.source[cs_model_param_index(intra)] = CS_SRC_USER;
+      cs_topo_cal_apply(&topo, &grp, 0, &shape);
       cs_topo_group_query(&grp, &q);
+    }
+    /* the header names the sources of the widest shape's links */
+    if (i == 0 || (q.nodes > 1 && !links_net)) {
+      cs_topo_cal_sources(&shape, q.nodes, links, sizeof links);
+      links_net = q.nodes > 1;
+      src_net = shape.source[cs_model_param_index("bw.net")];
+      intra = have_topo ? (int)shape.model.intra : -1;
     }
     for (size_t j = 0; st == CS_OK && j < ns; j++) {
       q.bytes = sizes[j];
@@ -286,6 +312,19 @@ int cs_cmd_coll(int argc, char **argv) {
                           q.nodes, q.gpus_per_node, q.bytes);
     }
   }
+  /* what the user should know about this calibration for this target, on stderr and in the
+   * table's header */
+  char warn[CS_CAL_MAX_WARN][256];
+  int nwarn = 0;
+  if (st == CS_OK && (calpath || links_net)) {
+    long widest = 1;
+    for (size_t i = 0; i < nn; i++)
+      widest = nodes[i] > widest ? nodes[i] : widest;
+    nwarn =
+        cs_cal_warnings(&cal, have_topo ? topo.node.gpu : NULL, intra, (int)widest, src_net, warn);
+    for (int i = 0; i < nwarn; i++)
+      fprintf(stderr, "commscale coll: warning: %s\n", warn[i]);
+  }
   if (st == CS_OK) {
     FILE *f = cli_open_out(outpath, &err);
     if (f == NULL)
@@ -294,9 +333,9 @@ int cs_cmd_coll(int argc, char **argv) {
       if (fmt == CLI_CSV)
         write_csv(f, recs, n, cs_coll_name(q.coll));
       else if (fmt == CLI_JSON)
-        write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath);
+        write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath, links);
       else
-        write_table(f, recs, n, cs_coll_name(q.coll));
+        write_table(f, recs, n, cs_coll_name(q.coll), links, warn, nwarn);
       st = cli_close_out(f, &err);
     }
   }

@@ -42,6 +42,8 @@ static const struct cli_opt opts[] = {
     {"cal", 0, "FILE", "with --steps: the calibration to add the steps section to (default: none)"},
     {"check", 0, "FILE", "with --steps: steps to predict with the fit (held out), with errors"},
     {"quiet", 'q', NULL, "print nothing but errors"},
+    {"force", 0, NULL,
+     "write the calibration even when it fails the quality gate (marked so in the file)"},
 };
 
 static const struct cli_verb verb = {
@@ -520,11 +522,34 @@ int cs_cmd_fit(int argc, char **argv) {
   size_t ns = 0;
   enum cs_status st = CS_OK;
   for (int i = 0; i < a.npos && st == CS_OK; i++) {
+    size_t before = set.n;
     st = cs_meas_read_any(a.pos[i], &set, &err);
+    if (st == CS_OK && set.n == before)
+      st = cs_error_set(&err, CS_ERR_PARSE, "%s: the file has no data rows", a.pos[i]);
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }
   if (st == CS_OK) st = cs_fit_run(&set, &fo, &cal, &res, &err);
+  if (st == CS_OK && cal.quality.gate[0]) {
+    if (!cli_get(&verb, &a, "force")) {
+      if (!quiet) {
+        for (int i = 0; i < res.n_notes; i++)
+          fprintf(stderr, "commscale fit: %s\n", res.notes[i]);
+        print_quality(stderr, &cal);
+      }
+      st = cs_error_set(&err, CS_ERR_NUMERIC,
+                        "the calibration fails the quality gate: %s; not written. Measure more "
+                        "sizes and shapes on a quiet system, fit one configuration at a time "
+                        "(--config), or write it anyway with --force (marked in the file)",
+                        cal.quality.gate);
+    } else {
+      cal.quality.forced = 1;
+      fprintf(stderr,
+              "commscale fit: warning: the calibration fails the quality gate (%s); "
+              "written anyway (--force), marked in the file\n",
+              cal.quality.gate);
+    }
+  }
   if (st == CS_OK) st = cs_calfile_write(out, &cal, &err);
   if (st == CS_OK && !quiet) {
     for (int i = 0; i < res.n_notes; i++)

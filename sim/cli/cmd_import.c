@@ -10,6 +10,7 @@
  * configurations (NCCL_* tags, the default counting as one).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -22,6 +23,9 @@ static const struct cli_opt opts[] = {
     {"output", 'o', "FILE", "measurements CSV to write (default and \"-\": stdout)"},
     {"append", 0, NULL, "keep the rows and provenance of an existing FILE and add the new rows"},
     {"quiet", 'q', NULL, "print no per-log summary"},
+    {"nodes", 'N', "N",
+     "the logs' ranks ran on N nodes (for a log that cannot tell, e.g. NCCL_HOSTID on one host)"},
+    {"gpus-per-node", 'g', "G", "the logs' ranks ran G per node"},
 };
 
 static const struct cli_verb verb = {
@@ -63,6 +67,16 @@ static int same_test(const struct cs_meas_row *a, const struct cs_meas_row *b) {
          a->launch == b->launch && same_shape(a, b) && same_config(a, b);
 }
 
+/* Whether rows [from, n) hold a multi-rank shape on one node launched one process per GPU: the
+ * case where the log cannot tell whether NCCL_HOSTID split the processes into nodes. */
+static int one_host_processes(const struct cs_meas_set *set, size_t from) {
+  for (size_t i = from; i < set->n; i++)
+    if (set->rows[i].ranks > 1 && set->rows[i].nodes == 1 &&
+        set->rows[i].launch == CS_LAUNCH_PROCESS)
+      return 1;
+  return 0;
+}
+
 int cs_cmd_import(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args args;
@@ -78,6 +92,20 @@ int cs_cmd_import(int argc, char **argv) {
     return cli_fail("import", &err);
   }
 
+  int shape[2] = {0, 0};
+  char unsure[CLI_MAX_POS] = {0}; /* logs whose node count could not be told */
+  static const char *const shape_opts[2] = {"nodes", "gpus-per-node"};
+  for (int k = 0; k < 2; k++) {
+    const char *v = cli_get(&verb, &args, shape_opts[k]);
+    char *e;
+    long x = v ? strtol(v, &e, 10) : 0;
+    if (v && (*v == '\0' || *e != '\0' || x < 1 || x > 1 << 20)) {
+      cs_error_set(&err, CS_ERR_USAGE, "--%s expects a whole number from 1, got \"%s\"",
+                   shape_opts[k], v);
+      return cli_fail("import", &err);
+    }
+    shape[k] = (int)x;
+  }
   struct cs_meas_set set;
   cs_meas_set_init(&set);
   enum cs_status st = CS_OK;
@@ -85,6 +113,10 @@ int cs_cmd_import(int argc, char **argv) {
   for (int i = 0; st == CS_OK && i < args.npos; i++) {
     size_t from = set.n;
     st = cs_nccltests_import(args.pos[i], &set, &err);
+    if (st == CS_OK && (shape[0] > 0 || shape[1] > 0))
+      st = cs_meas_set_shape(&set, from, shape[0], shape[1], args.pos[i], &err);
+    else if (st == CS_OK && one_host_processes(&set, from))
+      unsure[i] = 1;
     if (st == CS_OK && !quiet)
       fprintf(stderr, "commscale import: %s: %zu rows, %zu tests, %zu shapes, %zu configs\n",
               args.pos[i], set.n - from, count_distinct(&set, from, set.n, same_test),
@@ -92,6 +124,13 @@ int cs_cmd_import(int argc, char **argv) {
               count_distinct(&set, from, set.n, same_config));
   }
   if (st == CS_OK) st = cs_meas_write_file(out, &set, &err);
+  for (int i = 0; st == CS_OK && !quiet && i < args.npos; i++)
+    if (unsure[i])
+      fprintf(stderr,
+              "commscale import: %s: warning: every rank ran on one host in its own process; "
+              "counted as 1 node (if NCCL_HOSTID made them separate nodes and the log does not "
+              "say so, give --nodes)\n",
+              args.pos[i]);
   cs_meas_set_fini(&set);
   if (st != CS_OK) return cli_fail("import", &err);
   return 0;

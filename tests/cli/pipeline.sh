@@ -61,15 +61,21 @@ awk -v a="$s_pr" -v b="$s_med" -v c="$s_def" -v d="$s_both" 'BEGIN {
   exit !(a > c && d < a && (a - b) / b < 1e-4 && (b - a) / b < 1e-4) }' && ok ||
   bad "predict --probes: step $s_pr, with --interference 1.1684 $s_med, default $s_def, both $s_both"
 
-# a fit that cannot describe its data says so (and still writes the calibration): times that
-# jump by 50x between neighbouring sizes, no model of latency + size / bandwidth follows them
+# a fit that cannot describe its data says so and fails the quality gate (exit 1, no file);
+# --force writes it: times that jump by 50x between neighbouring sizes, no model of latency +
+# size / bandwidth follows them
 { echo "collective,algorithm,protocol,dtype,ranks,nodes,gpus_per_node,bytes,time_us,time_min_us,time_max_us,trials,algbw_GBps,busbw_GBps,in_place,launch,config,source"
   for i in $(seq 0 24); do
     t=$(((i * 7919 % 13 + 1) * 1000)); [ $((i % 2)) -eq 0 ] && t=$((t * 50))
     echo "all_reduce,auto,auto,float,2,1,2,$((8 << i)),$t,$t,$t,3,0,0,0,process,,synthetic:$i"
   done; } >"$tmp/noise.csv"
-"$cs" fit "$tmp/noise.csv" --no-cv -o "$tmp/noise.yaml" >/dev/null 2>"$tmp/noise.err" && [ -s "$tmp/noise.yaml" ] &&
-  grep -q "does not describe the data" "$tmp/noise.err" && ok || bad "fit of noise gave no warning: $(cat "$tmp/noise.err")"
+rm -f "$tmp/noise.yaml"
+! "$cs" fit "$tmp/noise.csv" --no-cv -o "$tmp/noise.yaml" >/dev/null 2>"$tmp/noise.err" &&
+  [ ! -e "$tmp/noise.yaml" ] && grep -q "fails the quality gate" "$tmp/noise.err" &&
+  grep -q "does not describe the data" "$tmp/noise.err" && ok || bad "fit of noise passed the gate: $(cat "$tmp/noise.err")"
+"$cs" fit "$tmp/noise.csv" --no-cv --force -o "$tmp/noise.yaml" >/dev/null 2>"$tmp/noise.err" &&
+  [ -s "$tmp/noise.yaml" ] && grep -q "forced: true" "$tmp/noise.yaml" && ok ||
+  bad "fit --force of noise: $(cat "$tmp/noise.err")"
 grep -q "does not describe the data" "$tmp/fit.err" && bad "the real data's fit was flagged as not describing it" || ok
 
 echo "cli pipeline: $pass passed, $fail failed"

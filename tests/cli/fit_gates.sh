@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The fit's quality gate and degenerate data (ux-review P3, P12), end to end:
+#  - a fit of real data passes the gate (median and cross-validation) and writes no gate line;
+#  - the same data with every time scaled by a random factor of 0.3-3 (fixed seed) fails it:
+#    exit 1, advice, no file; --force writes it with quality.gate and forced: true, and `coll`
+#    with it warns on stderr and in the table header;
+#  - a header-only file, 40 identical rows and time_us = 1e300 each give one located line, exit 1;
+#  - import counts nodes from NCCL_HOSTID lines, takes --nodes, and warns when it cannot tell.
+# usage: fit_gates.sh COMMSCALE DATA_DIR TMP_DIR
+set -u
+cs=$1 data=$2 tmp=$3
+mkdir -p "$tmp"
+fail=0
+no() { echo "FAIL: $*"; fail=1; }
+
+# the 2-GPU rows of the 4 x H200 measurements, one launch: a small real data set
+src=$tmp/n2.csv
+awk -F, '/^#/ || !h++ { print; next } $5 == 2 && $16 == "process" { print }' \
+  "$data/h200x4/calib_n4.csv" >"$src"
+"$cs" fit "$src" -o "$tmp/good.yaml" -q || no "fit of the real data"
+grep -q '^  gate:' "$tmp/good.yaml" && no "the real fit carries a gate line"
+
+awk -F, 'BEGIN { OFS = ","; srand(7) } /^#/ || !n++ { print; next }
+         { $9 = $9 * exp(log(10) * (rand() - 0.5)); print }' "$src" >"$tmp/noisy.csv"
+rm -f "$tmp/noisy.yaml"
+err=$("$cs" fit "$tmp/noisy.csv" -o "$tmp/noisy.yaml" -q --no-cv 2>&1); st=$?
+[ "$st" -eq 1 ] || no "noisy fit: exit $st, want 1"
+printf '%s' "$err" | grep -q 'fails the quality gate' || no "noisy fit: no gate message: $err"
+printf '%s' "$err" | grep -q -- '--force' || no "noisy fit: no advice: $err"
+[ -e "$tmp/noisy.yaml" ] && no "noisy fit wrote its calibration"
+"$cs" fit "$tmp/noisy.csv" -o "$tmp/noisy.yaml" -q --no-cv --force 2>"$tmp/force.err" ||
+  no "--force failed"
+grep -q 'written anyway' "$tmp/force.err" || no "--force: no warning"
+grep -q '^  gate: ' "$tmp/noisy.yaml" || no "--force: no gate line in the file"
+grep -q '^  forced: true' "$tmp/noisy.yaml" || no "--force: not marked forced"
+"$cs" coll --cal "$tmp/noisy.yaml" --nodes 1 -g 2 --sizes 1M >"$tmp/coll.out" 2>"$tmp/coll.err" ||
+  no "coll with a forced calibration"
+grep -q 'quality gate' "$tmp/coll.err" || no "coll: no stderr warning for a forced calibration"
+grep -q '^# warning.*quality gate' "$tmp/coll.out" || no "coll: no header warning"
+
+hdr=$tmp/header.csv
+grep '^#' "$src" >"$hdr"
+grep -v '^#' "$src" | head -1 >>"$hdr"
+err=$("$cs" fit "$hdr" -o "$tmp/x.yaml" 2>&1); st=$?
+[ "$st" -eq 1 ] && printf '%s' "$err" | grep -q "header.csv: the file has no data rows" ||
+  no "header-only: exit $st: $err"
+{ cat "$hdr"; for i in $(seq 40); do grep -v '^#' "$src" | sed -n 5p; done; } >"$tmp/same.csv"
+err=$("$cs" fit "$tmp/same.csv" -o "$tmp/x.yaml" 2>&1); st=$?
+[ "$st" -eq 1 ] && printf '%s' "$err" | grep -q "only 1 distinct message size" ||
+  no "40 identical rows: exit $st: $err"
+awk -F, 'BEGIN { OFS = "," } /^#/ || !n++ { print; next } { if (++k == 5) $9 = "1e300"; print }' \
+  "$src" >"$tmp/huge.csv"
+err=$("$cs" fit "$tmp/huge.csv" -o "$tmp/x.yaml" 2>&1); st=$?
+[ "$st" -eq 1 ] && printf '%s' "$err" | grep -qE "huge.csv:[0-9]+:[0-9]+: column time_us" ||
+  no "time_us 1e300: exit $st: $err"
+
+# import knows the nodes: NCCL_HOSTID in the log, --nodes, a warning when it cannot tell
+"$cs" import "$data/nccltests/hostid.log" -o "$tmp/hid.csv" 2>"$tmp/hid.err" || no "import hostid.log"
+awk -F, '!/^#/ && $1 != "collective" && ($6 != 2 || $7 != 1) { bad = 1 } END { exit bad }' \
+  "$tmp/hid.csv" || no "hostid.log: rows not 2 nodes x 1 GPU"
+grep -q warning "$tmp/hid.err" && no "hostid.log: a warning although the log names the nodes"
+log=$data/h200x2/nccl-tests-mpirun.log
+"$cs" import "$log" -o "$tmp/one.csv" 2>"$tmp/one.err" || no "import mpirun log"
+grep -q "warning: every rank ran on one host" "$tmp/one.err" || no "no warning for one host"
+"$cs" import "$log" --nodes 2 -o "$tmp/two.csv" 2>/dev/null || no "import --nodes 2"
+awk -F, '!/^#/ && $1 != "collective" && ($6 != 2 || $7 != 1) { bad = 1 } END { exit bad }' \
+  "$tmp/two.csv" || no "--nodes 2: rows not 2 nodes x 1 GPU"
+err=$("$cs" import "$log" --nodes 3 -o "$tmp/three.csv" 2>&1); st=$?
+[ "$st" -eq 2 ] && printf '%s' "$err" | grep -q "is not 3 nodes" || no "--nodes 3: exit $st: $err"
+[ "$fail" -eq 0 ] && echo "fit gates: all cases passed"
+exit $fail

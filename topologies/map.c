@@ -85,59 +85,63 @@ static void intra_link(const struct cs_topo_node *nd, const int *loc, int n, enu
   *bw = b;
 }
 
-enum cs_status cs_topo_map(const struct cs_topology *t, int ndims, const int *sizes, int dim,
-                           int rank, int concurrent, struct cs_topo_group *g,
-                           struct cs_error *err) {
-  memset(g, 0, sizeof *g);
+/* Checks the plan (ndims dimensions of sizes, dimension dim, rank) and gives its rank count and
+ * the stride of dimension dim. Errors: CS_ERR_USAGE naming what is out of range. */
+static enum cs_status check_plan(int ndims, const int *sizes, int dim, int rank, long *total,
+                                 long *stride, struct cs_error *err) {
   if (ndims < 1 || ndims > CS_TOPO_MAX_DIMS)
     return cs_error_set(err, CS_ERR_USAGE, "a plan has 1 to %d dimensions, not %d",
                         CS_TOPO_MAX_DIMS, ndims);
   if (dim < 0 || dim >= ndims)
     return cs_error_set(err, CS_ERR_USAGE, "dimension %d is not one of the plan's %d", dim, ndims);
-  long total = 1, stride = 1;
+  *total = 1, *stride = 1;
   for (int i = 0; i < ndims; i++) {
     if (sizes[i] < 1)
       return cs_error_set(err, CS_ERR_USAGE, "dimension %d has size %d; sizes are at least 1", i,
                           sizes[i]);
-    if (sizes[i] > MAX_RANKS / total)
+    if (sizes[i] > MAX_RANKS / *total)
       return cs_error_set(err, CS_ERR_USAGE, "the plan has more than %ld ranks", MAX_RANKS);
-    total *= sizes[i];
-    if (i < dim) stride *= sizes[i];
+    *total *= sizes[i];
+    if (i < dim) *stride *= sizes[i];
   }
-  if (rank < 0 || rank >= total)
-    return cs_error_set(err, CS_ERR_USAGE, "rank %d is outside the plan's %ld ranks", rank, total);
-  const struct cs_topo_node *nd = &t->node;
-  const struct cs_topo_net *net = &t->net;
-  long G = nd->gpus, D = nd->nvlink_domain, S = sizes[dim];
-  long nodes_needed = (total + G - 1) / G;
-  if (net->nodes > 0 && nodes_needed > net->nodes)
-    return cs_error_set(err, CS_ERR_RANGE,
-                        "the plan's %ld ranks need %ld nodes of %ld GPUs; topology %s has %d",
-                        total, nodes_needed, G, t->name, net->nodes);
+  if (rank < 0 || rank >= *total)
+    return cs_error_set(err, CS_ERR_USAGE, "rank %d is outside the plan's %ld ranks", rank, *total);
+  return CS_OK;
+}
 
-  long base = group_base(rank, stride, S);
-  g->ranks = (int)S;
-  g->total_ranks = (int)total;
-  g->uniform = 1;
-  g->rail_aligned = 1;
+/* What scan_members learns besides g: the local GPU indices of the group's first node, its first
+ * and last node, and how many of its nodes share the NVLink domain of its lowest rank. */
+struct members {
+  int loc0[CS_TOPO_MAX_GPUS], nloc0;
+  long node_first, node_last;
+  int nodes_in_dom0;
+};
 
-  /* one pass over the members: nodes, domains, local indices of the first node */
-  int loc0[CS_TOPO_MAX_GPUS], nloc0 = 0, loc[CS_TOPO_MAX_GPUS], nloc = 0;
-  long node_prev = -1, dom_prev = -1, node_first = base / G, node_last = node_first;
-  int per_dom = 0, dom_count0 = -1, nodes_in_dom0 = 0;
+/* Where the group's members fall, from one pass over them in increasing order (base, base +
+ * stride, ... S of them, on nodes of G GPUs and NVLink domains of D): its nodes, domains, GPUs
+ * per node and per domain, uniformity and rail alignment into g (uniform and rail_aligned set by
+ * the caller), the rest into M. */
+static void scan_members(long base, long stride, long S, long G, long D, struct cs_topo_group *g,
+                         struct members *M) {
+  int loc[CS_TOPO_MAX_GPUS], nloc = 0;
+  long node_prev = -1, dom_prev = -1;
+  int per_dom = 0, dom_count0 = -1;
+  M->nloc0 = 0;
+  M->node_first = base / G, M->node_last = M->node_first;
+  M->nodes_in_dom0 = 0;
   for (long k = 0; k < S; k++) {
     long m = base + k * stride, node = m / G, dom = m / D;
     if (node != node_prev) {
       if (node_prev >= 0) {
-        if (nloc != nloc0 || memcmp(loc, loc0, (size_t)nloc * sizeof *loc) != 0)
+        if (nloc != M->nloc0 || memcmp(loc, M->loc0, (size_t)nloc * sizeof *loc) != 0)
           g->rail_aligned = 0;
         if (nloc > g->gpus_per_node) g->gpus_per_node = nloc;
       }
       g->nodes++;
-      if (dom == base / D) nodes_in_dom0++;
+      if (dom == base / D) M->nodes_in_dom0++;
       nloc = 0;
       node_prev = node;
-      node_last = node;
+      M->node_last = node;
     }
     if (dom != dom_prev) {
       if (dom_prev >= 0) {
@@ -151,35 +155,27 @@ enum cs_status cs_topo_map(const struct cs_topology *t, int ndims, const int *si
     }
     per_dom++;
     loc[nloc++] = (int)(m % G);
-    if (node == node_first) {
-      loc0[nloc0] = (int)(m % G);
-      nloc0++;
+    if (node == M->node_first) {
+      M->loc0[M->nloc0] = (int)(m % G);
+      M->nloc0++;
     }
   }
-  if (nloc != nloc0 || memcmp(loc, loc0, (size_t)nloc * sizeof *loc) != 0) g->rail_aligned = 0;
+  if (nloc != M->nloc0 || memcmp(loc, M->loc0, (size_t)nloc * sizeof *loc) != 0)
+    g->rail_aligned = 0;
   if (nloc > g->gpus_per_node) g->gpus_per_node = nloc;
   if (dom_count0 >= 0 && per_dom != dom_count0) g->uniform = 0;
   if (per_dom > g->gpus_per_domain) g->gpus_per_domain = per_dom;
+}
 
-  intra_link(nd, loc0, nloc0, &g->intra, &g->bw_intra);
-  g->nvls = nd->nvls && nd->fabric == CS_TOPO_NVSWITCH && g->gpus_per_domain > 1;
-  g->level = -1;
-  g->oversub = 1;
-  if (g->domains == 1) {
-    g->tier = g->intra;
-    return CS_OK;
-  }
-
-  /* across domains: the network */
-  g->tier = CS_TIER_NET;
-  if (net->nics == 0)
-    return cs_error_set(err, CS_ERR_UNSUPPORTED,
-                        "topology %s has no network, but the group spans %d NVLink domains of %d "
-                        "GPUs",
-                        t->name, g->domains, nd->nvlink_domain);
-  g->collnet = net->sharp;
-
-  /* the sibling groups on the first node and the NICs they use */
+/* The network rate of the group (its lowest rank base, dimension stride and size S, total ranks
+ * of the plan) from one of its nodes, node_first: the sibling groups on that node and the NICs
+ * they share (only the group's own traffic unless concurrent), into g's siblings_per_node,
+ * nics_used and flows_per_nic. Returns the rate summed over the group's NICs. */
+static double nic_share(const struct cs_topology *t, long base, long stride, long S, long total,
+                        long node_first, int concurrent, struct cs_topo_group *g) {
+  const struct cs_topo_node *nd = &t->node;
+  const struct cs_topo_net *net = &t->net;
+  long G = nd->gpus, D = nd->nvlink_domain;
   int users[CS_TOPO_MAX_NICS] = {0}, mine[CS_TOPO_MAX_NICS] = {0};
   long sib[CS_TOPO_MAX_GPUS];
   int nsib = 0;
@@ -211,21 +207,72 @@ enum cs_status cs_topo_map(const struct cs_topology *t, int ndims, const int *si
       bw += net->nic_bw / users[k];
       if (users[k] > g->flows_per_nic) g->flows_per_nic = users[k];
     }
-  bw *= nodes_in_dom0;
+  return bw;
+}
 
-  /* the highest switch level crossed */
+/* The highest switch level the group crosses (its nodes node_first..node_last; one level up when
+ * a rail-optimized fabric meets a group off its rails) and the oversubscription below it, into
+ * g->level and g->oversub. */
+static void switch_level(const struct cs_topo_net *net, long node_first, long node_last,
+                         struct cs_topo_group *g) {
   if (net->nlevels == 0) {
     g->level = 0;
-  } else {
-    int l = 0;
-    while (l < net->nlevels - 1 && net->level[l].nodes > 0 &&
-           node_first / net->level[l].nodes != node_last / net->level[l].nodes)
-      l++;
-    if (l == 0 && net->rail_optimized && !g->rail_aligned && net->nlevels > 1) l = 1;
-    g->level = l;
-    for (int j = 0; j < l; j++)
-      g->oversub *= net->level[j].oversub;
+    return;
   }
+  int l = 0;
+  while (l < net->nlevels - 1 && net->level[l].nodes > 0 &&
+         node_first / net->level[l].nodes != node_last / net->level[l].nodes)
+    l++;
+  if (l == 0 && net->rail_optimized && !g->rail_aligned && net->nlevels > 1) l = 1;
+  g->level = l;
+  for (int j = 0; j < l; j++)
+    g->oversub *= net->level[j].oversub;
+}
+
+enum cs_status cs_topo_map(const struct cs_topology *t, int ndims, const int *sizes, int dim,
+                           int rank, int concurrent, struct cs_topo_group *g,
+                           struct cs_error *err) {
+  memset(g, 0, sizeof *g);
+  long total = 1, stride = 1;
+  enum cs_status st = check_plan(ndims, sizes, dim, rank, &total, &stride, err);
+  if (st != CS_OK) return st;
+  const struct cs_topo_node *nd = &t->node;
+  const struct cs_topo_net *net = &t->net;
+  long G = nd->gpus, D = nd->nvlink_domain, S = sizes[dim];
+  long nodes_needed = (total + G - 1) / G;
+  if (net->nodes > 0 && nodes_needed > net->nodes)
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "the plan's %ld ranks need %ld nodes of %ld GPUs; topology %s has %d",
+                        total, nodes_needed, G, t->name, net->nodes);
+
+  long base = group_base(rank, stride, S);
+  g->ranks = (int)S;
+  g->total_ranks = (int)total;
+  g->uniform = 1;
+  g->rail_aligned = 1;
+  struct members M;
+  scan_members(base, stride, S, G, D, g, &M);
+
+  intra_link(nd, M.loc0, M.nloc0, &g->intra, &g->bw_intra);
+  g->nvls = nd->nvls && nd->fabric == CS_TOPO_NVSWITCH && g->gpus_per_domain > 1;
+  g->level = -1;
+  g->oversub = 1;
+  if (g->domains == 1) {
+    g->tier = g->intra;
+    return CS_OK;
+  }
+
+  /* across domains: the network */
+  g->tier = CS_TIER_NET;
+  if (net->nics == 0)
+    return cs_error_set(err, CS_ERR_UNSUPPORTED,
+                        "topology %s has no network, but the group spans %d NVLink domains of %d "
+                        "GPUs",
+                        t->name, g->domains, nd->nvlink_domain);
+  g->collnet = net->sharp;
+  double bw = nic_share(t, base, stride, S, total, M.node_first, concurrent, g);
+  bw *= M.nodes_in_dom0;
+  switch_level(net, M.node_first, M.node_last, g);
   g->switches = 2 * g->level + 1;
   g->bw_net = bw / g->oversub;
   g->bw_net_gpu = g->bw_net / g->gpus_per_domain;

@@ -347,18 +347,25 @@ static enum cs_status resolve_test(struct text_parser *tp) {
   return CS_OK;
 }
 
-static enum cs_status emit_row(struct text_parser *tp) {
+/* The cells of a table row that emit_row uses (NULL when the table has no such column); times,
+ * bus bandwidths and per-iteration bounds by group: 0 out-of-place, 1 in-place. */
+struct cells {
+  const char *size, *type;
+  const char *time[2], *busbw[2], *imin[2], *imax[2];
+};
+
+/* Checks every cell of the pending row against its column's kind and picks out those emit_row
+ * uses into *x (zeroed first). Errors: CS_ERR_PARSE naming the row's line, the column and the
+ * cell, for a cell that is not what its column holds. */
+static enum cs_status check_cells(struct text_parser *tp, struct cells *x) {
   const struct table *t = &tp->tab;
   const char *f[MAX_COLS];
-  const char *size_s = NULL, *type_s = NULL;
-  const char *time_s[2] = {NULL, NULL}, *busbw_s[2] = {NULL, NULL}, *imin_s[2] = {NULL, NULL},
-             *imax_s[2] = {NULL, NULL};
+  memset(x, 0, sizeof *x);
   int k = 0;
   for (int c = 0; c < t->ncols; c++) {
     f[c] = tp->tok[k];
     k += t->col[c].width;
   }
-  tp->n_results++;
   for (int c = 0; c < t->ncols; c++) {
     const struct column *col = &t->col[c];
     const char *v = f[c];
@@ -371,7 +378,7 @@ static enum cs_status emit_row(struct text_parser *tp) {
       if (cs_nccllog_size(v, &d) != 0)
         return cs_error_at(tp->err, CS_ERR_PARSE, tp->path, tp->row_line, 0,
                            "expected a message size in bytes (column \"size\"), got \"%s\"", v);
-      size_s = v;
+      x->size = v;
       break;
     case COL_COUNT:
       if (cs_nccllog_size(v, &d) != 0)
@@ -385,7 +392,7 @@ static enum cs_status emit_row(struct text_parser *tp) {
                            "expected a name in column \"%s\", got \"%s\" (a truncated or "
                            "garbled row)",
                            col->name, v);
-      if (col->kind == COL_TYPE) type_s = v;
+      if (col->kind == COL_TYPE) x->type = v;
       break;
     case COL_ROOT:
       if (cs_nccllog_long(v, &l) != 0)
@@ -397,7 +404,7 @@ static enum cs_status emit_row(struct text_parser *tp) {
         return cs_error_at(tp->err, CS_ERR_PARSE, tp->path, tp->row_line, 0,
                            "expected a positive time in us (column \"%s\"%s), got \"%s\"",
                            col->name, where, v);
-      time_s[g] = v;
+      x->time[g] = v;
       break;
     case COL_ALGBW:
     case COL_BUSBW:
@@ -408,9 +415,9 @@ static enum cs_status emit_row(struct text_parser *tp) {
                            "expected a non-negative number (column \"%s\"%s), got \"%s\"",
                            col->name, where, v);
       if (g >= 0 && g < 2) {
-        if (col->kind == COL_BUSBW) busbw_s[g] = v;
-        if (col->kind == COL_IMIN) imin_s[g] = v;
-        if (col->kind == COL_IMAX) imax_s[g] = v;
+        if (col->kind == COL_BUSBW) x->busbw[g] = v;
+        if (col->kind == COL_IMIN) x->imin[g] = v;
+        if (col->kind == COL_IMAX) x->imax[g] = v;
       }
       break;
     case COL_WRONG:
@@ -425,15 +432,28 @@ static enum cs_status emit_row(struct text_parser *tp) {
       break;
     }
   }
-  if (size_s == NULL || time_s[0] == NULL)
+  return CS_OK;
+}
+
+/* The pending row, complete: checked (check_cells), then one measurement row per timed group
+ * (out-of-place, in-place) pushed onto tp->set, with the test's shape and NCCL_* settings; a row
+ * of size 0 is checked and dropped. Errors: CS_ERR_PARSE naming the row's line for a bad cell,
+ * missing size or time columns, settings too long, or a printed busbw that disagrees with size,
+ * time and the rank count; resolve_test's; cs_meas_set_push's. */
+static enum cs_status emit_row(struct text_parser *tp) {
+  const struct table *t = &tp->tab;
+  struct cells x;
+  tp->n_results++;
+  enum cs_status st = check_cells(tp, &x);
+  if (st != CS_OK) return st;
+  if (x.size == NULL || x.time[0] == NULL)
     return cs_error_at(tp->err, CS_ERR_PARSE, tp->path, tp->row_line, 0,
                        "expected \"size\" and \"time\" columns in the table header");
   double bytes = 0;
-  cs_nccllog_size(size_s, &bytes);
+  cs_nccllog_size(x.size, &bytes);
   if (bytes == 0) return CS_OK;
 
-  enum cs_status st = resolve_test(tp);
-  if (st != CS_OK) return st;
+  if ((st = resolve_test(tp)) != CS_OK) return st;
   struct cs_nccllog_settings eff = tp->cmd_settings;
   for (int i = 0; i < tp->test_settings.n; i++)
     cs_nccllog_settings_put(&eff, tp->test_settings.s[i].name, tp->test_settings.s[i].value);
@@ -444,7 +464,7 @@ static enum cs_status emit_row(struct text_parser *tp) {
   if (cs_nccllog_settings_apply(&eff, &row.algo, &row.proto, row.config, sizeof row.config) != 0)
     return cs_error_at(tp->err, CS_ERR_PARSE, tp->path, tp->row_line, 0,
                        "expected NCCL_* settings that fit in %zu characters", sizeof row.config);
-  cs_nccllog_copy(row.dtype, sizeof row.dtype, type_s ? type_s : "");
+  cs_nccllog_copy(row.dtype, sizeof row.dtype, x.type ? x.type : "");
   row.ranks = tp->n_total;
   row.nodes = tp->nodes;
   row.gpus_per_node = tp->gpn;
@@ -452,21 +472,21 @@ static enum cs_status emit_row(struct text_parser *tp) {
   row.launch = tp->launch;
   snprintf(row.source, sizeof row.source, "%s:%ld", tp->path, tp->row_line);
   for (int g = 0; g < t->ngroups; g++) {
-    if (time_s[g] == NULL) continue;
-    cs_nccllog_double(time_s[g], &row.time_us);
+    if (x.time[g] == NULL) continue;
+    cs_nccllog_double(x.time[g], &row.time_us);
     row.time_min_us = row.time_max_us = NAN;
-    if (imin_s[g]) cs_nccllog_double(imin_s[g], &row.time_min_us);
-    if (imax_s[g]) cs_nccllog_double(imax_s[g], &row.time_max_us);
+    if (x.imin[g]) cs_nccllog_double(x.imin[g], &row.time_min_us);
+    if (x.imax[g]) cs_nccllog_double(x.imax[g], &row.time_max_us);
     row.trials = 0;
     row.in_place = g;
     cs_meas_row_derive(&row);
     double printed;
-    if (busbw_s[g] && cs_nccllog_double(busbw_s[g], &printed) == 0 &&
+    if (x.busbw[g] && cs_nccllog_double(x.busbw[g], &printed) == 0 &&
         !cs_nccllog_busbw_agrees(printed, row.busbw_GBps))
       return cs_error_at(tp->err, CS_ERR_PARSE, tp->path, tp->row_line, 0,
                          "expected busbw %.2f GB/s (size / time x the %s factor for %d ranks), "
                          "got %s: the rank list does not match the run",
-                         row.busbw_GBps, cs_coll_name(row.coll), row.ranks, busbw_s[g]);
+                         row.busbw_GBps, cs_coll_name(row.coll), row.ranks, x.busbw[g]);
     st = cs_meas_set_push(tp->set, &row, tp->err);
     if (st != CS_OK) return st;
   }

@@ -153,16 +153,8 @@ static void emit_steps(FILE *f, const struct cs_cal_steps *s) {
   fprintf(f, "\n  points: %d\n", s->points);
 }
 
-static void emit(FILE *f, const struct cs_cal *cal) {
-  const struct cs_cal_prov *pv = &cal->prov;
-  const struct cs_cal_quality *q = &cal->quality;
-  const struct cs_model *m = &cal->model;
-  char name[64];
-
-  fputs("# commscale calibration: a fitted collective cost model (schema: docs/calibration.md)\n",
-        f);
-  fprintf(f, "version: %d\n", CS_CAL_VERSION);
-
+/* The provenance block of a calibration file: where the measurements came from (pv). */
+static void emit_provenance(FILE *f, const struct cs_cal_prov *pv) {
   fputs("provenance:\n", f);
   static const struct {
     const char *key;
@@ -188,6 +180,42 @@ static void emit(FILE *f, const struct cs_cal *cal) {
     cs_yaml_write_string(f, pv->sources[s]);
     fputc('\n', f);
   }
+}
+
+/* The covariance block: the fitted parameters' names and their covariance matrix (empty when
+ * nothing was fitted). */
+static void emit_covariance(FILE *f, const struct cs_cal *cal) {
+  char name[64];
+  fputs("covariance:\n", f);
+  if (cal->n_fit == 0) {
+    fputs("  params: []\n  matrix: []\n", f);
+  } else {
+    fputs("  params: [", f);
+    for (int k = 0; k < cal->n_fit; k++)
+      fprintf(f, "%s%s", k ? ", " : "", cs_model_param_name(cal->fit_index[k], name, sizeof name));
+    fputs("]\n  matrix:\n", f);
+    for (int r = 0; r < cal->n_fit; r++) {
+      fputs("    - [", f);
+      for (int c = 0; c < cal->n_fit; c++) {
+        if (c) fputs(", ", f);
+        put_num(f, cal->cov[r * cal->n_fit + c]);
+      }
+      fputs("]\n", f);
+    }
+  }
+}
+
+static void emit(FILE *f, const struct cs_cal *cal) {
+  const struct cs_cal_prov *pv = &cal->prov;
+  const struct cs_cal_quality *q = &cal->quality;
+  const struct cs_model *m = &cal->model;
+  char name[64];
+
+  fputs("# commscale calibration: a fitted collective cost model (schema: docs/calibration.md)\n",
+        f);
+  fprintf(f, "version: %d\n", CS_CAL_VERSION);
+
+  emit_provenance(f, pv);
 
   fputs("system:\n", f);
   fprintf(f, "  intra_tier: %s\n", intra_names[m->intra]);
@@ -215,23 +243,7 @@ static void emit(FILE *f, const struct cs_cal *cal) {
     fprintf(f, ", source: %s}\n", source_names[cal->source[i]]);
   }
 
-  fputs("covariance:\n", f);
-  if (cal->n_fit == 0) {
-    fputs("  params: []\n  matrix: []\n", f);
-  } else {
-    fputs("  params: [", f);
-    for (int k = 0; k < cal->n_fit; k++)
-      fprintf(f, "%s%s", k ? ", " : "", cs_model_param_name(cal->fit_index[k], name, sizeof name));
-    fputs("]\n  matrix:\n", f);
-    for (int r = 0; r < cal->n_fit; r++) {
-      fputs("    - [", f);
-      for (int c = 0; c < cal->n_fit; c++) {
-        if (c) fputs(", ", f);
-        put_num(f, cal->cov[r * cal->n_fit + c]);
-      }
-      fputs("]\n", f);
-    }
-  }
+  emit_covariance(f, cal);
 
   fputs("alternative:\n", f);
   fprintf(f, "  net_form: %s\n", net_form_names[m->net_form == CS_NET_RING_LINEAR]);

@@ -434,6 +434,21 @@ static void gate(struct cs_cal_quality *q) {
              100 * cv_med, 100 * CS_FIT_GATE_CV);
 }
 
+/* cs_fit_run's steps, defined after it */
+static enum cs_status select_points(const struct cs_meas_set *meas, const struct cs_fit_opts *o,
+                                    int launch, struct cs_cal *cal, struct cs_fit_result *res,
+                                    struct problem *pb, int *ngroups, struct cs_error *err);
+static enum cs_status check_sizes(struct problem *pb, struct cs_error *err);
+static enum cs_status fit_quality(struct cs_cal *cal, struct problem *best, double scale,
+                                  int iters_total, int net_determined, int max_nodes, int ngroups,
+                                  const struct cs_fit_opts *o, struct cs_fit_result *res,
+                                  struct cs_error *err);
+static enum cs_status fill_result(const struct cs_meas_set *meas, const struct cs_cal *cal,
+                                  const struct problem *best, struct cs_fit_result *res,
+                                  struct cs_error *err);
+static void fill_provenance(struct cs_cal *cal, const struct cs_meas_set *meas,
+                            const struct cs_fit_opts *o, int launch);
+
 enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                           struct cs_cal *cal, struct cs_fit_result *res, struct cs_error *err) {
   struct cs_fit_opts o;
@@ -458,79 +473,10 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   }
 
   /* select and count what is skipped */
-  size_t n_cfg = 0, n_launch = 0, n_inplace = 0, n_single = 0;
   struct problem pb;
-  memset(&pb, 0, sizeof pb);
-  pb.pts = calloc(meas->n ? meas->n : 1, sizeof *pb.pts);
-  if (pb.pts == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  struct {
-    enum cs_algo a;
-    enum cs_proto p;
-    int n, N, g;
-  } groups[MAX_GROUPS];
   int ngroups = 0;
-  cs_model_defaults(&pb.model);
-  for (size_t i = 0; i < meas->n; i++) {
-    const struct cs_meas_row *r = &meas->rows[i];
-    if (strcmp(r->config, o.config ? o.config : "") != 0) {
-      n_cfg++;
-      continue;
-    }
-    if ((int)r->launch != launch) {
-      n_launch++;
-      continue;
-    }
-    if (r->in_place && !o.with_in_place) {
-      n_inplace++;
-      continue;
-    }
-    if (!row_selected(r, &o, launch)) {
-      n_single++;
-      continue;
-    }
-    /* an hour per collective is no measurement a fit can use: say where it is */
-    if (r->time_us > 3.6e9) {
-      free(pb.pts);
-      return cs_error_set(err, CS_ERR_RANGE,
-                          "%s: time_us %g is not a plausible collective time (over an hour)",
-                          r->source, r->time_us);
-    }
-    struct point *pt = &pb.pts[pb.n++];
-    pt->q.coll = r->coll;
-    pt->q.algo = r->algo;
-    pt->q.proto = r->proto;
-    pt->q.ranks = r->ranks;
-    pt->q.nodes = r->nodes;
-    pt->q.gpus_per_node = r->gpus_per_node;
-    pt->q.bytes = r->bytes;
-    pt->t = r->time_us * 1e-6;
-    pt->w = 1.0;
-    pt->row = i;
-    /* a forced algorithm the default model does not offer is enabled: the system has it */
-    if (r->algo != CS_ALGO_AUTO) pb.model.algo_enabled |= 1u << r->algo;
-    int g;
-    for (g = 0; g < ngroups; g++)
-      if (groups[g].a == r->algo && groups[g].p == r->proto && groups[g].n == r->ranks &&
-          groups[g].N == r->nodes && groups[g].g == r->gpus_per_node)
-        break;
-    if (g == ngroups && ngroups < MAX_GROUPS) {
-      groups[g].a = r->algo, groups[g].p = r->proto, groups[g].n = r->ranks;
-      groups[g].N = r->nodes, groups[g].g = r->gpus_per_node;
-      ngroups++;
-    }
-    pt->group = g < MAX_GROUPS ? g : MAX_GROUPS - 1;
-    if (r->nodes > cal->quality.max_nodes) cal->quality.max_nodes = r->nodes;
-    if (r->ranks > cal->quality.max_ranks) cal->quality.max_ranks = r->ranks;
-    if (r->gpus_per_node > cal->quality.max_gpus_per_node)
-      cal->quality.max_gpus_per_node = r->gpus_per_node;
-  }
-  if (n_cfg) note(res, "skipped %zu rows of other configurations (fit them with --config)", n_cfg);
-  if (n_launch)
-    note(res, "skipped %zu rows launched with one %s (fit them with --launch %s)", n_launch,
-         launch == CS_LAUNCH_THREAD ? "process per GPU" : "process for several GPUs",
-         launch == CS_LAUNCH_THREAD ? "process" : "thread");
-  if (n_inplace) note(res, "skipped %zu in-place rows (fit them too with --in-place)", n_inplace);
-  if (n_single) note(res, "skipped %zu single-rank rows (no communication to model)", n_single);
+  enum cs_status status = select_points(meas, &o, launch, cal, res, &pb, &ngroups, err);
+  if (status != CS_OK) return status;
   if (pb.n < 3) {
     free(pb.pts);
     list_configs(meas, cfgs, sizeof cfgs);
@@ -541,24 +487,7 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   }
 
   /* one size per shape cannot separate latency from bandwidth */
-  {
-    double sizes[3];
-    int nsizes = 0;
-    for (size_t i = 0; i < pb.n && nsizes < 3; i++) {
-      int seen = 0;
-      for (int k = 0; k < nsizes; k++)
-        seen |= sizes[k] == pb.pts[i].q.bytes;
-      if (!seen) sizes[nsizes++] = pb.pts[i].q.bytes;
-    }
-    if (nsizes < 3) {
-      free(pb.pts);
-      return cs_error_set(err, CS_ERR_RANGE,
-                          "the %zu usable rows hold only %d distinct message size%s: latency and "
-                          "bandwidth cannot be told apart; measure at least 3 sizes (e.g. -b 8 -e "
-                          "1G -f 4)",
-                          pb.n, nsizes, nsizes == 1 ? "" : "s");
-    }
-  }
+  if ((status = check_sizes(&pb, err)) != CS_OK) return status;
 
   /* does the data span several node counts? then both network forms are fitted */
   int min_nodes = pb.pts[0].q.nodes, max_nodes = min_nodes;
@@ -576,7 +505,6 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   double scales[2] = {0, 0};
   int iters_total = 0;
   int st_forms[2] = {GSL_FAILURE, GSL_FAILURE};
-  enum cs_status status = CS_OK;
   for (int form = 0; form < 2; form++) {
     if (form == CS_NET_TREE_LOG && !net_determined) break;
     fits[form] = pb;
@@ -625,91 +553,223 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
       cal->alt_hop_net[p] = st_forms[other] == GSL_SUCCESS && net_determined
                                 ? fits[other].model.hop[CS_TIER_NET][p]
                                 : cal->model.hop[CS_TIER_NET][p];
-    struct cs_cal_quality *q = &cal->quality;
-    q->points = (int)best.n;
-    q->iterations = iters_total;
-    q->converged = !best.not_converged;
-    q->noise_rel = best_cov_scale;
-    q->net_determined = net_determined;
-    if (rel_errors(&best, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err, &q->outliers,
-                   best_cov_scale) != 0)
-      status = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    if (status == CS_OK && q->median_rel_err > 0.5)
-      note(res,
-           "the fit does not describe the data (median error %.0f%%): the model stayed far "
-           "from the measurements; check that the rows are of one system and configuration, "
-           "measure more message sizes per shape, or fit fewer algorithms at once (--config)",
-           100.0 * q->median_rel_err);
-    /* parameters the data does not determine, and those held by a physical bound */
-    char undet[200] = "", bound[200] = "";
-    int n_undet = 0, n_bound = 0;
-    for (int k = 0; k < best.np; k++) {
-      char name[64];
-      cs_model_param_name(best.idx[k], name, sizeof name);
-      double se = sqrt(cal->cov[k * best.np + k]);
-      if (se >= 0.8 * best.sd[k] && n_undet++ < 8)
-        snprintf(undet + strlen(undet), sizeof undet - strlen(undet), "%s%s",
-                 n_undet > 1 ? ", " : "", name);
-      if (log(cs_model_param_get(&best.model, best.idx[k])) > best.hi[k] - 1e-3 && n_bound++ < 6)
-        snprintf(bound + strlen(bound), sizeof bound - strlen(bound), "%s%s",
-                 n_bound > 1 ? ", " : "", name);
-    }
-    if (n_undet)
-      note(res,
-           "%d parameters are not determined by this data (their uncertainty stays the prior's, "
-           "their value near the NCCL-anchored default): %s%s",
-           n_undet, undet, n_undet > 8 ? ", ..." : "");
-    if (n_bound)
-      note(res, "held at a physical bound (the data alone would push them past it): %s", bound);
-    if (!q->converged)
-      note(res,
-           "the solver did not converge in %d iterations (GSL): the data determines some "
-           "parameters poorly (see their standard errors); quality.converged is false",
-           o.max_iter);
-    if (!net_determined)
-      note(res, "network latency form not determined: the data spans one node count (%d)",
-           max_nodes);
-    if (status == CS_OK && o.cross_validate)
-      status = cross_validate(&best, &o, &best.model, ngroups, q, err);
-    if (status == CS_OK) gate(q);
+    status = fit_quality(cal, &best, best_cov_scale, iters_total, net_determined, max_nodes,
+                         ngroups, &o, res, err);
   }
-  if (status == CS_OK && res) {
-    res->n = best.n;
-    res->row = malloc(best.n * sizeof *res->row);
-    res->pred_us = malloc(best.n * sizeof *res->pred_us);
-    res->weight = malloc(best.n * sizeof *res->weight);
-    if (!res->row || !res->pred_us || !res->weight) {
-      cs_fit_result_fini(res);
-      status = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    } else {
-      for (size_t i = 0; i < best.n && status == CS_OK; i++) {
-        struct cs_coll_pred pr = {0};
-        res->row[i] = best.pts[i].row;
-        /* the report never shows a NaN: a point the fitted model cannot price is an error */
-        if (cs_model_predict(&cal->model, &best.pts[i].q, &pr, NULL) != CS_OK || !isfinite(pr.time))
-          status = cs_error_set(err, CS_ERR_NUMERIC, "%s: the fitted model gives no finite time",
-                                meas->rows[best.pts[i].row].source);
-        res->pred_us[i] = pr.time * 1e6;
-        res->weight[i] = best.pts[i].w;
-      }
-      if (status != CS_OK) cs_fit_result_fini(res);
-    }
-  }
-  if (status == CS_OK) {
-    struct cs_cal_prov *pv = &cal->prov;
-    snprintf(pv->tool, sizeof pv->tool, "commscale %s", CS_VERSION);
-    time_t now = time(NULL);
-    struct tm tmv;
-    if (gmtime_r(&now, &tmv)) strftime(pv->created, sizeof pv->created, "%Y-%m-%dT%H:%M:%SZ", &tmv);
-    snprintf(pv->config, sizeof pv->config, "%s", o.config ? o.config : "");
-    snprintf(pv->launch, sizeof pv->launch, "%s", cs_meas_launch_name((enum cs_launch)launch));
-    const char *v;
-    if ((v = cs_meas_get_meta(meas, "gpu"))) snprintf(pv->gpu, sizeof pv->gpu, "%s", v);
-    if ((v = cs_meas_get_meta(meas, "nccl"))) snprintf(pv->nccl, sizeof pv->nccl, "%s", v);
-    if ((v = cs_meas_get_meta(meas, "hosts"))) snprintf(pv->hosts, sizeof pv->hosts, "%s", v);
-  }
+  if (status == CS_OK && res) status = fill_result(meas, cal, &best, res, err);
+  if (status == CS_OK) fill_provenance(cal, meas, &o, launch);
   free(cov_store[0]);
   free(cov_store[1]);
   free(pb.pts);
   return status;
+}
+
+/* Selects the rows of meas to fit into pb (pb->pts allocated here, pb->model the defaults with
+ * every forced algorithm enabled): those of o's configuration, launch, in-place choice and shape
+ * selection, each in a group per (algorithm, protocol, shape), *ngroups of them; the largest shape
+ * measured goes into cal->quality; what is skipped is noted in res. Errors: CS_ERR_RANGE for an
+ * implausible time (pb->pts freed); CS_ERR_NOMEM. */
+static enum cs_status select_points(const struct cs_meas_set *meas, const struct cs_fit_opts *o,
+                                    int launch, struct cs_cal *cal, struct cs_fit_result *res,
+                                    struct problem *pb, int *ngroups, struct cs_error *err) {
+  size_t n_cfg = 0, n_launch = 0, n_inplace = 0, n_single = 0;
+  memset(pb, 0, sizeof *pb);
+  pb->pts = calloc(meas->n ? meas->n : 1, sizeof *pb->pts);
+  if (pb->pts == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  struct {
+    enum cs_algo a;
+    enum cs_proto p;
+    int n, N, g;
+  } groups[MAX_GROUPS];
+  *ngroups = 0;
+  cs_model_defaults(&pb->model);
+  for (size_t i = 0; i < meas->n; i++) {
+    const struct cs_meas_row *r = &meas->rows[i];
+    if (strcmp(r->config, o->config ? o->config : "") != 0) {
+      n_cfg++;
+      continue;
+    }
+    if ((int)r->launch != launch) {
+      n_launch++;
+      continue;
+    }
+    if (r->in_place && !o->with_in_place) {
+      n_inplace++;
+      continue;
+    }
+    if (!row_selected(r, o, launch)) {
+      n_single++;
+      continue;
+    }
+    /* an hour per collective is no measurement a fit can use: say where it is */
+    if (r->time_us > 3.6e9) {
+      free(pb->pts);
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "%s: time_us %g is not a plausible collective time (over an hour)",
+                          r->source, r->time_us);
+    }
+    struct point *pt = &pb->pts[pb->n++];
+    pt->q.coll = r->coll;
+    pt->q.algo = r->algo;
+    pt->q.proto = r->proto;
+    pt->q.ranks = r->ranks;
+    pt->q.nodes = r->nodes;
+    pt->q.gpus_per_node = r->gpus_per_node;
+    pt->q.bytes = r->bytes;
+    pt->t = r->time_us * 1e-6;
+    pt->w = 1.0;
+    pt->row = i;
+    /* a forced algorithm the default model does not offer is enabled: the system has it */
+    if (r->algo != CS_ALGO_AUTO) pb->model.algo_enabled |= 1u << r->algo;
+    int g;
+    for (g = 0; g < *ngroups; g++)
+      if (groups[g].a == r->algo && groups[g].p == r->proto && groups[g].n == r->ranks &&
+          groups[g].N == r->nodes && groups[g].g == r->gpus_per_node)
+        break;
+    if (g == *ngroups && *ngroups < MAX_GROUPS) {
+      groups[g].a = r->algo, groups[g].p = r->proto, groups[g].n = r->ranks;
+      groups[g].N = r->nodes, groups[g].g = r->gpus_per_node;
+      (*ngroups)++;
+    }
+    pt->group = g < MAX_GROUPS ? g : MAX_GROUPS - 1;
+    if (r->nodes > cal->quality.max_nodes) cal->quality.max_nodes = r->nodes;
+    if (r->ranks > cal->quality.max_ranks) cal->quality.max_ranks = r->ranks;
+    if (r->gpus_per_node > cal->quality.max_gpus_per_node)
+      cal->quality.max_gpus_per_node = r->gpus_per_node;
+  }
+  if (n_cfg) note(res, "skipped %zu rows of other configurations (fit them with --config)", n_cfg);
+  if (n_launch)
+    note(res, "skipped %zu rows launched with one %s (fit them with --launch %s)", n_launch,
+         launch == CS_LAUNCH_THREAD ? "process per GPU" : "process for several GPUs",
+         launch == CS_LAUNCH_THREAD ? "process" : "thread");
+  if (n_inplace) note(res, "skipped %zu in-place rows (fit them too with --in-place)", n_inplace);
+  if (n_single) note(res, "skipped %zu single-rank rows (no communication to model)", n_single);
+  return CS_OK;
+}
+
+/* Whether pb's points hold at least 3 distinct message sizes: one size per shape cannot separate
+ * latency from bandwidth. Errors: CS_ERR_RANGE, with pb->pts freed. */
+static enum cs_status check_sizes(struct problem *pb, struct cs_error *err) {
+  double sizes[3];
+  int nsizes = 0;
+  for (size_t i = 0; i < pb->n && nsizes < 3; i++) {
+    int seen = 0;
+    for (int k = 0; k < nsizes; k++)
+      seen |= sizes[k] == pb->pts[i].q.bytes;
+    if (!seen) sizes[nsizes++] = pb->pts[i].q.bytes;
+  }
+  if (nsizes < 3) {
+    free(pb->pts);
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "the %zu usable rows hold only %d distinct message size%s: latency and "
+                        "bandwidth cannot be told apart; measure at least 3 sizes (e.g. -b 8 -e "
+                        "1G -f 4)",
+                        pb->n, nsizes, nsizes == 1 ? "" : "s");
+  }
+  return CS_OK;
+}
+
+/* The quality of the chosen fit best (its noise scale, iters_total iterations over both forms)
+ * into cal->quality, with notes in res on what the data does not determine: a poor fit,
+ * parameters left at the prior or held at a bound, no convergence (after o->max_iter), one node
+ * count (max_nodes); then cross-validation over ngroups groups and the quality gate. Errors:
+ * CS_ERR_NOMEM; cross_validate's. */
+static enum cs_status fit_quality(struct cs_cal *cal, struct problem *best, double scale,
+                                  int iters_total, int net_determined, int max_nodes, int ngroups,
+                                  const struct cs_fit_opts *o, struct cs_fit_result *res,
+                                  struct cs_error *err) {
+  enum cs_status status = CS_OK;
+  struct cs_cal_quality *q = &cal->quality;
+  q->points = (int)best->n;
+  q->iterations = iters_total;
+  q->converged = !best->not_converged;
+  q->noise_rel = scale;
+  q->net_determined = net_determined;
+  if (rel_errors(best, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err, &q->outliers, scale) !=
+      0)
+    status = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  if (status == CS_OK && q->median_rel_err > 0.5)
+    note(res,
+         "the fit does not describe the data (median error %.0f%%): the model stayed far "
+         "from the measurements; check that the rows are of one system and configuration, "
+         "measure more message sizes per shape, or fit fewer algorithms at once (--config)",
+         100.0 * q->median_rel_err);
+  /* parameters the data does not determine, and those held by a physical bound */
+  char undet[200] = "", bound[200] = "";
+  int n_undet = 0, n_bound = 0;
+  for (int k = 0; k < best->np; k++) {
+    char name[64];
+    cs_model_param_name(best->idx[k], name, sizeof name);
+    double se = sqrt(cal->cov[k * best->np + k]);
+    if (se >= 0.8 * best->sd[k] && n_undet++ < 8)
+      snprintf(undet + strlen(undet), sizeof undet - strlen(undet), "%s%s", n_undet > 1 ? ", " : "",
+               name);
+    if (log(cs_model_param_get(&best->model, best->idx[k])) > best->hi[k] - 1e-3 && n_bound++ < 6)
+      snprintf(bound + strlen(bound), sizeof bound - strlen(bound), "%s%s", n_bound > 1 ? ", " : "",
+               name);
+  }
+  if (n_undet)
+    note(res,
+         "%d parameters are not determined by this data (their uncertainty stays the prior's, "
+         "their value near the NCCL-anchored default): %s%s",
+         n_undet, undet, n_undet > 8 ? ", ..." : "");
+  if (n_bound)
+    note(res, "held at a physical bound (the data alone would push them past it): %s", bound);
+  if (!q->converged)
+    note(res,
+         "the solver did not converge in %d iterations (GSL): the data determines some "
+         "parameters poorly (see their standard errors); quality.converged is false",
+         o->max_iter);
+  if (!net_determined)
+    note(res, "network latency form not determined: the data spans one node count (%d)", max_nodes);
+  if (status == CS_OK && o->cross_validate)
+    status = cross_validate(best, o, &best->model, ngroups, q, err);
+  if (status == CS_OK) gate(q);
+  return status;
+}
+
+/* Each fitted row's index, prediction by cal's model and final weight into res (allocated here;
+ * freed again on failure). Errors: CS_ERR_NOMEM; CS_ERR_NUMERIC naming the row the fitted model
+ * cannot price. */
+static enum cs_status fill_result(const struct cs_meas_set *meas, const struct cs_cal *cal,
+                                  const struct problem *best, struct cs_fit_result *res,
+                                  struct cs_error *err) {
+  enum cs_status status = CS_OK;
+  res->n = best->n;
+  res->row = malloc(best->n * sizeof *res->row);
+  res->pred_us = malloc(best->n * sizeof *res->pred_us);
+  res->weight = malloc(best->n * sizeof *res->weight);
+  if (!res->row || !res->pred_us || !res->weight) {
+    cs_fit_result_fini(res);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < best->n && status == CS_OK; i++) {
+    struct cs_coll_pred pr = {0};
+    res->row[i] = best->pts[i].row;
+    /* the report never shows a NaN: a point the fitted model cannot price is an error */
+    if (cs_model_predict(&cal->model, &best->pts[i].q, &pr, NULL) != CS_OK || !isfinite(pr.time))
+      status = cs_error_set(err, CS_ERR_NUMERIC, "%s: the fitted model gives no finite time",
+                            meas->rows[best->pts[i].row].source);
+    res->pred_us[i] = pr.time * 1e6;
+    res->weight[i] = best->pts[i].w;
+  }
+  if (status != CS_OK) cs_fit_result_fini(res);
+  return status;
+}
+
+/* The calibration's provenance: this tool, now, o's configuration, the launch, and the GPU, NCCL
+ * version and hosts of meas's metadata. */
+static void fill_provenance(struct cs_cal *cal, const struct cs_meas_set *meas,
+                            const struct cs_fit_opts *o, int launch) {
+  struct cs_cal_prov *pv = &cal->prov;
+  snprintf(pv->tool, sizeof pv->tool, "commscale %s", CS_VERSION);
+  time_t now = time(NULL);
+  struct tm tmv;
+  if (gmtime_r(&now, &tmv)) strftime(pv->created, sizeof pv->created, "%Y-%m-%dT%H:%M:%SZ", &tmv);
+  snprintf(pv->config, sizeof pv->config, "%s", o->config ? o->config : "");
+  snprintf(pv->launch, sizeof pv->launch, "%s", cs_meas_launch_name((enum cs_launch)launch));
+  const char *v;
+  if ((v = cs_meas_get_meta(meas, "gpu"))) snprintf(pv->gpu, sizeof pv->gpu, "%s", v);
+  if ((v = cs_meas_get_meta(meas, "nccl"))) snprintf(pv->nccl, sizeof pv->nccl, "%s", v);
+  if ((v = cs_meas_get_meta(meas, "hosts"))) snprintf(pv->hosts, sizeof pv->hosts, "%s", v);
 }

@@ -1279,6 +1279,15 @@ static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit) {
   r->comm_bytes = s->comm_bytes[crit];
 }
 
+void cs_sim_band(const struct cs_sim_result *r, double u_compute, double u_framework, double *lo,
+                 double *hi) {
+  double dl = r->step - r->step_lo_coll, dh = r->step_hi_coll - r->step;
+  double u2 = u_compute * u_compute + u_framework * u_framework;
+  *lo = r->step - sqrt(dl * dl + u2);
+  *hi = r->step + sqrt(dh * dh + u2);
+  if (*lo < 0) *lo = 0;
+}
+
 /* Four schedules in one pass over the pipeline (predicted, low and high levels, and the
  * predicted level with free transfers for the bubble); with NIC sharing, one correction pass:
  * the lengthening measured on the schedules without it, the schedules run again with it. */
@@ -1316,14 +1325,9 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   if (r->step_lo > r->step) r->step_lo = r->step;
   if (r->step_hi < r->step) r->step_hi = r->step;
   r->step_lo_coll = r->step_lo, r->step_hi_coll = r->step_hi;
-  /* compute, host and framework uncertainty, independent of the collectives' */
-  double u = s->in.compute->band_rel * (r->part.compute + r->part.optimizer);
-  if (u > 0) {
-    double dl = r->step - r->step_lo, dh = r->step_hi - r->step;
-    r->step_lo = r->step - sqrt(dl * dl + u * u);
-    r->step_hi = r->step + sqrt(dh * dh + u * u);
-    if (r->step_lo < 0) r->step_lo = 0;
-  }
+  cs_sim_band(r, s->in.compute->band_rel * (r->part.compute + r->part.optimizer),
+              cs_plan_gpus(&s->plan) > 1 ? s->in.compute->band_fw * r->step : 0, &r->step_lo,
+              &r->step_hi);
   finish(s, r, crit);
 }
 

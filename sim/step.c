@@ -16,6 +16,7 @@
 #include "step.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -193,6 +194,17 @@ struct cs_sim {
 
 /* ---- groups ------------------------------------------------------------------------------- */
 
+/* The indices of the model parameters map_group reads, looked up by name once (the names are
+ * fixed; a lookup by name is a string search over the table). */
+static int pidx_bw_net, pidx_hop_net_simple, pidx_bw_pcie, pidx_bw_nvlink;
+static pthread_once_t pidx_once = PTHREAD_ONCE_INIT;
+static void pidx_build(void) {
+  pidx_bw_net = cs_model_param_index("bw.net");
+  pidx_hop_net_simple = cs_model_param_index("hop.net.simple");
+  pidx_bw_pcie = cs_model_param_index("bw.pcie");
+  pidx_bw_nvlink = cs_model_param_index("bw.nvlink");
+}
+
 static enum cs_status map_group(struct cs_sim *s, int kind, int ndims, const int *sizes, int dim,
                                 int pair, struct cs_error *err) {
   const struct cs_topology *t = s->in.topology;
@@ -204,15 +216,16 @@ static enum cs_status map_group(struct cs_sim *s, int kind, int ndims, const int
   sg->cal = *s->in.cal; /* shares the covariance: never finalised */
   unsigned what = CS_TOPO_APPLY_ALGOS;
   const struct cs_cal *cal = s->in.cal;
+  pthread_once(&pidx_once, pidx_build);
   /* measured links win over the topology's nominal ones; what the user gave wins over both */
-  if (cal->source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
-  if (cal->source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
-  const char *intra = g.intra == CS_TIER_PCIE ? "bw.pcie" : "bw.nvlink";
-  if (cal->source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
+  if (cal->source[pidx_bw_net] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
+  if (cal->source[pidx_hop_net_simple] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
+  int intra = g.intra == CS_TIER_PCIE ? pidx_bw_pcie : pidx_bw_nvlink;
+  if (cal->source[intra] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
   cs_topo_model_apply(t, &g, what, &sg->cal.model);
   sg->what = what;
-  if (what & CS_TOPO_APPLY_NET) sg->cal.source[cs_model_param_index("bw.net")] = CS_SRC_USER;
-  if (what & CS_TOPO_APPLY_INTRA) sg->cal.source[cs_model_param_index(intra)] = CS_SRC_USER;
+  if (what & CS_TOPO_APPLY_NET) sg->cal.source[pidx_bw_net] = CS_SRC_USER;
+  if (what & CS_TOPO_APPLY_INTRA) sg->cal.source[intra] = CS_SRC_USER;
   sg->q.coll = CS_COLL_ALL_REDUCE;
   sg->q.algo = CS_ALGO_AUTO;
   sg->q.proto = CS_PROTO_AUTO;

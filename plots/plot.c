@@ -419,9 +419,16 @@ static void write_gp(FILE *f, const struct cs_plot *p, const size_t *order, cons
     fputs("\ncs_ylabel = ", f);
     gp_string(f, p->ylabel);
     fprintf(f, "\ncs_xlog = %d\n", p->xlog ? 1 : 0);
+    fputs("# tick labels (space-separated values; '' lets gnuplot choose)\ncs_xtics = ", f);
+    gp_string(f, p->xtics);
+    fputs("\ncs_ytics = ", f);
+    gp_string(f, p->ytics);
+    fputc('\n', f);
   }
   if (p->ncols > 0) {
     fprintf(f, "# parts that stack into each bar: columns 2..cs_ncols+1 of cs_data\n");
+    fprintf(f, "# cs_share = 1: each bar as the shares of its total (%%), the total under it\n");
+    fprintf(f, "cs_share = %d\n", p->share ? 1 : 0);
     fprintf(f, "cs_ncols = %zu\narray cs_col[%zu] = [", p->ncols, p->ncols);
     for (size_t j = 0; j < p->ncols; j++) {
       if (j) fputs(", ", f);
@@ -464,9 +471,9 @@ static void write_gp(FILE *f, const struct cs_plot *p, const size_t *order, cons
             "}\n",
             IMG_W, IMG_H, IMG_W, IMG_H);
     fputs("set output cs_out.'.png'\n", f);
-    if (loaded)
+    if (loaded && p->ncols == 0)
       fputs("replot\n", f);
-    else {
+    else { /* a multiplot (stacked panels) cannot be replotted: draw it again */
       fputs("load ", f);
       gp_string(f, tpl);
       fputc('\n', f);
@@ -745,4 +752,34 @@ enum cs_status cs_plot_write(const struct cs_plot *p, const struct cs_plot_opts 
   for (size_t i = 0; i < 2; i++)
     cs_wfile_untrack(tracked[i]);
   return st;
+}
+
+static int dbl_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void cs_plot_set_tics(struct cs_plot *p, char axis, size_t n, const double *v) {
+  char *out = axis == 'y' ? p->ytics : p->xtics;
+  size_t cap = sizeof p->xtics, len = 0;
+  int lg = axis == 'y' ? p->ylog : p->xlog;
+  double w[256];
+  size_t m = 0;
+  for (size_t i = 0; i < n && m < 256; i++)
+    if (isfinite(v[i]) && (!lg || v[i] > 0)) w[m++] = v[i];
+  qsort(w, m, sizeof w[0], dbl_cmp);
+  size_t u = 0;
+  for (size_t i = 0; i < m; i++)
+    if (u == 0 || w[i] != w[u - 1]) w[u++] = w[i];
+  size_t step = u > 24 ? (u + 23) / 24 : 1;
+  out[0] = '\0';
+  for (size_t i = 0; i < u; i++) {
+    if (i % step != 0 && i + 1 != u) continue;
+    int k = snprintf(out + len, cap - len, "%s%g", len ? " " : "", w[i]);
+    if (k < 0 || (size_t)k >= cap - len) {
+      out[len] = '\0';
+      break;
+    }
+    len += (size_t)k;
+  }
 }

@@ -63,9 +63,13 @@ struct cs_plot {
   int xy;                      /* set by cs_plot_add_xy: the .dat holds x, y, y_lo, y_hi as given */
   int xlog;                    /* 1: logarithmic x axis */
   char xlabel[64], ylabel[64]; /* axis titles with units */
+  /* tick marks labelled with these values (space-separated numbers, as printed); "" lets gnuplot
+   * choose. Log axes get the plotted values as labels (cs_plot_set_tics). */
+  char xtics[512], ytics[512];
   /* stacked figures (cs_plot_add_stack; breakdown template): */
   size_t ncols;                                         /* parts per row, 0 for other figures */
   char colname[CS_PLOT_COLS_MAX][CS_PLOT_COL_NAME_MAX]; /* legend text of each part */
+  int share; /* 1: each bar drawn as the shares of its total (%), the total under its label */
   struct cs_plot_series *series;
   size_t n, cap;
 };
@@ -124,6 +128,11 @@ enum cs_status cs_plot_add_xy(struct cs_plot *p, enum cs_plot_kind kind, const c
 enum cs_status cs_plot_add_stack(struct cs_plot *p, const char *title, int group, size_t n,
                                  const double *x, size_t ncols, const char *const *names,
                                  const double *vals, struct cs_error *err);
+
+/* Sets the tick labels of an axis ('x' or 'y') to the n values v (duplicates and non-positive
+ * values on a log axis dropped; %g each). At most 24 values are kept: more are thinned to every
+ * k-th, the first and the last always kept. */
+void cs_plot_set_tics(struct cs_plot *p, char axis, size_t n, const double *v);
 
 /* Writes the data file (format above) to path. CS_ERR_USAGE when p has no series, CS_ERR_IO when
  * the file cannot be written (the message names it). */

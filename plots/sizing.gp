@@ -1,13 +1,14 @@
 # sizing.gp — commscale's network-sizing figure: throughput against network bandwidth per GPU
 # (log axis), one solid curve per plan family (the fastest feasible plan of the family at each
-# bandwidth), the target of each family as a dashed line in its colour, and the least bandwidth
-# that meets it as a large point.
+# bandwidth), the target (one bar for every family) as a dark dashed line, the least bandwidth
+# that meets it as a large filled point and the knee as an open one.
 #
 # Loaded by the PREFIX.gp that `commscale size-network --plot PREFIX` writes, after it has set the
 # terminal, the output and these variables:
 #   cs_data                          the .dat: one index block per series; columns 1 x, 2 y,
 #                                    3 y_lo, 4 y_hi
 #   cs_title, cs_xlabel, cs_ylabel   texts ('' for none); cs_xlog, cs_ylog: 1 for log axes
+#   cs_xtics, cs_ytics               space-separated values to label ('' for gnuplot's ticks)
 #   cs_{pred,fit,meas}_{first,last}  index-block ranges: curves, target lines, chosen points
 #   cs_name[i+1], cs_group[i+1]      legend text and colour slot (the family) of block i
 # Edit freely: nothing here is read back by commscale.
@@ -24,6 +25,9 @@ set autoscale xfix
 set offsets graph 0.01, graph 0.01, graph 0.05, 0
 set xtics nomirror out
 set ytics nomirror out
+# the tick labels the figure asks for (the swept values), else gnuplot's
+if (exists("cs_xtics") && strlen(cs_xtics) > 0) { set xtics (); do for [w in cs_xtics] { set xtics add (w w + 0) } }
+if (exists("cs_ytics") && strlen(cs_ytics) > 0) { set ytics (); do for [w in cs_ytics] { set ytics add (w w + 0) } }
 set border 3 lw 1 lc rgb '#555555'
 set grid xtics ytics mxtics lc rgb '#e4e4e4' lw 1 dt 1, lc rgb '#f2f2f2'
 set key outside right top vertical Left reverse noenhanced spacing 1.1 samplen 2.5 font ',10'
@@ -38,8 +42,9 @@ gr(i) = (i >= 0 && i < |cs_group|) ? cs_group[i + 1] : 0
 
 plot \
   for [i = cs_fit_first:cs_fit_last] cs_data index i using 1:2 \
-      with lines lw 1.2 dt (6, 4) lc rgb fam_color(gr(i)) title nm(i), \
+      with lines lw 1.6 dt (8, 5) lc rgb '#222222' title nm(i), \
   for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:2 \
       with lines lw 2.2 lc rgb fam_color(gr(i)) title nm(i), \
   for [i = cs_meas_first:cs_meas_last] cs_data index i using 1:2 \
-      with points pt 7 ps 1.6 lc rgb fam_color(gr(i)) title nm(i)
+      with points pt (strstrt(nm(i), 'knee') > 0 ? 6 : 7) ps 1.6 lc rgb fam_color(gr(i)) \
+      title nm(i)

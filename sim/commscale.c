@@ -15,6 +15,7 @@
 #include "memory.h"
 #include "scenario.h"
 #include "search.h"
+#include "sizenet.h"
 #include "status.h"
 #include "step.h"
 #include "topology.h"
@@ -269,6 +270,63 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
   for (size_t i = 0; st == CS_OK && i < k && i < r.n; i++)
     st = step(&s, &r.e[i].plan, nodes, 1, &top[i], &err);
   cs_search_result_free(&r);
+  cs_scenario_fini(&s);
+  return done(st, &err, msg, len);
+}
+
+EXPORT commscale_status commscale_size_network(commscale *h, const commscale_step_query *q, int gbs,
+                                               const char *target, const char *families,
+                                               commscale_sizing *out, size_t k, size_t *n,
+                                               char *msg, size_t len) {
+  if (h == NULL) return misuse("the handle", msg, len);
+  if (q == NULL) return misuse("the query", msg, len);
+  if (out == NULL && k > 0) return misuse("out", msg, len);
+  if (n) *n = 0;
+  struct cs_error err = {0};
+  if (q->nodes <= 0)
+    return done(cs_error_set(&err, CS_ERR_USAGE, "sizing needs nodes"), &err, msg, len);
+  if (gbs < 1)
+    return done(cs_error_set(&err, CS_ERR_USAGE, "gbs must be >= 1, got %d", gbs), &err, msg, len);
+  struct cs_target tg = {CS_TARGET_EFF, 0.8};
+  if (target && cs_target_parse(target, &tg, &err) != CS_OK)
+    return done(err.status, &err, msg, len);
+  struct cs_family_set local, *fp = &local;
+  if (families) {
+    if (cs_family_set_parse(families, fp, &err) != CS_OK) return done(err.status, &err, msg, len);
+  } else
+    cs_family_set_default(fp);
+  struct cs_scenario s;
+  enum cs_status st = load(h, q, &s, &err);
+  if (st != CS_OK) return done(st, &err, msg, len);
+  struct cs_sizing_opts so;
+  cs_sizing_opts_init(&so);
+  struct cs_sizenet *z = calloc(1, sizeof *z);
+  if (!z) st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
+  if (st == CS_OK) st = cs_sizenet_run(&s, q->nodes, gbs, fp, &tg, &so, NULL, NULL, z, &err);
+  if (st == CS_OK && n) *n = (size_t)z->nf;
+  for (int i = 0; st == CS_OK && i < z->nf && (size_t)i < k; i++) {
+    const struct cs_sizenet_row *r = &z->rows[i];
+    commscale_sizing *o = &out[i];
+    memset(o, 0, sizeof *o);
+    snprintf(o->family, sizeof o->family, "%s", r->fam.name);
+    o->reachable = r->ok;
+    snprintf(o->reason, sizeof o->reason, "%s", r->reason);
+    if (z->bar_row >= 0) {
+      const struct cs_search_entry *b = &z->rows[z->bar_row].z.ideal;
+      o->bar_tokens_per_s = b->tokens_per_s > 0 ? b->tokens_per_s : b->samples_per_s;
+    }
+    o->max_step = r->z.threshold;
+    if (!r->ok) continue;
+    o->gbps_gpu = r->z.gbps_gpu, o->gbps_gpu_lo = r->z.gbps_gpu_lo;
+    o->gbps_gpu_hi = r->z.gbps_gpu_hi, o->gbps_node = r->z.gbps_node;
+    o->knee_gbps_gpu = r->z.knee_gbps_gpu, o->step = r->z.at.step;
+    o->tokens_per_s = r->z.at.tokens_per_s > 0 ? r->z.at.tokens_per_s : r->z.at.samples_per_s;
+    snprintf(o->dominant, sizeof o->dominant, "%s", r->z.dominant ? r->z.dominant : "");
+    o->dominant_s = r->z.dominant_s;
+    cs_plan_format(&r->z.at.plan, o->plan, sizeof o->plan);
+  }
+  if (z) cs_sizenet_fini(z);
+  free(z);
   cs_scenario_fini(&s);
   return done(st, &err, msg, len);
 }

@@ -152,6 +152,37 @@ commscale_status commscale_search(commscale *h, const commscale_step_query *q, i
                                   commscale_step *top, size_t k, size_t *found, char *errmsg,
                                   size_t errlen);
 
+/* ---- network sizing --------------------------------------------------------------------------
+ */
+
+/* One plan family's answer, as a row of `commscale size-network`. */
+typedef struct commscale_sizing {
+  char family[64];
+  int reachable;           /* 0: not even an unlimited network meets the target (reason says) */
+  double gbps_gpu;         /* least Gb/s per GPU meeting the target (whole Gb/s per NIC) */
+  double gbps_gpu_lo;      /* the same with every collective at its band's low end (0: none) */
+  double gbps_gpu_hi;      /* ... at its band's high end (0: not reached) */
+  double gbps_node;        /* gbps_gpu x GPUs per node */
+  double knee_gbps_gpu;    /* >= gbps_gpu: from there on no doubling gains 5% throughput */
+  double tokens_per_s;     /* at the answer (samples/s for workloads without a sequence) */
+  double bar_tokens_per_s; /* the common bar of eff targets: the fastest family, unlimited net */
+  double step, max_step;   /* s: the step at the answer and the most the target allows */
+  char dominant[48];       /* the largest part of that step other than compute */
+  double dominant_s;
+  char plan[256]; /* the family's best plan at the answer */
+  char reason[256];
+} commscale_sizing;
+
+/* Sizes the network for q's workload on q->nodes nodes (required) at global batch gbs, as
+ * `commscale size-network --target TARGET --family FAMILIES` does: target "eff=0.8" (80% of one
+ * bar for every family), "mfu=0.4" or "tokens=1.2e6"; families as in docs/scenario.md (NULL: the
+ * bundled default set). Writes up to k rows into out (in the order of the families), *n (when
+ * not NULL) the number of families. COMMSCALE_USAGE for a bad target or family list. */
+commscale_status commscale_size_network(commscale *h, const commscale_step_query *q, int gbs,
+                                        const char *target, const char *families,
+                                        commscale_sizing *out, size_t k, size_t *n, char *errmsg,
+                                        size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

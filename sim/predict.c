@@ -1,7 +1,9 @@
 /* predict.c — see predict.h. */
 #include "predict.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memory.h"
 
@@ -51,7 +53,18 @@ static enum cs_status cost_row(struct cs_scenario *s, const struct cs_predict_sp
   }
   cs_sim_run(*sim, &x->r);
   double one;
-  if (cs_sim_single_gpu(s->workload, plan, &s->compute, &one, &e2) == CS_OK) {
+  struct cs_plan p1 = *plan; /* DLPerf's reference: the same micro-batches on one GPU */
+  p1.dp = p1.tp = p1.pp = p1.cp = p1.ep = p1.vpp = 1;
+  p1.zero = 0, p1.sp = 0;
+  struct cs_memory m1;
+  enum cs_status s1 = cs_memory_estimate(s->workload, &p1, &s->gpu, &m1, &e2);
+  x->one_gpu_fits = s1 == CS_OK && cs_memory_fits(&m1);
+  if (s1 != CS_ERR_NOMEM) s1 = cs_sim_single_gpu(s->workload, plan, &s->compute, &one, &e2);
+  if (s1 == CS_ERR_NOMEM) { /* the run fails; the caller frees the simulator */
+    x->one_gpu_fits = 0;
+    return *err = e2, s1;
+  }
+  if (s1 == CS_OK) {
     x->speedup = x->r.samples_per_s / one;
     x->efficiency = x->speedup / (double)x->gpus;
   }
@@ -94,5 +107,78 @@ enum cs_status cs_predict_run(struct cs_scenario *s, const struct cs_predict_spe
         cs_sim_free(sim);
       }
   *n = nrec;
+  cs_predict_reference(R, nrec, (int)nn);
   return st;
+}
+
+static const char *const part_names[] = {"compute",
+                                         "exposed TP communication",
+                                         "exposed CP communication",
+                                         "exposed EP communication",
+                                         "exposed DP communication",
+                                         "pipeline transfer waits",
+                                         "pipeline bubble",
+                                         "optimizer"};
+
+static void parts_of(const struct cs_sim_breakdown *b, double v[8]) {
+  v[0] = b->compute, v[1] = b->tp, v[2] = b->cp, v[3] = b->ep;
+  v[4] = b->dp, v[5] = b->pp, v[6] = b->bubble, v[7] = b->optimizer;
+}
+
+void cs_predict_find_ref(const struct cs_predict_row *R, size_t n, int ni,
+                         struct cs_predict_ref *ref) {
+  const struct cs_predict_row *b = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const struct cs_predict_row *x = &R[i];
+    if (!x->ok || x->ni != ni) continue;
+    if (!b || x->gpus < b->gpus || (x->gpus == b->gpus && x->r.samples_per_s > b->r.samples_per_s))
+      b = x;
+  }
+  memset(ref, 0, sizeof *ref);
+  if (!b) return;
+  ref->ok = 1, ref->nodes = b->nodes, ref->gpus = b->gpus, ref->pi = b->pi;
+  ref->samples_per_s = b->r.samples_per_s, ref->gbs = (int)(b->r.samples + 0.5);
+  ref->row = (size_t)(b - R);
+  snprintf(ref->plan, sizeof ref->plan, "%s", b->plan);
+}
+
+void cs_predict_reference(struct cs_predict_row *R, size_t n, int nnet) {
+  for (int k = 0; k < nnet; k++) {
+    struct cs_predict_ref rf;
+    cs_predict_find_ref(R, n, k, &rf);
+    if (!rf.ok) continue;
+    const struct cs_predict_row *b = &R[rf.row];
+    for (size_t i = 0; i < n; i++) {
+      struct cs_predict_row *x = &R[i];
+      if (!x->ok || x->ni != k) continue;
+      x->ref_speedup = x->r.samples_per_s / b->r.samples_per_s;
+      x->ref_eff = x->ref_speedup * (double)b->gpus / (double)x->gpus;
+      x->weak = (int)(x->r.samples + 0.5) != rf.gbs;
+      x->note[0] = '\0';
+      if (!(x->ref_eff > 1 + 1e-9)) continue;
+      if (x->pi != b->pi) {
+        snprintf(x->note, sizeof x->note,
+                 "above 100%%: plan %d is faster per GPU than the reference plan %d at %ld GPUs",
+                 x->pi + 1, b->pi + 1, b->gpus);
+        continue;
+      }
+      /* the same plan: the part whose GPU-seconds per sample fell the most */
+      double u[8], v[8], best = 0;
+      int arg = -1;
+      parts_of(&b->r.part, u);
+      parts_of(&x->r.part, v);
+      double sb = b->r.samples, sx = x->r.samples;
+      for (int j = 0; j < 8; j++) {
+        double drop = u[j] * (double)b->gpus / sb - v[j] * (double)x->gpus / sx;
+        if (drop > best) best = drop, arg = j;
+      }
+      if (arg >= 0)
+        snprintf(x->note, sizeof x->note,
+                 "above 100%%: the %s falls faster than 1/GPUs (%.3g s per step on %ld GPUs, "
+                 "%.3g s on %ld)",
+                 part_names[arg], u[arg], b->gpus, v[arg], x->gpus);
+      else
+        snprintf(x->note, sizeof x->note, "above 100%%: no part of the step explains it");
+    }
+  }
 }

@@ -22,6 +22,26 @@ struct cs_predict_row {
   char plan[256]; /* the resolved plan (the given text for an unresolved row of several plans) */
   struct cs_sim_result r;
   double speedup, efficiency, mem_gib; /* over one GPU; speedup / GPUs; memory per GPU, GiB */
+  int one_gpu_fits; /* the whole model fits one GPU: speedup/efficiency (DLPerf's) are meaningful;
+                       otherwise they are computed but hypothetical */
+  /* against the table's reference (cs_predict_ref): throughput / the reference's, and that over
+   * GPUs / the reference's GPUs. weak: this row's global batch differs from the reference's (it
+   * grows with the GPUs), so ref_eff is weak-scaling efficiency (throughput per GPU kept) */
+  double ref_speedup, ref_eff;
+  int weak;
+  char note[256]; /* why ref_eff is above 100%, "" otherwise */
+};
+
+/* The reference of a table: the fastest feasible row at the smallest count where any plan is
+ * feasible, at the same network speed (one per speed index). */
+struct cs_predict_ref {
+  int ok;
+  long nodes, gpus;
+  int pi;
+  char plan[256];
+  double samples_per_s;
+  int gbs;
+  size_t row; /* index of the reference row */
 };
 
 struct cs_predict_spec {
@@ -42,6 +62,14 @@ struct cs_predict_spec {
  * that point's speed). Returns 1 to take the simulator (the caller frees it with cs_sim_free). */
 typedef int (*cs_predict_first_fn)(void *ctx, struct cs_sim *sim, const struct cs_sim_inputs *in,
                                    const struct cs_predict_row *row);
+
+/* The reference of speed index ni among rows[0..n-1] (ref->ok = 0 when no row there is feasible).
+ */
+void cs_predict_find_ref(const struct cs_predict_row *rows, size_t n, int ni,
+                         struct cs_predict_ref *ref);
+/* Sets every feasible row's ref_speedup, ref_eff, weak and note against the reference of its
+ * speed index (speed indices 0..nnet-1). cs_predict_run calls it. */
+void cs_predict_reference(struct cs_predict_row *rows, size_t n, int nnet);
 
 /* Costs the grid (plans x counts x speeds, in that nesting) on scenario s, whose topology's NIC
  * rate is set per point (it holds the last point's afterwards). *rows is malloc'd (caller

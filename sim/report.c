@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "sizing.h"
 #include "topology.h"
+#include "family.h"
 #include "units.h"
 #include "workload.h"
 #include "yamlcfg.h"
@@ -34,6 +35,9 @@ static const struct cs_cfg_field fields[] = {
     S("sweep_nodes", sweep_nodes, "", "node counts of the sweep (default: nodes)"),
     S("sweep_net_gbps", sweep_net_gbps, "", "Gb/s per GPU of the sweep (default 50,...,800)"),
     S("prices", prices, "", "a price file for the cost table (relative to the scenario)"),
+    S("families", families, "",
+      "plan families to size: bundled names (fsdp, zero3-tp8, mcore, zero3, dp+tp, tp+pp, 3d; "
+      "default all) or \"NAME=KEY=V,...;NAME=...\""),
 };
 #undef S
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -134,6 +138,9 @@ static enum cs_status check_values(struct cs_report_scenario *s, const struct cs
   struct cs_target tg;
   if ((st = cs_target_parse(s->target, &tg, &e2)) != CS_OK)
     return cs_yaml_error(y, node_of(y, "target"), err, CS_ERR_PARSE, "target: %s", e2.msg);
+  static struct cs_family_set fs;
+  if (s->families[0] && (st = cs_family_set_parse(s->families, &fs, &e2)) != CS_OK)
+    return cs_yaml_error(y, node_of(y, "families"), err, CS_ERR_PARSE, "families: %s", e2.msg);
   if (s->cal[0] && (st = at_key(y, s->path, "cal", read_cal(s, err), err)) != CS_OK) return st;
   return check_inputs(s, y, exe, err);
 }
@@ -253,9 +260,15 @@ enum cs_status cs_report_write(const struct cs_report_scenario *s, const char *d
   write_head(s, md);
   fputs("## 2. Prediction of the scenario's plan\n\n", md);
   char *plan = s->plan[0] ? (char *)s->plan : "tp=8,pp=8";
-  char *av_predict[] = {"predict", "-w", W,         "--gpu", G,      "-t", T,
-                        "--plan",  plan, "--nodes", N,       calopt, cal,  NULL};
-  run_part(&p, av_predict, 0, "predict");
+  char *SN = s->sweep_nodes[0] ? (char *)s->sweep_nodes : N;
+  char *png = s->png ? "--png" : NULL;
+  char *av_predict[] = {"predict", "-w", W,        "--gpu",   G,   "-t",   T,   "--plan", plan,
+                        "--nodes", SN,   "--plot", "predict", png, calopt, cal, NULL};
+  if (!png) av_predict[13] = calopt, av_predict[14] = cal, av_predict[15] = NULL;
+  run_part(&p, av_predict, 12, "predict");
+  fputs("![speedup vs nodes against the table's reference](predict-speedup.svg)\n\n"
+        "![the parts of each step as shares, the step under each bar](predict-breakdown.svg)\n\n",
+        md);
   fputs(
       "## 3. Plan search\n\nEvery feasible plan, ranked by step time; P marks the Pareto front of "
       "(step time, memory headroom, network bytes per step). Top 15 and the front:\n\n",
@@ -265,27 +278,28 @@ enum cs_status cs_report_write(const struct cs_report_scenario *s, const char *d
   run_part(&p, av_search, 0, "search");
   fputs("## 4. Network sizing\n\n", md);
   char *prices = (char *)s->prices_path;
-  char *av_size[] = {"size-network",
-                     "-w",
-                     W,
-                     "--gpu",
-                     G,
-                     "-t",
-                     T,
-                     "--nodes",
-                     N,
-                     "--gbs",
-                     B,
-                     "--target",
-                     (char *)s->target,
-                     "--plot",
-                     "sizing",
-                     "--prices",
-                     prices,
-                     calopt,
-                     cal,
-                     NULL};
-  if (!prices[0]) av_size[15] = calopt, av_size[16] = cal, av_size[17] = NULL;
+  char *av_size[32] = {"size-network",
+                       "-w",
+                       W,
+                       "--gpu",
+                       G,
+                       "-t",
+                       T,
+                       "--nodes",
+                       N,
+                       "--gbs",
+                       B,
+                       "--target",
+                       (char *)s->target,
+                       "--plot",
+                       "sizing",
+                       "--quiet"};
+  int k = 16;
+  if (s->families[0]) av_size[k++] = "--family", av_size[k++] = (char *)s->families;
+  if (prices[0]) av_size[k++] = "--prices", av_size[k++] = prices;
+  if (png) av_size[k++] = png;
+  if (calopt) av_size[k++] = calopt, av_size[k++] = cal;
+  av_size[k] = NULL;
   run_part(&p, av_size, 14, "sizing");
   fputs("![throughput vs network per GPU, per family](sizing.svg)\n\n", md);
   fputs(why_families, md);
@@ -305,8 +319,10 @@ enum cs_status cs_report_write(const struct cs_report_scenario *s, const char *d
                       s->sweep_net_gbps[0] ? (char *)s->sweep_net_gbps : "50,100,200,400,800",
                       "--plot",
                       "sweep",
-                      calopt,
-                      cal,
+                      "--quiet",
+                      png ? png : calopt,
+                      png ? calopt : cal,
+                      png ? cal : NULL,
                       NULL};
   run_part(&p, av_sweep, 14, "sweep");
   fputs("![throughput vs network per GPU at the largest node count](sweep-net.svg)\n\n"
@@ -314,9 +330,12 @@ enum cs_status cs_report_write(const struct cs_report_scenario *s, const char *d
         md);
   fputs(
       "## Caveats\n\nPredictions, not measurements: the step simulator's model (docs/simulator.md) "
-      "with the calibration above. Network scaling efficiency compares a family with itself on an "
-      "unlimited network; it does not include pipeline bubbles or TP overheads, which the "
-      "absolute throughput columns do.\n",
+      "with the calibration above. The sizing target asks every family for the same throughput: "
+      "the stated fraction of the fastest family's on an unlimited network (so a family that is "
+      "slow for other reasons, bubbles or TP, shows as not reached rather than as needing no "
+      "network). The lo..hi columns give the answer with every collective at the ends of its "
+      "~95% band: an answer whose band is wide, or a knee far above it, is a knife edge. "
+      "Every key of the scenario is described in docs/scenario.md.\n",
       md);
   *failed = p.failed;
   return CS_OK;

@@ -6,11 +6,12 @@
  * paths of prices are relative to the scenario file. report.c's fields table is the schema
  * (cs_report_scenario_help prints it; docs/decisions.md describes it).
  *
- * The report has four parts, each the output of a verb a user can run by hand: predict, search,
- * size-network (with its figure) and sweep (two figures). cs_report_write writes report.md to a
- * FILE * and has each part run by the caller's runner, so that the library never touches stdout
- * and the caller decides where the files go (the verb builds them in a temporary directory that
- * is renamed into place only when every part succeeded).
+ * The report has four parts, each the output of a verb a user can run by hand: predict (with its
+ * speedup and breakdown figures over the sweep's node counts), search, size-network (the scenario's
+ * families, with its figure) and sweep (two figures). Every key is described in docs/scenario.md.
+ * cs_report_write writes report.md to a FILE * and has each part run by the caller's runner, so
+ * that the library never touches stdout and the caller decides where the files go (the verb builds
+ * them in a temporary directory that is renamed into place only when every part succeeded).
  */
 #ifndef CS_SIM_REPORT_H
 #define CS_SIM_REPORT_H
@@ -22,7 +23,9 @@
 struct cs_report_scenario {
   char path[4096]; /* the scenario file */
   char version[16], title[512], workload[512], gpu[512], topology[512], cal[512], nodes[512],
-      gbs[512], target[512], plan[512], sweep_nodes[512], sweep_net_gbps[512], prices[512];
+      gbs[512], target[512], plan[512], sweep_nodes[512], sweep_net_gbps[512], prices[512],
+      families[1024];
+  int png;                /* set by the caller: PNGs beside the SVGs */
   char prices_path[1024]; /* prices resolved against the scenario's folder ("" = none) */
   char cal_line[1024];    /* the calibration's quality, one sentence ("" = no calibration) */
 };

@@ -365,6 +365,9 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
   enum cs_status st = cs_sim_cache_alloc(&w.cache, err);
   if (st != CS_OK) return st;
   for (int tp = 1; tp <= max_tp && st == CS_OK; tp++) {
+    char what[32];
+    snprintf(what, sizeof what, "tp=%d", tp);
+    cs_progress_report(&sp->progress, what, tp - 1, max_tp);
     if (!divides(tp, sp->gpus)) continue;
     if (transformer && (wl->heads % tp || wl->ffn % tp || (wl->kv_heads % tp && tp % wl->kv_heads)))
       continue;

@@ -41,6 +41,7 @@
 #include "compute.h"
 #include "gpu.h"
 #include "plan.h"
+#include "progress.h"
 #include "status.h"
 #include "topology.h"
 #include "workload.h"
@@ -71,6 +72,7 @@ struct cs_search_space {
   unsigned recompute_mask;                      /* bit r per enum cs_recompute; 0 = all three */
   int sp;                                       /* -1 both, 0 off, 1 on where tp > 1 */
   struct cs_plan base;                          /* the fixed part of every plan */
+  struct cs_progress progress;                  /* told at each tp (zero: nobody) */
 };
 
 /* Fills s with the defaults for gpus GPUs and global batch gbs (base = cs_plan_init). */

@@ -2,122 +2,170 @@
 #include "sizenet.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plot.h"
 #include "search.h"
 
-/* The cost of row r's least listed speed, and the throughput there. */
-static enum cs_status price_row(struct cs_sizenet *z, int fam, struct cs_sizenet_row *r,
-                                struct cs_error *err) {
-  const struct cs_prices *p = z->prices;
-  const struct cs_topology *t = z->t;
-  double per_nic = t->net.nics > 0 ? (double)t->node.gpus / t->net.nics : 1;
-  for (int k = 0; k < p->n && r->price < 0; k++)
-    if (p->speed[k].gbps >= r->z.gbps_nic - 1e-9) r->price = k;
-  if (r->price < 0) return CS_OK;
-  r->cost = cs_prices_network_cost(p, r->price, t, z->nodes, NULL, NULL);
-  struct cs_search_entry e;
-  enum cs_status st = cs_decide_best(z->d, fam, p->speed[r->price].gbps / per_nic, &e, err);
-  if (st != CS_OK) return st;
-  r->tokens_at_price = e.tokens_per_s > 0 ? e.tokens_per_s : e.samples_per_s;
-  double total = r->cost + p->node * z->nodes;
-  r->per_cost = total > 0 ? r->tokens_at_price / total * 1e6 : 0;
-  return CS_OK;
+static double tput(const struct cs_search_entry *e) {
+  return e->tokens_per_s > 0 ? e->tokens_per_s : e->samples_per_s;
 }
 
-enum cs_status cs_sizenet_run(const struct cs_scenario *s, long nodes, long gbs, const int *fams,
-                              int nf, const struct cs_target *tg, const struct cs_sizing_opts *so,
-                              const struct cs_prices *prices, struct cs_sizenet *z,
-                              struct cs_error *err) {
-  memset(z, 0, sizeof *z);
-  z->nodes = nodes, z->gbs = gbs, z->target = *tg, z->nf = nf, z->prices = prices;
-  struct cs_search_space sp;
-  cs_search_space_init(&sp, nodes * s->topo.node.gpus, (int)gbs);
-  sp.base = s->base;
-  struct cs_search_inputs in = cs_scenario_search_inputs(s);
-  enum cs_status st = cs_decide_alloc(&in, &s->topo, &sp, &z->d, err);
-  z->t = z->d ? cs_decide_topology(z->d) : &s->topo;
-  for (int i = 0; i < nf && st == CS_OK; i++) {
-    struct cs_sizenet_row *r = &z->rows[i];
-    r->price = -1;
-    struct cs_error e2 = {0};
-    enum cs_status s2 = cs_decide_size(z->d, fams[i], tg, so, &r->z, &e2);
-    if (s2 == CS_ERR_RANGE) {
-      r->z.family = fams[i];
-      snprintf(r->reason, sizeof r->reason, "no feasible plan in this family");
+void cs_sizenet_write_table(FILE *f, const struct cs_scenario *su, const struct cs_sizenet *z) {
+  char tt[96];
+  cs_target_format(&z->target, tt, sizeof tt);
+  const struct cs_topology *t = z->t;
+  const char *unit = su->workload->seq ? "tokens/s" : "samples/s";
+  fprintf(f,
+          "# commscale %s size-network\n# workload  %s\n# topology  %s: %ld nodes x %d GPUs, "
+          "%d NICs per node, %s%s%s\n# framework %s (where a family names none)\n",
+          CS_VERSION, su->workload->description, t->name, z->nodes, t->node.gpus, t->net.nics,
+          cs_topo_transport_name((enum cs_topo_transport)t->net.transport),
+          t->net.sharp ? ", SHARP" : "", t->node.nvls ? ", NVLS" : "", su->base.framework);
+  if (z->target.kind == CS_TARGET_EFF && z->bar_row >= 0) {
+    const struct cs_sizenet_row *b = &z->rows[z->bar_row];
+    fprintf(f,
+            "# target    %.0f%% of one bar for every family, gbs %ld: the bar is the fastest "
+            "family with an\n#           unlimited network, %s at %.4g %s (step %.4g s); every "
+            "family must reach %.4g %s (step <= %.4g s)\n",
+            100 * z->target.value, z->gbs, b->fam.name, tput(&b->z.ideal), unit, z->bar_step,
+            tput(&b->z.ideal) * z->target.value, unit, z->bar_step / z->target.value);
+  } else
+    fprintf(f, "# target    %s, gbs %ld\n", tt, z->gbs);
+  fprintf(f, "# families\n");
+  for (int i = 0; i < z->nf; i++) {
+    const struct cs_family_spec *p = &z->rows[i].fam;
+    fprintf(f, "#   %-10s %s%s%s\n", p->name, p->def, p->what[0] ? ": " : "", p->what);
+  }
+  fprintf(f, "# least: Gb/s per GPU meeting the target; lo..hi: the same with every collective at "
+             "the low / high end\n# of its ~95%% band (the plan chosen at the predicted times; - = "
+             "not reached even at the top of the range);\n# knee: the least bandwidth >= least "
+             "from which on no doubling gains 5%% throughput\n");
+  fprintf(f, "#%-10s %7s %7s %7s %8s %9s %7s %11s  %-34s %s\n", "family", "least", "lo", "hi",
+          "per NIC", "per node", "knee", unit, "dominant at least (s per step)", "plan at least");
+  fprintf(f, "#%-10s %7s %7s %7s %8s %9s %7s %11s\n", "", "(/GPU)", "(/GPU)", "(/GPU)", "(Gb/s)",
+          "(Gb/s)", "(/GPU)", "at least");
+  for (int i = 0; i < z->nf; i++) {
+    const struct cs_sizenet_row *r = &z->rows[i];
+    if (!r->ok) {
+      fprintf(f, " %-10s %s\n", r->fam.name, r->reason);
       continue;
     }
-    if (s2 != CS_OK) {
-      *err = e2;
-      return s2;
-    }
-    r->ok = r->z.reachable;
-    if (!r->ok)
-      snprintf(r->reason, sizeof r->reason,
-               "not reached even with an unlimited network (best "
-               "step %.4g s, target needs <= %.4g s)",
-               r->z.ideal.step, r->z.threshold);
-    if (r->ok && prices) st = price_row(z, fams[i], r, err);
+    char plan[256], lo[16] = "-", hi[16] = "-", dom[64];
+    cs_plan_format(&r->z.at.plan, plan, sizeof plan);
+    if (r->z.gbps_gpu_lo > 0) snprintf(lo, sizeof lo, "%.0f", r->z.gbps_gpu_lo);
+    if (r->z.gbps_gpu_hi > 0) snprintf(hi, sizeof hi, "%.0f", r->z.gbps_gpu_hi);
+    snprintf(dom, sizeof dom, "%s %.3g", r->z.dominant ? r->z.dominant : "-", r->z.dominant_s);
+    fprintf(f, " %-10s %7.0f %7s %7s %8.0f %9.0f %7.0f %11.4g  %-34s %s\n", r->fam.name,
+            r->z.gbps_gpu, lo, hi, r->z.gbps_nic, r->z.gbps_node, r->z.knee_gbps_gpu,
+            tput(&r->z.at), dom, plan);
   }
-  return st;
-}
-
-void cs_sizenet_fini(struct cs_sizenet *z) {
-  cs_decide_free(z->d);
-  z->d = NULL;
-}
-
-/* Family row i's chosen point and target line. */
-static enum cs_status add_target(struct cs_plot *pl, const struct cs_sizenet_row *r,
-                                 struct cs_error *err) {
-  int fam = r->z.family;
-  double thr = r->z.threshold > 0 ? r->z.threshold : 0;
-  double y = r->z.at.tokens_per_s > 0 ? r->z.at.tokens_per_s / 1e6 : r->z.at.samples_per_s;
-  double x = r->z.gbps_gpu;
-  char lab[96];
-  snprintf(lab, sizeof lab, "%s: least %.0f Gb/s", cs_family_name(fam), x);
-  enum cs_status st = cs_plot_add_xy(pl, CS_PLOT_MEASURED, lab, fam, 1, &x, &y, NULL, NULL, err);
-  /* the target as a line at the family's threshold throughput */
-  double per_step = r->z.at.tokens_per_s > 0 ? r->z.at.tokens_per_s * r->z.at.step / 1e6
-                                             : r->z.at.samples_per_s * r->z.at.step;
-  double tx[2] = {10, 10000}, ty[2] = {per_step / thr, per_step / thr};
-  snprintf(lab, sizeof lab, "%s target", cs_family_name(fam));
-  if (st == CS_OK) st = cs_plot_add_xy(pl, CS_PLOT_FITTED, lab, fam, 2, tx, ty, NULL, NULL, err);
-  return st;
+  /* the curve */
+  int c0 = -1;
+  for (int i = 0; i < z->nf; i++)
+    if (z->rows[i].feasible && z->rows[i].z.ncurve > 0 && c0 < 0) c0 = i;
+  if (c0 >= 0) {
+    fprintf(f, "#\n# throughput (%s) of each family's best plan against Gb/s per GPU\n#%9s",
+            su->workload->seq ? "million tokens/s" : "samples/s", "Gb/s/GPU");
+    for (int i = 0; i < z->nf; i++)
+      if (z->rows[i].feasible) fprintf(f, " %10s", z->rows[i].fam.name);
+    fputc('\n', f);
+    const struct cs_sizing *a = &z->rows[c0].z;
+    for (int k = 0; k < a->ncurve; k++) {
+      fprintf(f, " %9.4g", a->curve_gbps[k]);
+      for (int i = 0; i < z->nf; i++)
+        if (z->rows[i].feasible)
+          fprintf(f, " %10.4g", z->rows[i].z.curve_tokens[k] / (su->workload->seq ? 1e6 : 1));
+      fputc('\n', f);
+    }
+  }
+  fprintf(f, "#\n# net/step: bytes per GPU crossing the network per step of the plan chosen at the "
+             "least bandwidth\n");
+  for (int i = 0; i < z->nf; i++)
+    if (z->rows[i].ok)
+      fprintf(f, "#   %-10s %8.1f GB  (predict with --net-gbps = per NIC to check)\n",
+              z->rows[i].fam.name, z->rows[i].z.at.net_bytes / 1e9);
+  if (z->prices) {
+    fprintf(f,
+            "#\n# cost (%s): NICs, switch ports and cables of %ld nodes at the least listed "
+            "speed >= the answer%s\n",
+            z->prices->currency, z->nodes,
+            z->prices->node > 0 ? "; per-cost counts the nodes too" : "");
+    fprintf(f, "#%-10s %9s %14s %12s %16s\n", "family", "speed", "network cost", unit,
+            "per 1M of cost");
+    for (int i = 0; i < z->nf; i++) {
+      const struct cs_sizenet_row *r = &z->rows[i];
+      if (!r->ok) continue;
+      if (r->price < 0)
+        fprintf(f, " %-10s no listed speed reaches %.0f Gb/s per NIC\n", r->fam.name,
+                r->z.gbps_nic);
+      else
+        fprintf(f, " %-10s %7.0fG %14.4g %12.4g %16.4g\n", r->fam.name,
+                z->prices->speed[r->price].gbps, r->cost, r->tokens_at_price, r->per_cost);
+    }
+  }
 }
 
 enum cs_status cs_sizenet_plot(const struct cs_scenario *s, const struct cs_sizenet *z,
-                               const char *prefix, struct cs_error *err) {
+                               const char *prefix, unsigned formats, struct cs_error *err) {
   char title[512], tt[96];
   cs_target_format(&z->target, tt, sizeof tt);
-  snprintf(title, sizeof title, "%s on %ld x %s: throughput vs network (target %s)",
-           s->workload->name, z->nodes, z->t->name, tt);
+  if (z->target.kind == CS_TARGET_EFF)
+    snprintf(tt, sizeof tt, "%.0f%% of the fastest family, unlimited network",
+             100 * z->target.value);
+  snprintf(title, sizeof title, "%s on %ld x %s, gbs %ld: throughput vs network", s->workload->name,
+           z->nodes, z->t->name, z->gbs);
+  char tlab[160];
+  snprintf(tlab, sizeof tlab, "target: %s", tt);
   struct cs_plot *pl = cs_plot_alloc("sizing", title, err);
   if (!pl) return err->status;
   enum cs_status st = CS_OK;
-  enum { NP = 25 };
-  double xs[NP], ys[NP];
+  double scale = s->workload->seq ? 1e6 : 1, ticks[CS_SIZING_CURVE_MAX];
+  int nt = 0, drew_target = 0;
   for (int i = 0; i < z->nf && st == CS_OK; i++) {
-    int fam = z->rows[i].z.family;
-    if (cs_decide_count(z->d, fam) == 0) continue;
-    for (int k = 0; k < NP && st == CS_OK; k++) {
-      xs[k] = 10 * pow(10, 3.0 * k / (NP - 1)); /* 10 .. 10000 Gb/s per GPU */
-      struct cs_search_entry e;
-      st = cs_decide_best(z->d, fam, xs[k], &e, err);
-      ys[k] = e.tokens_per_s > 0 ? e.tokens_per_s / 1e6 : e.samples_per_s;
+    const struct cs_sizenet_row *r = &z->rows[i];
+    if (!r->feasible) continue;
+    const struct cs_sizing *a = &r->z;
+    double xs[CS_SIZING_CURVE_MAX + 1], ys[CS_SIZING_CURVE_MAX + 1];
+    int m = 0, put = !r->ok;
+    for (int k = 0; k < a->ncurve; k++) { /* the answer on its curve */
+      if (!put && a->gbps_gpu < a->curve_gbps[k]) {
+        xs[m] = a->gbps_gpu, ys[m++] = tput(&a->at) / scale, put = 1;
+      }
+      xs[m] = a->curve_gbps[k], ys[m++] = a->curve_tokens[k] / scale;
     }
-    if (st == CS_OK)
-      st = cs_plot_add_xy(pl, CS_PLOT_PREDICTED, cs_family_name(fam), fam, NP, xs, ys, NULL, NULL,
-                          err);
-    if (st == CS_OK && z->rows[i].ok) st = add_target(pl, &z->rows[i], err);
+    if (nt == 0)
+      for (int k = 0; k < a->ncurve; k++)
+        if (fmod(log2(a->curve_gbps[k] / 12.5), 2) < 1e-9) ticks[nt++] = a->curve_gbps[k];
+    st = cs_plot_add_xy(pl, CS_PLOT_PREDICTED, r->fam.name, i, (size_t)m, xs, ys, NULL, NULL, err);
+    if (st != CS_OK || !r->ok) continue;
+    char lab[128], l2[32] = "-", h2[32] = "-";
+    double x = a->gbps_gpu, y = tput(&a->at) / scale;
+    if (a->gbps_gpu_lo > 0) snprintf(l2, sizeof l2, "%.0f", a->gbps_gpu_lo);
+    if (a->gbps_gpu_hi > 0) snprintf(h2, sizeof h2, "%.0f", a->gbps_gpu_hi);
+    snprintf(lab, sizeof lab, "%s: least %.0f Gb/s per GPU (band %s..%s)", r->fam.name, x, l2, h2);
+    st = cs_plot_add_xy(pl, CS_PLOT_MEASURED, lab, i, 1, &x, &y, NULL, NULL, err);
+    double kx = a->knee_gbps_gpu, ky = tput(&a->knee) / scale;
+    snprintf(lab, sizeof lab, "%s: knee %.0f Gb/s per GPU", r->fam.name, kx);
+    if (st == CS_OK && kx > x)
+      st = cs_plot_add_xy(pl, CS_PLOT_MEASURED, lab, i, 1, &kx, &ky, NULL, NULL, err);
+    if (st == CS_OK && !drew_target) { /* one target for every family */
+      double per_step = tput(&a->at) * a->at.step / scale;
+      double tx[2] = {a->curve_gbps[0], a->curve_gbps[a->ncurve - 1]};
+      double ty[2] = {per_step / a->threshold, per_step / a->threshold};
+      st = cs_plot_add_xy(pl, CS_PLOT_FITTED, tlab, 7, 2, tx, ty, NULL, NULL, err);
+      drew_target = 1;
+    }
   }
-  if (st == CS_OK) {
+  if (st == CS_OK && pl->n > 0) {
     snprintf(pl->xlabel, sizeof pl->xlabel, "network per GPU (Gb/s)");
     snprintf(pl->ylabel, sizeof pl->ylabel, "%s",
              s->workload->seq ? "throughput (million tokens/s)" : "samples/s");
     pl->xlog = 1;
-    struct cs_plot_opts po = {prefix, CS_PLOT_SVG, NULL, NULL};
+    cs_plot_set_tics(pl, 'x', (size_t)nt, ticks);
+    struct cs_plot_opts po = {prefix, formats ? formats : CS_PLOT_SVG, NULL,
+                              getenv("COMMSCALE_GNUPLOT")};
     st = cs_plot_write(pl, &po, err);
   }
   cs_plot_free(pl);

@@ -63,9 +63,10 @@ struct cs_decide {
   struct cs_search_inputs in;
   struct cs_topology topo;
   struct cs_search_result all;
-  double *ideal;                  /* [all.n] step at the unlimited network */
-  size_t *order[CS_FAMILY_COUNT]; /* indices into all.e sorted by ideal */
-  size_t count[CS_FAMILY_COUNT];
+  double *ideal;                    /* [all.n] step at the unlimited network */
+  size_t *order[CS_DECIDE_FAM_MAX]; /* indices into all.e sorted by ideal */
+  size_t count[CS_DECIDE_FAM_MAX];
+  int nfam;
   struct cs_sim_cache *cache;
   int evaluations;
   /* per plan, the steps already simulated: memo[i * MEMO + k] at bandwidth memo_bw[...] */
@@ -86,7 +87,7 @@ void cs_decide_free(struct cs_decide *d) {
   free(d->nmemo);
   free(d->bound);
   free(d->visit);
-  for (int f = 0; f < CS_FAMILY_COUNT; f++)
+  for (int f = 0; f < CS_DECIDE_FAM_MAX; f++)
     free(d->order[f]);
   cs_sim_cache_free(d->cache);
   free(d);
@@ -96,7 +97,7 @@ const struct cs_topology *cs_decide_topology(const struct cs_decide *d) {
   return &d->topo;
 }
 size_t cs_decide_count(const struct cs_decide *d, int f) {
-  return f >= 0 && f < CS_FAMILY_COUNT ? d->count[f] : 0;
+  return f >= 0 && f < d->nfam ? d->count[f] : 0;
 }
 const struct cs_search_result *cs_decide_search(const struct cs_decide *d) {
   return &d->all;
@@ -156,6 +157,7 @@ enum cs_status cs_decide_alloc(const struct cs_search_inputs *in, const struct c
     d->count[d->all.e[i].family]++;
   }
   d->topo.net.nic_bw = keep;
+  d->nfam = CS_FAMILY_COUNT;
   for (int f = 0; st == CS_OK && f < CS_FAMILY_COUNT; f++) {
     if (!(d->order[f] = malloc((d->count[f] + 1) * sizeof *d->order[f]))) {
       st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -172,6 +174,26 @@ enum cs_status cs_decide_alloc(const struct cs_search_inputs *in, const struct c
     return st;
   }
   *out = d;
+  return CS_OK;
+}
+
+enum cs_status cs_decide_add_family(struct cs_decide *d, const struct cs_family_spec *f, int *id,
+                                    struct cs_error *err) {
+  if (f->builtin >= 0 && f->n == 0) {
+    *id = f->builtin;
+    return CS_OK;
+  }
+  if (d->nfam == CS_DECIDE_FAM_MAX)
+    return cs_error_set(err, CS_ERR_RANGE, "at most %d families", CS_DECIDE_FAM_MAX);
+  size_t *o = malloc((d->all.n + 1) * sizeof *o), k = 0;
+  if (!o) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < d->all.n; i++)
+    if (cs_family_match(f, &d->all.e[i].plan, d->topo.node.gpus)) o[k++] = i;
+  cmp_key = d->ideal;
+  if (k > 1) qsort(o, k, sizeof *o, by_ideal);
+  *id = d->nfam;
+  d->order[d->nfam] = o;
+  d->count[d->nfam++] = k;
   return CS_OK;
 }
 
@@ -199,8 +221,8 @@ static int by_bound(const void *a, const void *b) {
 
 enum cs_status cs_decide_best(struct cs_decide *d, int f, double gbps, struct cs_search_entry *e,
                               struct cs_error *err) {
-  if (f < 0 || f >= CS_FAMILY_COUNT || d->count[f] == 0)
-    return cs_error_set(err, CS_ERR_RANGE, "no feasible %s plan", cs_family_name(f));
+  if (f < 0 || f >= d->nfam || d->count[f] == 0)
+    return cs_error_set(err, CS_ERR_RANGE, "no feasible plan in this family");
   if (!(gbps > 0) || gbps > CS_DECIDE_IDEAL_GBPS) gbps = CS_DECIDE_IDEAL_GBPS;
   double keep = d->topo.net.nic_bw;
   cs_netedit_set_gbps_per_gpu(&d->topo, gbps);
@@ -249,7 +271,7 @@ double cs_decide_threshold(struct cs_decide *d, int f, const struct cs_target *t
   const struct cs_search_entry *e = &d->all.e[d->order[f][0]];
   double ideal = d->ideal[d->order[f][0]];
   /* e's figures are at the search's rate: scale them to its step */
-  if (t->kind == CS_TARGET_EFF) return ideal / t->value;
+  if (t->kind == CS_TARGET_EFF) return ideal / t->value; /* cs_decide_size may use a common bar */
   if (t->kind == CS_TARGET_MFU) return e->mfu * e->step / t->value;
   double per_step = e->tokens_per_s > 0 ? e->tokens_per_s * e->step : e->samples_per_s * e->step;
   return per_step / t->value;
@@ -260,7 +282,65 @@ void cs_sizing_opts_init(struct cs_sizing_opts *o) {
   o->hi_gbps = 100000;
   o->rel_tol = 0.002;
   o->knee_gain = 0.05;
+  o->bar_step = 0;
+  o->band = 1;
 }
+
+/* Step of family f's best plan (chosen at predicted times) at gbps, at the band's low (side < 0)
+ * or high (side > 0) end; *e receives the plan. */
+static enum cs_status band_step(struct cs_decide *d, int f, double gbps, int side, double *step,
+                                struct cs_sim_result *res, struct cs_search_entry *e,
+                                struct cs_error *err) {
+  enum cs_status st = cs_decide_best(d, f, gbps, e, err);
+  if (st != CS_OK) return st;
+  double keep = d->topo.net.nic_bw;
+  cs_netedit_set_gbps_per_gpu(&d->topo, gbps);
+  struct cs_sim_inputs si = {d->in.workload, &e->plan,           d->in.compute, &d->topo,
+                             d->in.cal,      d->in.interference, NULL};
+  struct cs_sim *s = NULL;
+  st = cs_sim_alloc_cached(&si, d->cache, &s, err);
+  if (st == CS_OK) {
+    cs_sim_run(s, res);
+    *step = side < 0 ? res->step_lo : side > 0 ? res->step_hi : res->step;
+  }
+  cs_sim_free(s);
+  d->topo.net.nic_bw = keep;
+  return st;
+}
+
+/* The least B in [lo, hi] (ratio rel_tol) at which the band's side meets thr; 0 when not at hi. */
+static enum cs_status band_answer(struct cs_decide *d, int f, double thr, int side, double lo,
+                                  double hi, const struct cs_sizing_opts *o, double per_nic,
+                                  double *out, struct cs_error *err) {
+  struct cs_sim_result r;
+  struct cs_search_entry e;
+  double t;
+  enum cs_status st = band_step(d, f, hi, side, &t, &r, &e, err);
+  *out = 0;
+  if (st != CS_OK || t > thr) return st;
+  if ((st = band_step(d, f, lo, side, &t, &r, &e, err)) != CS_OK) return st;
+  if (t <= thr) hi = lo;
+  while (hi / lo > 1 + o->rel_tol) {
+    double mid = sqrt(lo * hi);
+    if ((st = band_step(d, f, mid, side, &t, &r, &e, err)) != CS_OK) return st;
+    if (t <= thr)
+      hi = mid;
+    else
+      lo = mid;
+  }
+  double nic = ceil(hi * per_nic - 1e-9);
+  *out = (nic < 1 ? 1 : nic) / per_nic;
+  return CS_OK;
+}
+
+static const char *const part_names[] = {"compute",
+                                         "exposed TP communication",
+                                         "exposed CP communication",
+                                         "exposed EP communication",
+                                         "exposed DP communication",
+                                         "pipeline transfer waits",
+                                         "pipeline bubble",
+                                         "optimizer"};
 
 enum cs_status cs_decide_size(struct cs_decide *d, int f, const struct cs_target *t,
                               const struct cs_sizing_opts *o, struct cs_sizing *out,
@@ -270,7 +350,9 @@ enum cs_status cs_decide_size(struct cs_decide *d, int f, const struct cs_target
   int ev0 = d->evaluations;
   enum cs_status st = cs_decide_best(d, f, 0, &out->ideal, err);
   if (st != CS_OK) return st;
-  out->threshold = cs_decide_threshold(d, f, t) * (1 + 1e-12);
+  out->threshold = (t->kind == CS_TARGET_EFF && o->bar_step > 0 ? o->bar_step / t->value
+                                                                : cs_decide_threshold(d, f, t)) *
+                   (1 + 1e-12);
   struct cs_search_entry e;
   double lo = o->lo_gbps, hi = o->hi_gbps;
   if ((st = cs_decide_best(d, f, hi, &e, err)) != CS_OK) return st;
@@ -296,23 +378,56 @@ enum cs_status cs_decide_size(struct cs_decide *d, int f, const struct cs_target
     if ((st = cs_decide_best(d, f, out->gbps_gpu, &out->at, err)) != CS_OK) return st;
     if ((st = cs_decide_best(d, f, 0.9 * out->gbps_gpu, &out->below, err)) != CS_OK) return st;
   }
-  /* the knee: least B (bisection on the monotone gain of doubling) */
-  struct cs_search_entry a, b;
-  lo = o->lo_gbps, hi = o->hi_gbps / 2;
-  if ((st = cs_decide_best(d, f, lo, &a, err)) != CS_OK) return st;
-  if ((st = cs_decide_best(d, f, 2 * lo, &b, err)) != CS_OK) return st;
-  if (a.step / b.step - 1 < o->knee_gain) hi = lo;
-  while (hi / lo > 1.01) {
-    double mid = sqrt(lo * hi);
-    if ((st = cs_decide_best(d, f, mid, &a, err)) != CS_OK) return st;
-    if ((st = cs_decide_best(d, f, 2 * mid, &b, err)) != CS_OK) return st;
-    if (a.step / b.step - 1 < o->knee_gain)
-      hi = mid;
-    else
-      lo = mid;
+  if (out->reachable && o->band) { /* the answer at the band's ends */
+    if ((st = band_answer(d, f, out->threshold, -1, o->lo_gbps, out->gbps_gpu, o, per_nic,
+                          &out->gbps_gpu_lo, err)) != CS_OK)
+      return st;
+    if ((st = band_answer(d, f, out->threshold, 1, out->gbps_gpu, o->hi_gbps, o, per_nic,
+                          &out->gbps_gpu_hi, err)) != CS_OK)
+      return st;
   }
-  out->knee_gbps_gpu = hi;
-  if ((st = cs_decide_best(d, f, hi, &out->knee, err)) != CS_OK) return st;
+  if (out->reachable) { /* what the step at the answer is made of */
+    struct cs_sim_result r;
+    struct cs_search_entry e0;
+    double t0;
+    if ((st = band_step(d, f, out->gbps_gpu, 0, &t0, &r, &e0, err)) != CS_OK) return st;
+    out->part = r.part;
+    const double v[8] = {r.part.compute, r.part.tp, r.part.cp,     r.part.ep,
+                         r.part.dp,      r.part.pp, r.part.bubble, r.part.optimizer};
+    out->dominant = part_names[1], out->dominant_s = v[1];
+    for (int j = 1; j < 8; j++)
+      if (v[j] > out->dominant_s) out->dominant = part_names[j], out->dominant_s = v[j];
+  }
+  /* the curve, 12.5 * 2^(k/2) Gb/s per GPU within the range, and the knee: the least point at
+   * or above the answer from which on no doubling gains knee_gain (a staircase of plan changes
+   * past it moves the knee up, never below the answer) */
+  out->ncurve = 0;
+  for (int k = 0; out->ncurve < CS_SIZING_CURVE_MAX; k++) {
+    double g = 12.5 * pow(2, k / 2.0);
+    if (g > o->hi_gbps || g > 12800) break; /* 12.8 Tb/s per GPU: past any network on sale */
+    if (g < o->lo_gbps) continue;
+    if ((st = cs_decide_best(d, f, g, &e, err)) != CS_OK) return st;
+    int c = out->ncurve++;
+    out->curve_gbps[c] = g, out->curve_step[c] = e.step;
+    out->curve_tokens[c] = e.tokens_per_s > 0 ? e.tokens_per_s : e.samples_per_s;
+  }
+  double from = out->reachable ? out->gbps_gpu : o->lo_gbps, knee = from;
+  struct cs_search_entry a, b;
+  if ((st = cs_decide_best(d, f, from, &a, err)) != CS_OK) return st;
+  if ((st = cs_decide_best(d, f, 2 * from, &b, err)) != CS_OK) return st;
+  if (a.step / b.step - 1 >= o->knee_gain) knee = 0;
+  for (int c = 0; c < out->ncurve; c++) {
+    double g = out->curve_gbps[c];
+    if (g <= from || 2 * g > o->hi_gbps) continue;
+    if ((st = cs_decide_best(d, f, 2 * g, &b, err)) != CS_OK) return st;
+    if (out->curve_step[c] / b.step - 1 >= o->knee_gain)
+      knee = 0;
+    else if (knee == 0)
+      knee = g;
+  }
+  if (knee == 0) knee = o->hi_gbps / 2; /* still gaining at the end of the range */
+  out->knee_gbps_gpu = knee;
+  if ((st = cs_decide_best(d, f, knee, &out->knee, err)) != CS_OK) return st;
   out->evaluations = d->evaluations - ev0;
   return CS_OK;
 }

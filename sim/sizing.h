@@ -31,8 +31,10 @@
 
 #include <stddef.h>
 
+#include "family.h"
 #include "netedit.h"
 #include "search.h"
+#include "step.h"
 #include "status.h"
 #include "topology.h"
 
@@ -48,6 +50,9 @@ enum cs_status cs_target_parse(const char *text, struct cs_target *t, struct cs_
 void cs_target_format(const struct cs_target *t, char *buf, size_t len);
 
 #define CS_DECIDE_IDEAL_GBPS 1e6 /* "unlimited": per GPU */
+/* family ids of a context: 0 .. CS_FAMILY_COUNT-1 search.h's classes, then those added with
+ * cs_decide_add_family */
+#define CS_DECIDE_FAM_MAX (CS_FAMILY_COUNT + CS_FAMILY_SPEC_MAX)
 
 struct cs_decide;
 
@@ -60,6 +65,12 @@ enum cs_status cs_decide_alloc(const struct cs_search_inputs *in, const struct c
                                const struct cs_search_space *s, struct cs_decide **out,
                                struct cs_error *err);
 void cs_decide_free(struct cs_decide *d);
+
+/* Adds family f (a filter over the context's plans) and sets *id to its family id; a bundled
+ * class without conditions gets its class's id. CS_ERR_RANGE when the context holds
+ * CS_DECIDE_FAM_MAX families; a family without feasible plans is not an error (count 0). */
+enum cs_status cs_decide_add_family(struct cs_decide *d, const struct cs_family_spec *f, int *id,
+                                    struct cs_error *err);
 
 /* The topology the context costs with (its NIC speed changes with every call below). */
 const struct cs_topology *cs_decide_topology(const struct cs_decide *d);
@@ -76,6 +87,7 @@ enum cs_status cs_decide_best(struct cs_decide *d, int family, double gbps,
 /* The step-time bound of target t for family f (see above), seconds. */
 double cs_decide_threshold(struct cs_decide *d, int family, const struct cs_target *t);
 
+#define CS_SIZING_CURVE_MAX 24
 struct cs_sizing {
   int family;
   int reachable;    /* 0: not even the unlimited network meets the target */
@@ -85,15 +97,29 @@ struct cs_sizing {
   struct cs_search_entry at;    /* the family's best plan at gbps_gpu */
   struct cs_search_entry below; /* the family's best plan at 0.9 * gbps_gpu (does not meet) */
   struct cs_search_entry ideal; /* the family's best at the unlimited network */
-  double knee_gbps_gpu;         /* least B where doubling gains < knee_gain */
+  double knee_gbps_gpu; /* least B >= the answer from which on no doubling gains knee_gain */
   struct cs_search_entry knee;
   int evaluations; /* family-best evaluations made */
+  /* the answer with every collective at the low and the high end of its ~95% band (the plan
+   * chosen at predicted times, its band re-run); 0 when not reached (hi: not even at hi_gbps) */
+  double gbps_gpu_lo, gbps_gpu_hi;
+  /* at the answer: the step's parts and the largest part that is not compute */
+  struct cs_sim_breakdown part;
+  const char *dominant; /* "exposed DP communication", "pipeline bubble", ... */
+  double dominant_s;
+  /* the throughput curve: the family's best at curve_gbps[k] Gb/s per GPU (12.5 * 2^(k/2)) */
+  int ncurve;
+  double curve_gbps[CS_SIZING_CURVE_MAX], curve_step[CS_SIZING_CURVE_MAX],
+      curve_tokens[CS_SIZING_CURVE_MAX]; /* tokens/s (samples/s without a sequence) */
 };
 
 struct cs_sizing_opts {
   double lo_gbps, hi_gbps; /* search range per GPU (default 1 .. 100000) */
   double rel_tol;          /* bisection tolerance on B (default 0.002) */
   double knee_gain;        /* default 0.05 */
+  double bar_step;         /* eff targets: the step of the common bar (the fastest family's at the
+                              unlimited network); 0 = each family's own */
+  int band;                /* 1: also the answer at the band's ends (gbps_gpu_lo, gbps_gpu_hi) */
 };
 void cs_sizing_opts_init(struct cs_sizing_opts *o);
 

@@ -1,6 +1,7 @@
 /* sweep.c — see sweep.h. */
 #include "sweep.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,9 +80,15 @@ enum cs_status cs_sweep_run(const struct cs_scenario *s, const struct cs_sweep_s
   *recs = NULL, *n = 0;
   if (!R) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   enum cs_status st = CS_OK;
+  int total = (int)(sp->nn * sp->ng), done = 0;
   for (size_t i = 0; st == CS_OK && i < sp->nn; i++)
-    for (size_t b = 0; st == CS_OK && b < sp->ng; b++)
+    for (size_t b = 0; st == CS_OK && b < sp->ng; b++) {
+      char what[96];
+      snprintf(what, sizeof what, "%ld nodes, gbs %ld", sp->nodes[i], sp->gbs[b]);
+      cs_progress_report(&sp->progress, what, done++, total);
       st = run_point(s, sp, sp->nodes[i], sp->gbs[b], R, &k, err);
+    }
+  cs_progress_report(&sp->progress, "done", total, total);
   if (st != CS_OK) {
     free(R);
     return st;
@@ -104,12 +111,20 @@ static double metric_of(const struct cs_sweep_rec *r, int m) {
                                  : r->tokens_per_s / 1e6;
 }
 
+/* The speed the nodes figure is drawn at: the fastest swept (the least network-bound). */
+static double nodes_speed(const struct cs_sweep_rec *R, size_t k) {
+  double g = 0;
+  for (size_t i = 0; i < k; i++)
+    if (R[i].gbps_gpu > g) g = R[i].gbps_gpu;
+  return g;
+}
+
 /* Figure fig (0: metric vs network, 1: speedup vs nodes) into pl. */
 static enum cs_status add_curves(struct cs_plot *pl, const struct cs_sweep_spec *sp,
                                  const struct cs_sweep_rec *R, size_t k, int fig, int metric,
                                  struct cs_error *err) {
   long N = sp->nodes[sp->nn - 1];
-  double xs[512], ys[512];
+  double xs[512], ys[512], g1 = nodes_speed(R, k);
   enum cs_status st = CS_OK;
   for (int c = 0; c < sp->ncurve && st == CS_OK; c++) {
     size_t m = 0;
@@ -117,22 +132,34 @@ static enum cs_status add_curves(struct cs_plot *pl, const struct cs_sweep_spec 
       const struct cs_sweep_rec *r = &R[i];
       if (!r->ok || r->curve != c || r->gbs != sp->gbs[0]) continue;
       if (fig == 0 && r->nodes == N) xs[m] = r->gbps_gpu, ys[m++] = metric_of(r, metric);
-      if (fig == 1 && r->gbps_gpu == R[0].gbps_gpu) xs[m] = (double)r->nodes, ys[m++] = r->speedup;
+      if (fig == 1 && r->gbps_gpu == g1) xs[m] = (double)r->nodes, ys[m++] = r->speedup;
     }
     if (m > 0)
       st = cs_plot_add_xy(pl, CS_PLOT_PREDICTED, sp->names[c], sp->fam[c] >= 0 ? sp->fam[c] : c, m,
                           xs, ys, NULL, NULL, err);
   }
-  if (st == CS_OK && fig == 1) {
-    double ix[2] = {(double)sp->nodes[0], (double)N}, iy[2] = {1, (double)N / sp->nodes[0]};
-    st = cs_plot_add_xy(pl, CS_PLOT_FITTED, "ideal (linear)", 7, 2, ix, iy, NULL, NULL, err);
+  if (st == CS_OK && fig == 1) { /* ideal: n / n0 at every swept node count */
+    size_t m = 0;
+    for (size_t i = 0; i < sp->nn && m < 512; i++)
+      xs[m] = (double)sp->nodes[i], ys[m] = xs[m] / (double)sp->nodes[0], m++;
+    st = cs_plot_add_xy(pl, CS_PLOT_FITTED, "ideal (linear)", 7, m, xs, ys, NULL, NULL, err);
+    if (st == CS_OK) {
+      cs_plot_set_tics(pl, 'x', m, xs);
+      cs_plot_set_tics(pl, 'y', m, ys);
+    }
+  }
+  if (st == CS_OK && fig == 0) {
+    size_t m = 0;
+    for (size_t i = 0; i < k && m < 512; i++) /* cs_plot_set_tics drops the repeats */
+      if (R[i].nodes == N) xs[m++] = R[i].gbps_gpu;
+    cs_plot_set_tics(pl, 'x', m, xs);
   }
   return st;
 }
 
 enum cs_status cs_sweep_plot(const struct cs_scenario *s, const struct cs_sweep_spec *sp,
                              const struct cs_sweep_rec *R, size_t k, int metric, const char *prefix,
-                             struct cs_error *err) {
+                             unsigned formats, struct cs_error *err) {
   static const char *ylab[] = {"throughput (million tokens/s)", "MFU (%)", "samples/s"};
   enum cs_status st = CS_OK;
   for (int fig = 0; fig < 2 && st == CS_OK; fig++) {
@@ -141,19 +168,21 @@ enum cs_status cs_sweep_plot(const struct cs_scenario *s, const struct cs_sweep_
       snprintf(title, sizeof title, "%s on %ld x %s, gbs %ld: %s vs network", s->workload->name,
                sp->nodes[sp->nn - 1], s->topo.name, sp->gbs[0], ylab[metric]);
     else
-      snprintf(title, sizeof title, "%s on %s, gbs %ld, %.0f Gb/s per GPU: speedup vs nodes",
-               s->workload->name, s->topo.name, sp->gbs[0],
-               sp->per_node ? (double)sp->nets[0] / s->topo.node.gpus : (double)sp->nets[0]);
+      snprintf(title, sizeof title,
+               "%s on %s, gbs %ld, %.0f Gb/s per GPU (the fastest swept): speedup vs nodes",
+               s->workload->name, s->topo.name, sp->gbs[0], nodes_speed(R, k));
     snprintf(path, sizeof path, "%s-%s", prefix, fig == 0 ? "net" : "nodes");
     struct cs_plot *pl = cs_plot_alloc("sweep", title, err);
     if (!pl) return err->status;
+    pl->xlog = 1;
+    pl->ylog = fig == 1;
     st = add_curves(pl, sp, R, k, fig, metric, err);
     if (st == CS_OK) {
       snprintf(pl->xlabel, sizeof pl->xlabel, "%s", fig == 0 ? "network per GPU (Gb/s)" : "nodes");
       snprintf(pl->ylabel, sizeof pl->ylabel, "%s",
                fig == 0 ? ylab[metric] : "speedup over the smallest node count");
-      pl->xlog = 1;
-      struct cs_plot_opts po = {path, CS_PLOT_SVG, NULL, NULL};
+      struct cs_plot_opts po = {path, formats ? formats : CS_PLOT_SVG, NULL,
+                                getenv("COMMSCALE_GNUPLOT")};
       if (pl->n > 0) st = cs_plot_write(pl, &po, err);
     }
     cs_plot_free(pl);

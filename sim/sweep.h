@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "plan.h"
+#include "progress.h"
 #include "scenario.h"
 #include "status.h"
 
@@ -27,6 +28,7 @@ struct cs_sweep_spec {
   int fam[CS_SWEEP_MAX_CURVES];              /* a family, or -1 for plans[i] */
   struct cs_plan plans[CS_SWEEP_MAX_CURVES]; /* dp and gbs are filled per point */
   char names[CS_SWEEP_MAX_CURVES][64];
+  struct cs_progress progress; /* told after each node count and batch (zero: nobody) */
 };
 
 /* One grid point: ok with the plan and its figures, or the reason it has none. */
@@ -49,10 +51,11 @@ enum cs_status cs_sweep_run(const struct cs_scenario *s, const struct cs_sweep_s
 enum cs_sweep_metric { CS_SWEEP_TOKENS, CS_SWEEP_MFU, CS_SWEEP_SAMPLES };
 
 /* Writes PREFIX-net.{dat,gp,svg} (metric vs Gb/s per GPU at the largest node count and the first
- * batch, one curve each) and PREFIX-nodes (speedup vs nodes at the first speed, with the linear
- * ideal). */
+ * batch, one curve each, the swept speeds as tick labels) and PREFIX-nodes (speedup vs nodes at
+ * the fastest swept speed, log-log, with the linear ideal n / n0 at every swept node count and
+ * those counts as tick labels). formats: enum cs_plot_format bits (0: SVG). */
 enum cs_status cs_sweep_plot(const struct cs_scenario *s, const struct cs_sweep_spec *sp,
                              const struct cs_sweep_rec *r, size_t n, int metric, const char *prefix,
-                             struct cs_error *err);
+                             unsigned formats, struct cs_error *err);
 
 #endif

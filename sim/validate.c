@@ -540,7 +540,12 @@ struct cs_val {
   struct vcase *cs; /* [MAX_CASES] */
   size_t n;
   struct cs_val_case *out; /* [n] after a run */
+  struct cs_progress progress;
 };
+
+void cs_val_set_progress(struct cs_val *v, const struct cs_progress *p) {
+  v->progress = *p;
+}
 
 /* The calibration a case names (node 0: the default model), loaded or fitted once per run. */
 static enum cs_status get_cal(struct cs_val *x, const struct vcase *c, const struct cs_cal **out,
@@ -1003,9 +1008,12 @@ enum cs_status cs_val_run(struct cs_val *v, const char *sections, struct cs_erro
   if (st == CS_OK && v->n == 0)
     st = cs_error_set(err, CS_ERR_USAGE, "no validation case%s",
                       sections ? " in those sections" : "");
-  for (size_t i = 0; st == CS_OK && i < v->n; i++)
+  for (size_t i = 0; st == CS_OK && i < v->n; i++) {
+    cs_progress_report(&v->progress, v->cs[i].name, (int)i, (int)v->n);
     st = run_case(v, &v->cs[i], err);
+  }
   if (st == CS_OK) st = band_pass(v, err);
+  cs_progress_report(&v->progress, "done", (int)v->n, (int)v->n);
   if (st != CS_OK) return st;
   free(v->out);
   if ((v->out = calloc(v->n, sizeof *v->out)) == NULL)

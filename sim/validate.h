@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "progress.h"
 #include "status.h"
 
 /* The acceptance of the validation issue: mean |error| <= 5%, every case <= 12%. */
@@ -61,6 +62,8 @@ struct cs_val;
 /* A new engine; exe is the running executable's path (for bundled data), may be "". Returns
  * NULL when out of memory. */
 struct cs_val *cs_val_alloc(const char *exe);
+/* Tells p about each case cs_val_run predicts (it is copied). */
+void cs_val_set_progress(struct cs_val *v, const struct cs_progress *p);
 void cs_val_free(struct cs_val *v);
 
 /* Adds a case file, or every *.yaml of a folder (sorted). */

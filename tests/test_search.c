@@ -15,6 +15,7 @@
 
 #include "datadir.h"
 #include "memory.h"
+#include "family.h"
 #include "search.h"
 #include "sizing.h"
 #include "step.h"
@@ -172,6 +173,74 @@ static void test_sizing_consistent(void **state) {
   cs_scenario_fini(&s);
 }
 
+/* Families as data: a family's plans are exactly the search's plans that satisfy its keys; the
+ * answer lies inside its band, the knee never below it, the curve never falls with more
+ * bandwidth, and a common bar (the fastest family's unlimited-network step) asks the same step of
+ * every family. */
+static void test_sizing_families(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  setup_load(&s, "gpt3-13b", "dgx-h100");
+  struct cs_search_inputs in = cs_scenario_search_inputs(&s);
+  struct cs_search_space sp;
+  cs_search_space_init(&sp, 64 * 8, 512);
+  struct cs_decide *d = NULL;
+  struct cs_error err = {0};
+  if (cs_decide_alloc(&in, &s.topo, &sp, &d, &err) != CS_OK) fail_msg("%s", err.msg);
+  struct cs_family_set fs;
+  assert_int_equal(
+      cs_family_set_parse("plain=zero=3,tp=1;zero3-tp8;mega=tp=node,pp>=2,zero<3", &fs, &err),
+      CS_OK);
+  assert_int_equal(fs.n, 3);
+  const struct cs_search_result *all = cs_decide_search(d);
+  int id[3];
+  for (int i = 0; i < 3; i++) {
+    if (cs_decide_add_family(d, &fs.f[i], &id[i], &err) != CS_OK) fail_msg("%s", err.msg);
+    size_t n = 0;
+    for (size_t k = 0; k < all->n; k++) {
+      const struct cs_plan *p = &all->e[k].plan;
+      int in_f = i == 0   ? p->zero == 3 && p->tp == 1
+                 : i == 1 ? p->zero == 3 && p->tp == 8 && p->pp == 1 && p->cp == 1
+                          : p->tp == 8 && p->pp >= 2 && p->zero < 3;
+      n += in_f;
+    }
+    assert_int_equal(cs_decide_count(d, id[i]), n);
+    assert_true(n > 0);
+  }
+  struct cs_target tg = {CS_TARGET_EFF, 0.8};
+  struct cs_sizing_opts o;
+  cs_sizing_opts_init(&o);
+  double bar = INFINITY;
+  for (int i = 0; i < 3; i++) {
+    struct cs_search_entry e;
+    if (cs_decide_best(d, id[i], 0, &e, &err) != CS_OK) fail_msg("%s", err.msg);
+    if (e.step < bar) bar = e.step;
+  }
+  o.bar_step = bar;
+  for (int i = 0; i < 3; i++) {
+    struct cs_sizing z;
+    if (cs_decide_size(d, id[i], &tg, &o, &z, &err) != CS_OK) fail_msg("%s", err.msg);
+    assert_true(fabs(z.threshold - bar / 0.8) <= 1e-9 * z.threshold);
+    if (!z.reachable) continue;
+    assert_true(z.knee_gbps_gpu >= z.gbps_gpu);
+    assert_true(z.gbps_gpu_lo > 0 && z.gbps_gpu_lo <= z.gbps_gpu);
+    assert_true(z.gbps_gpu_hi == 0 || z.gbps_gpu_hi >= z.gbps_gpu);
+    assert_true(z.dominant != NULL);
+    for (int k = 1; k < z.ncurve; k++)
+      assert_true(z.curve_tokens[k] >= z.curve_tokens[k - 1] * (1 - 1e-12));
+    printf("# gpt3-13b, 64 x dgx-h100, 80%% of one bar: %-9s least %.0f (band %.0f..%.0f), knee "
+           "%.0f Gb/s per GPU, dominant %s\n",
+           fs.f[i].name, z.gbps_gpu, z.gbps_gpu_lo, z.gbps_gpu_hi, z.knee_gbps_gpu, z.dominant);
+  }
+  assert_int_equal(cs_family_set_parse("a=tp=x", &fs, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_family_set_parse("a=bogus=1", &fs, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_family_set_parse("zero3,zero3", &fs, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_family_set_parse("zero3,tp+pp", &fs, &err), CS_OK);
+  assert_int_equal(fs.n, 2);
+  cs_decide_free(d);
+  cs_scenario_fini(&s);
+}
+
 static void test_errors(void **state) {
   (void)state;
   struct cs_scenario s;
@@ -248,6 +317,7 @@ int main(void) {
       cmocka_unit_test(test_brute_dense),
       cmocka_unit_test(test_brute_moe),
       cmocka_unit_test(test_sizing_consistent),
+      cmocka_unit_test(test_sizing_families),
       cmocka_unit_test(test_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

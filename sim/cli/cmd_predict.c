@@ -54,6 +54,7 @@ static const struct cli_opt opts[] = {
     {"plot", 0, "PREFIX",
      "also write PREFIX-speedup.{dat,gp,svg} (speedup vs nodes with bands and the ideal line) "
      "and PREFIX-breakdown.{dat,gp,svg} (stacked step breakdown per node count)"},
+    {"png", 0, NULL, "with --plot: a PNG beside each SVG"},
 };
 
 static const struct cli_verb verb = {
@@ -63,10 +64,13 @@ static const struct cli_verb verb = {
     "Predict step time, throughput, speedup and scaling efficiency of a plan at many node counts.",
     "step_lo..step_hi: the schedule re-run with every collective at the low and at the high end\n"
     "of its ~95% band, widened in quadrature by the compute's uncertainty (15% of compute and\n"
-    "optimizer time, or what a steps calibration leaves: docs/constants.md). speedup = throughput "
-    "/ throughput of one GPU running the same "
-    "micro-batches\n"
-    "(DLPerf's definition); efficiency = speedup / GPUs. TFLOP/s per GPU counts model FLOPs (hw_\n"
+    "optimizer time, or what a steps calibration leaves: docs/constants.md). speedup, eff: "
+    "against\n"
+    "one reference for the whole table, the fastest run at the fewest GPUs (named in the header);\n"
+    "eff = speedup / (GPUs / its GPUs), weak-scaling (marked w) where the batch grows with the\n"
+    "GPUs; an eff above 100% is marked * with its reason. eff1: DLPerf's (over one GPU running\n"
+    "the same micro-batches), only where the model fits one GPU. TFLOP/s per GPU counts model\n"
+    "FLOPs (hw_\n"
     "adds recomputation); MFU = model FLOP/s per GPU / peak. Breakdown columns are the seconds of\n"
     "the critical pipeline stage: compute, exposed tp/cp/ep/dp comm, pp transfer waits, bubble,\n"
     "optimizer; they add up to the step.",
@@ -85,17 +89,35 @@ static double now(void) {
 static void write_table(FILE *f, const struct cs_predict_row *r, size_t n, const char *head,
                         int nplan, const char (*ptexts)[256]) {
   fprintf(f, "# commscale %s predict\n%s", CS_VERSION, head);
+  struct cs_predict_ref rf;
+  cs_predict_find_ref(r, n, 0, &rf);
+  int weak = 0, one = 0;
+  for (size_t i = 0; i < n; i++)
+    weak |= r[i].ok && r[i].weak, one |= r[i].ok && r[i].one_gpu_fits;
+  if (rf.ok)
+    fprintf(f,
+            "# speedup, eff: against one reference for every row: the fastest run at the fewest "
+            "GPUs,\n#   plan %d (%s) on %ld nodes = %ld GPUs, %.4g samples/s at %.0f Gb/s; "
+            "eff = speedup / (GPUs / %ld)%s\n",
+            rf.pi + 1, rf.plan, rf.nodes, rf.gpus, rf.samples_per_s, r[rf.row].net_gbps, rf.gpus,
+            weak ? ";\n#   rows marked w grow the global batch with the GPUs: their eff is "
+                   "weak-scaling efficiency (throughput per GPU kept)"
+                 : " (strong scaling: fixed global batch)");
+  fprintf(f, "# eff1: DLPerf's efficiency over one GPU running the same micro-batches%s\n",
+          one ? "; - where the model does not fit one GPU"
+              : ": - (the model does not fit one GPU)");
   fprintf(f,
-          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
-          "%7s\n",
+          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %7s %6s %8s %7s %7s %7s %7s %7s "
+          "%7s %7s %7s\n",
           "nodes", "gpus", "dp", "net", "step", "step_lo", "step_hi", "samples/s", "tokens/s",
-          "TFLOP/s", "MFU", "speedup", "eff", "compute", "tp", "cp", "ep", "dp", "pp", "bubble",
-          "optim", "mem");
+          "TFLOP/s", "MFU", "speedup", "eff", "eff1", "compute", "tp", "cp", "ep", "dp", "pp",
+          "bubble", "optim", "mem");
   fprintf(f,
-          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
-          "%7s\n",
-          "", "", "", "(Gb/s)", "(s)", "(s)", "(s)", "", "", "(/GPU)", "(%)", "", "(%)", "(s)",
-          "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
+          "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %7s %6s %8s %7s %7s %7s %7s %7s "
+          "%7s %7s %7s\n",
+          "", "", "", "(Gb/s)", "(s)", "(s)", "(s)", "", "", "(/GPU)", "(%)", "", "(%)", "(%)",
+          "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
+  int notes = 0;
   for (size_t i = 0; i < n; i++) {
     const struct cs_predict_row *x = &r[i];
     if (nplan > 1 && (i == 0 || r[i - 1].pi != x->pi))
@@ -105,20 +127,32 @@ static void write_table(FILE *f, const struct cs_predict_row *r, size_t n, const
       continue;
     }
     const struct cs_sim_breakdown *b = &x->r.part;
+    char e1[16], eff[16];
+    if (x->one_gpu_fits)
+      snprintf(e1, sizeof e1, "%.1f", 100 * x->efficiency);
+    else
+      snprintf(e1, sizeof e1, "-");
+    snprintf(eff, sizeof eff, "%.1f%s%s", 100 * x->ref_eff, x->weak ? "w" : "",
+             x->note[0] ? "*" : "");
+    notes += x->note[0] != 0;
     fprintf(f,
-            " %5ld %6ld %5ld %8.0f %9.4g %9.4g %9.4g %10.4g %11.4g %7.1f %6.1f %8.2f %6.1f %8.4g "
+            " %5ld %6ld %5ld %8.0f %9.4g %9.4g %9.4g %10.4g %11.4g %7.1f %6.1f %8.2f %7s %6s %8.4g "
             "%7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.3g %7.1f\n",
             x->nodes, x->gpus, x->dp, x->net_gbps, x->r.step, x->r.step_lo, x->r.step_hi,
-            x->r.samples_per_s, x->r.tokens_per_s, x->r.tflops_per_gpu, 100 * x->r.mfu, x->speedup,
-            100 * x->efficiency, b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble,
+            x->r.samples_per_s, x->r.tokens_per_s, x->r.tflops_per_gpu, 100 * x->r.mfu,
+            x->ref_speedup, eff, e1, b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble,
             b->optimizer, x->mem_gib);
   }
+  for (size_t i = 0; notes && i < n; i++)
+    if (r[i].ok && r[i].note[0])
+      fprintf(f, "# * %ld nodes, plan %d: %s\n", r[i].nodes, r[i].pi + 1, r[i].note);
 }
 
 static const char csv_head[] =
     "nodes,gpus,plan,net_Gbps,status,step_s,step_lo_s,step_hi_s,samples_per_s,tokens_per_s,"
     "tflops_per_gpu,hw_tflops_per_gpu,mfu,speedup,efficiency,compute_s,tp_s,cp_s,ep_s,dp_s,pp_s,"
-    "bubble_s,optimizer_s,critical_stage,microbatches,comm_bytes_per_gpu,memory_GiB,reason\n";
+    "bubble_s,optimizer_s,critical_stage,microbatches,comm_bytes_per_gpu,memory_GiB,reason,"
+    "ref_speedup,ref_efficiency,scaling,one_gpu_fits\n";
 
 static void write_csv(FILE *f, const struct cs_predict_row *r, size_t n) {
   fputs(csv_head, f);
@@ -128,18 +162,26 @@ static void write_csv(FILE *f, const struct cs_predict_row *r, size_t n) {
     fprintf(f, "%ld,%ld,", x->nodes, x->gpus);
     cli_csv_field(f, x->plan);
     fprintf(f, ",%g,%s,", x->net_gbps, x->ok ? "ok" : "rejected");
+    char dl[2][32] = {"", ""}; /* DLPerf's speedup and efficiency: only where one GPU fits it */
+    if (x->one_gpu_fits)
+      snprintf(dl[0], sizeof dl[0], "%.6g", x->speedup),
+          snprintf(dl[1], sizeof dl[1], "%.6g", x->efficiency);
     if (x->ok)
       fprintf(f,
-              "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+              "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
               "%.6g,%.6g,%d,%ld,%.6g,%.4g,",
               x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
-              x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
-              b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
+              x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, dl[0], dl[1], b->compute,
+              b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
               x->r.microbatches, x->r.comm_bytes, x->mem_gib);
     else
       fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
     cli_csv_field(f, x->reason);
-    fputc('\n', f);
+    if (x->ok)
+      fprintf(f, ",%.6g,%.6g,%s,%d\n", x->ref_speedup, x->ref_eff, x->weak ? "weak" : "strong",
+              x->one_gpu_fits);
+    else
+      fputs(",,,,\n", f);
   }
 }
 
@@ -175,20 +217,26 @@ static void write_json(FILE *f, const struct cs_predict_row *r, size_t n, int ar
     const struct cs_sim_breakdown *b = &x->r.part;
     fprintf(f, "  {\"nodes\": %ld, \"gpus\": %ld, \"plan\": ", x->nodes, x->gpus);
     cli_json_string(f, x->plan);
+    char dl[2][32] = {"null", "null"}; /* DLPerf's: only where one GPU fits the model */
+    if (x->one_gpu_fits)
+      snprintf(dl[0], sizeof dl[0], "%.6g", x->speedup),
+          snprintf(dl[1], sizeof dl[1], "%.6g", x->efficiency);
     fprintf(f, ", \"net_Gbps\": %g, \"ok\": %s", x->net_gbps, x->ok ? "true" : "false");
     if (x->ok)
-      fprintf(
-          f,
-          ", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
-          "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"tflops_per_gpu\": %.6g, "
-          "\"hw_tflops_per_gpu\": %.6g, \"mfu\": %.6g, \"speedup\": %.6g, \"efficiency\": %.6g, "
-          "\"breakdown_s\": {\"compute\": %.6g, \"tp\": %.6g, \"cp\": %.6g, \"ep\": %.6g, "
-          "\"dp\": %.6g, \"pp\": %.6g, \"bubble\": %.6g, \"optimizer\": %.6g}, "
-          "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g",
-          x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
-          x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, x->speedup, x->efficiency,
-          b->compute, b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
-          x->r.microbatches, x->mem_gib);
+      fprintf(f,
+              ", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
+              "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"tflops_per_gpu\": %.6g, "
+              "\"hw_tflops_per_gpu\": %.6g, \"mfu\": %.6g, \"speedup\": %s, \"efficiency\": %s, "
+              "\"breakdown_s\": {\"compute\": %.6g, \"tp\": %.6g, \"cp\": %.6g, \"ep\": %.6g, "
+              "\"dp\": %.6g, \"pp\": %.6g, \"bubble\": %.6g, \"optimizer\": %.6g}, "
+              "\"critical_stage\": %d, \"microbatches\": %ld, \"memory_GiB\": %.4g, "
+              "\"ref_speedup\": %.6g, \"ref_efficiency\": %.6g, \"scaling\": \"%s\", "
+              "\"one_gpu_fits\": %s",
+              x->r.step, x->r.step_lo, x->r.step_hi, x->r.samples_per_s, x->r.tokens_per_s,
+              x->r.tflops_per_gpu, x->r.hw_tflops_per_gpu, x->r.mfu, dl[0], dl[1], b->compute,
+              b->tp, b->cp, b->ep, b->dp, b->pp, b->bubble, b->optimizer, x->r.stage,
+              x->r.microbatches, x->mem_gib, x->ref_speedup, x->ref_eff,
+              x->weak ? "weak" : "strong", x->one_gpu_fits ? "true" : "false");
     else {
       fputs(", \"reason\": ", f);
       cli_json_string(f, x->reason);
@@ -286,8 +334,9 @@ static int usage_fail(struct cs_error *err, const char *opt) {
 
 /* Renders fig with gnuplot (COMMSCALE_GNUPLOT, else the build's, else PATH's): when gnuplot cannot
  * run or fails, the .dat/.gp stay and stderr says that the SVG was not rendered (not an error). */
-static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, struct cs_error *err) {
-  struct cs_plot_opts po = {prefix, CS_PLOT_SVG, NULL, getenv("COMMSCALE_GNUPLOT")};
+static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, unsigned formats,
+                                 struct cs_error *err) {
+  struct cs_plot_opts po = {prefix, formats, NULL, getenv("COMMSCALE_GNUPLOT")};
   struct cs_error e2 = {0};
   enum cs_status st = cs_plot_write(fig, &po, &e2);
   if (st == CS_ERR_EXTERNAL) {
@@ -304,7 +353,7 @@ static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, struct
  * feasible rows at the first network speed are drawn. */
 static enum cs_status plot(const char *prefix, const struct cs_predict_row *r, size_t n, int nplan,
                            char (*ptexts)[256], int by_gpus, const char *wl, const char *topo,
-                           struct cs_error *err) {
+                           unsigned formats, struct cs_error *err) {
   static const char *const parts[] = {"compute", "tp", "cp",     "ep",
                                       "dp",      "pp", "bubble", "optimizer"};
   enum { NPART = sizeof parts / sizeof parts[0] };
@@ -370,19 +419,23 @@ static enum cs_status plot(const char *prefix, const struct cs_predict_row *r, s
     for (size_t j = 0; j < m; j++)
       ys[j] = xs[j] / x0;
     st = cs_plot_add_xy(sp, CS_PLOT_FITTED, "ideal (linear)", 7, m, xs, ys, NULL, NULL, err);
+    sp->xlog = sp->ylog = 1;
+    cs_plot_set_tics(sp, 'x', m, xs);
+    cs_plot_set_tics(sp, 'y', m, ys);
   }
   if (st == CS_OK) {
     snprintf(sp->xlabel, sizeof sp->xlabel, "%s", unit);
     snprintf(sp->ylabel, sizeof sp->ylabel, "speedup over the best plan at %ld %s", (long)x0, unit);
     sp->xlog = sp->ylog = 1;
-    snprintf(bd->xlabel, sizeof bd->xlabel, "%s", unit);
-    snprintf(bd->ylabel, sizeof bd->ylabel, "step time (s)");
+    snprintf(bd->xlabel, sizeof bd->xlabel, "%s (step time)", unit);
+    snprintf(bd->ylabel, sizeof bd->ylabel, "share of the step (%%)");
+    bd->share = 1; /* every bar to 100%: the short steps at many nodes show their parts too */
     snprintf(path, sizeof path, "%s-speedup", prefix);
-    st = plot_write(sp, path, err);
+    st = plot_write(sp, path, formats, err);
   }
   if (st == CS_OK) {
     snprintf(path, sizeof path, "%s-breakdown", prefix);
-    st = plot_write(bd, path, err);
+    st = plot_write(bd, path, formats, err);
   }
   cs_plot_free(sp);
   cs_plot_free(bd);
@@ -558,7 +611,8 @@ int cs_cmd_predict(int argc, char **argv) {
     if (st == CS_OK) st = write_all(f, fmt, recs, nrec, &sp, &su, calpath, &fc, argc, argv, &err);
     st = cli_end_out(f, st, &err);
     if (st == CS_OK && (s = cli_get(&verb, &a, "plot")))
-      st = plot(s, recs, nrec, sp.nplan, ptexts, sp.by_gpus, su.workload->name, su.topo.name, &err);
+      st = plot(s, recs, nrec, sp.nplan, ptexts, sp.by_gpus, su.workload->name, su.topo.name,
+                CS_PLOT_SVG | (cli_get(&verb, &a, "png") ? CS_PLOT_PNG : 0u), &err);
     rc = st != CS_OK ? cli_fail("predict", &err) : 0;
   }
   cs_sim_free(fc.sim);

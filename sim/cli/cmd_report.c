@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "busy.h"
 #include "cmds.h"
 #include "opts.h"
 #include "report.h"
@@ -19,6 +20,8 @@
 
 static const struct cli_opt opts[] = {
     {"output", 'o', "DIR", "directory for report.md and its figures (default: report)"},
+    {"png", 0, NULL, "a PNG beside each SVG"},
+    {"quiet", 'q', NULL, "no progress line on a terminal's stderr"},
 };
 
 static const struct cli_verb verb = {
@@ -35,9 +38,11 @@ static const struct cli_verb verb = {
     (int)(sizeof opts / sizeof opts[0]),
     cs_report_scenario_help};
 
-/* Runs the verb argv[0] with "-o out_path" appended. */
+/* Runs the verb argv[0] with "-o out_path" appended; ctx is the progress line. */
 static int run_verb(void *ctx, char **argv, const char *out_path) {
-  (void)ctx;
+  static int part;
+  struct cs_progress *pg = ctx;
+  cs_progress_report(pg, argv[0], part++ % 4, 4);
   static const struct {
     const char *name;
     int (*fn)(int, char **);
@@ -61,13 +66,13 @@ static int run_verb(void *ctx, char **argv, const char *out_path) {
 
 /* Writes the report into d's temporary directory; *failed counts the parts that failed. */
 static enum cs_status write_report(const struct cs_report_scenario *s, struct cs_wdir *d,
-                                   int *failed, struct cs_error *err) {
+                                   struct cs_progress *pg, int *failed, struct cs_error *err) {
   char md_path[4096];
   snprintf(md_path, sizeof md_path, "%s/report.md", cs_wdir_tmp(d));
   struct cs_wfile *w = NULL;
   enum cs_status st = cs_wfile_open(md_path, &w, err);
   if (st == CS_OK)
-    st = cs_report_write(s, cs_wdir_path(d), cs_wdir_tmp(d), cs_wfile_fp(w), run_verb, NULL, failed,
+    st = cs_report_write(s, cs_wdir_path(d), cs_wdir_tmp(d), cs_wfile_fp(w), run_verb, pg, failed,
                          err);
   if (st == CS_OK) return cs_wfile_commit(w, err);
   cs_wfile_abort(w);
@@ -85,10 +90,15 @@ int cs_cmd_report(int argc, char **argv) {
   char exe[4096];
   cli_exe_path(exe, sizeof exe);
   if (cs_report_load(a.pos[0], exe, &s, &err) != CS_OK) return cli_fail("report", &err);
+  s.png = cli_get(&verb, &a, "png") != NULL;
+  struct cli_progress busy;
+  struct cs_progress pg;
+  cli_progress_init(&busy, "report", cli_get(&verb, &a, "quiet") != NULL, &pg);
   struct cs_wdir *d = NULL;
   int failed = 0;
   enum cs_status st = cs_wdir_open(dir, &d, &err);
-  if (st == CS_OK) st = write_report(&s, d, &failed, &err);
+  if (st == CS_OK) st = write_report(&s, d, &pg, &failed, &err);
+  cli_progress_end(&busy);
   if (st == CS_OK && failed)
     st = cs_error_set(&err, CS_ERR_RANGE,
                       "%d part%s of the report failed (see the messages above); %s is left as it "

@@ -15,6 +15,7 @@
 #include <mpi.h>
 #endif
 
+#include "busy.h"
 #include "cmds.h"
 #include "output.h"
 #include "search.h"
@@ -39,6 +40,7 @@ static const struct cli_opt opts[] = {
     {"top", 'n', "K", "rows to print (default 20; 0 = all); the front is always printed"},
     {"band", 0, NULL, "compute the ~95% band of the rows printed (re-runs them)"},
     CLI_OUTPUT_OPTS,
+    {"quiet", 'q', NULL, "no progress line on a terminal's stderr"},
 };
 
 static const struct cli_verb verb = {
@@ -308,7 +310,11 @@ int cs_cmd_search(int argc, char **argv) {
     fprintf(stderr, "commscale search: built without MPI: every rank searches the whole space\n");
 #endif
   struct cs_search_result r;
+  struct cli_progress busy;
+  cli_progress_init(&busy, "search", cli_get(&verb, &a, "quiet") != NULL || rank != 0,
+                    &sp.progress);
   st = cs_search_run(&in, &sp, rank, size, &r, &err);
+  cli_progress_end(&busy);
 #ifdef CS_HAVE_MPI
   if (mpi && size > 1) mpi_gather(&r, rank, size, &st, &err);
 #endif

@@ -7,11 +7,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "busy.h"
 #include "cmds.h"
 #include "output.h"
 #include "setup.h"
 #include "sizing.h"
 #include "step.h"
+#include "plot.h"
 #include "sweep.h"
 #include "units.h"
 
@@ -25,6 +27,8 @@ static const struct cli_opt opts[] = {
     {"plans", 'p', "P1;P2", "explicit plans instead of families; dp fills the GPUs"},
     {"metric", 0, "NAME", "plotted value: tokens (default), mfu or samples"},
     {"plot", 0, "PREFIX", "write PREFIX-net.{dat,gp,svg} and PREFIX-nodes.{dat,gp,svg}"},
+    {"png", 0, NULL, "with --plot: a PNG beside each SVG"},
+    {"quiet", 'q', NULL, "no progress line on a terminal's stderr"},
     CLI_OUTPUT_OPTS,
 };
 
@@ -116,8 +120,10 @@ static enum cs_status parse_grid(const struct cli_args *a, struct cs_sweep_spec 
 static void write_table(FILE *f, const struct cs_scenario *su, const struct cs_sweep_rec *R,
                         size_t k) {
   fprintf(f,
-          "# commscale %s sweep\n# workload  %s\n# topology  %s\n# framework %s\n#%5s %9s %6s "
-          "%-6s %9s %11s %6s %8s %9s  %s\n",
+          "# commscale %s sweep\n# workload  %s\n# topology  %s\n# framework %s\n"
+          "# speedup: throughput over the same curve's at the smallest node count where it is "
+          "feasible,\n#   at the same speed and batch (strong scaling; speedup / (nodes / those "
+          "nodes) is its efficiency)\n#%5s %9s %6s %-6s %9s %11s %6s %8s %9s  %s\n",
           CS_VERSION, su->workload->description, su->topo.description, su->base.framework, "nodes",
           "Gb/s/GPU", "gbs", "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
   for (size_t i = 0; i < k; i++) {
@@ -190,8 +196,13 @@ int cs_cmd_sweep(int argc, char **argv) {
   const char *plot = cli_get(&verb, &a, "plot");
   enum cs_status st = parse_grid(&a, &sp, &metric, &err);
   if (st == CS_OK && (st = cli_setup_load(&su, &verb, &a, NULL, &err)) == CS_OK) loaded = 1;
+  struct cli_progress busy;
+  cli_progress_init(&busy, "sweep", cli_get(&verb, &a, "quiet") != NULL, &sp.progress);
   if (st == CS_OK) st = cs_sweep_run(&su, &sp, &R, &k, &err);
-  if (st == CS_OK && plot) st = cs_sweep_plot(&su, &sp, R, k, metric, plot, &err);
+  cli_progress_end(&busy);
+  if (st == CS_OK && plot)
+    st = cs_sweep_plot(&su, &sp, R, k, metric, plot,
+                       CS_PLOT_SVG | (cli_get(&verb, &a, "png") ? CS_PLOT_PNG : 0u), &err);
   FILE *f = st == CS_OK ? cli_open_out(cli_get(&verb, &a, "output"), &err) : NULL;
   if (st == CS_OK && !f) st = CS_ERR_IO;
   if (f && fmt == CLI_TABLE)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "busy.h"
 #include "cmds.h"
 #include "opts.h"
 #include "output.h"
@@ -26,6 +27,7 @@ static const struct cli_opt opts[] = {
      "fail only where a case exceeds its bound (known misses) or, without one, "
      "its tolerance: the regression guard"},
     {"section", 0, "S,...", "only the cases of these sections (e.g. 2,5)"},
+    {"quiet", 'q', NULL, "no progress line on a terminal's stderr"},
 };
 
 static const struct cli_verb verb = {
@@ -174,7 +176,12 @@ int cs_cmd_validate(int argc, char **argv) {
   for (int i = 0; st == CS_OK && i < a.npos; i++)
     st = cs_val_add(v, a.pos[i], &err);
   if (st == CS_OK && !given && a.npos == 0) st = cs_val_add_bundled(v, &err);
+  struct cli_progress busy;
+  struct cs_progress pg;
+  cli_progress_init(&busy, "validate", cli_get(&verb, &a, "quiet") != NULL, &pg);
+  if (v) cs_val_set_progress(v, &pg);
   if (st == CS_OK) st = cs_val_run(v, cli_get(&verb, &a, "section"), &err);
+  cli_progress_end(&busy);
   int rc = 0;
   if (st == CS_OK) {
     struct cs_val_summary sm;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cmds.h"
+#include "framework.h"
 #include "datadir.h"
 #include "memory.h"
 #include "wlsummary.h"

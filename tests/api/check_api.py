@@ -4,6 +4,7 @@
 - commscale_predict_collective gives `commscale coll`'s time, band and algorithm (CSV) for the
   same collective, size, shape and topology;
 - commscale_search gives `commscale search`'s best plans and step times (CSV), in order;
+- commscale_size_network gives `commscale size-network`'s answers, bands and knees (CSV);
 - the error contract: statuses, messages, a NULL handle, an unknown name (the message lists the
   installed data folder), a bad plan, an unknown framework, a missing calibration;
 - a framework profile gives `commscale predict`'s step for the plan with framework=NAME.
@@ -94,6 +95,48 @@ rows = cli_csv("search", "-w", "gpt3-13b", "--gpu", "h100-sxm", "-t", "dgx-h100"
                "--nodes", "2", "--gbs", "64")
 check(st == 0 and found.value >= 3, "commscale_search: %d feasible plans (%s)" % (
     found.value, err.value.decode()))
+
+
+class Sizing(ctypes.Structure):
+    _fields_ = [("family", ctypes.c_char * 64), ("reachable", ctypes.c_int),
+                ("gbps_gpu", ctypes.c_double), ("gbps_gpu_lo", ctypes.c_double),
+                ("gbps_gpu_hi", ctypes.c_double), ("gbps_node", ctypes.c_double),
+                ("knee_gbps_gpu", ctypes.c_double), ("tokens_per_s", ctypes.c_double),
+                ("bar_tokens_per_s", ctypes.c_double), ("step", ctypes.c_double),
+                ("max_step", ctypes.c_double), ("dominant", ctypes.c_char * 48),
+                ("dominant_s", ctypes.c_double), ("plan", ctypes.c_char * 256),
+                ("reason", ctypes.c_char * 256)]
+
+
+lib.commscale_size_network.argtypes = [
+    ctypes.c_void_p, ctypes.POINTER(predict_step.StepQuery), ctypes.c_int, ctypes.c_char_p,
+    ctypes.c_char_p, ctypes.POINTER(Sizing), ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t),
+    ctypes.c_char_p, ctypes.c_size_t]
+fams = "z3=zero=3,tp=8;tp+pp"
+sz = (Sizing * 2)()
+nfam = ctypes.c_size_t()
+q8 = predict_step.StepQuery(workload=b"gpt3-13b", gpu=b"h100-sxm", topology=b"dgx-h100", nodes=8)
+st = lib.commscale_size_network(h, ctypes.byref(q8), 256, b"eff=0.8", fams.encode(), sz, 2,
+                                ctypes.byref(nfam), err, len(err))
+srows = cli_csv("size-network", "-w", "gpt3-13b", "--gpu", "h100-sxm", "-t", "dgx-h100", "--cal",
+                CAL, "--nodes", "8", "--gbs", "256", "--target", "eff=0.8", "--family", fams)
+check(st == 0 and nfam.value == 2, "commscale_size_network: %d families (%s)" % (
+    nfam.value, err.value.decode()))
+for i in range(2):
+    r = srows[i]
+    ok = (sz[i].family.decode() == r["family"] and sz[i].reachable == int(r["reachable"]) and
+          "%g" % sz[i].gbps_gpu == r["least_Gbps_per_gpu"] and
+          close(sz[i].knee_gbps_gpu, r["knee_Gbps_per_gpu"]) and
+          "%g" % sz[i].gbps_gpu_lo == r["band_lo_Gbps_per_gpu"] and
+          (not sz[i].reachable or sz[i].knee_gbps_gpu >= sz[i].gbps_gpu))
+    check(ok, "size-network %s: API least %g (band %g..%g) knee %g, CLI %s (%s..%s) knee %s" % (
+        r["family"], sz[i].gbps_gpu, sz[i].gbps_gpu_lo, sz[i].gbps_gpu_hi, sz[i].knee_gbps_gpu,
+        r["least_Gbps_per_gpu"], r["band_lo_Gbps_per_gpu"], r["band_hi_Gbps_per_gpu"],
+        r["knee_Gbps_per_gpu"]))
+st = lib.commscale_size_network(h, ctypes.byref(q8), 256, b"eff=0.8", b"a=tq=1", sz, 2, None,
+                                err, len(err))
+check(st == 1 and b"unknown key" in err.value,
+      "size_network with a bad family: COMMSCALE_USAGE (%s)" % err.value.decode())
 for i in range(3):
     ok = (top[i].plan.decode() == rows[i]["plan"] and
           close(top[i].step, rows[i]["step_s"]))

@@ -175,6 +175,9 @@ expect 2 "target \"eff=nan\": expected a value in" -- size-network $W --nodes 1 
 expect 2 "target \"mfu=-1\": expected a value in" -- size-network $W --nodes 1 --gbs 16 --target mfu=-1
 expect 2 "target \"bogus=1\": unknown kind" -- size-network $W --nodes 1 --gbs 16 --target bogus=1
 expect 2 "--family: unknown family \"bogus\"" -- size-network $W --nodes 1 --gbs 16 --family bogus
+expect 2 "--family: family \"a\": unknown key \"tq\"" -- size-network $W --nodes 1 --gbs 16 --family "a=tq=1"
+expect 2 "--family: family \"a\": tp: expected a whole number or node, got \"x\"" -- size-network $W --nodes 1 --gbs 16 --family "a=tp=x"
+expect 2 "--family: family \"fsdp\" given twice" -- size-network $W --nodes 1 --gbs 16 --family "fsdp;fsdp"
 expect 2 "--plan: plan item 1 \"precision=fp7\"" -- size-network $W --nodes 1 --gbs 16 -p precision=fp7
 expect 1 "nope-prices.yaml: cannot open" -- size-network $W --nodes 1 --gbs 16 --prices "$tmp/nope-prices.yaml"
 }

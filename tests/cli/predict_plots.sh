@@ -24,6 +24,18 @@ for p in 0 1; do
   [ "$n" -ge 3 ] && ok || bad "plan $p is feasible at $n node counts only"
 done
 
+# one reference for the table: the fastest feasible row at the fewest GPUs; ref_efficiency =
+# (throughput / the reference's) x (the reference's GPUs / GPUs), computed here from the CSV
+sed 's/"[^"]*"/X/g' "$tmp/p.csv" | awk -F, 'NR > 1 && $5 == "ok" { n++; g[n] = $2; t[n] = $9; e[n] = $30
+    if (!g0 || $2 < g0 || ($2 == g0 && $9 > t0)) { g0 = $2; t0 = $9 } }
+  END { for (i = 1; i <= n; i++) { w = t[i] / t0 * g0 / g[i]; if (((e[i] - w) / w) ^ 2 > 1e-8) bad = 1 }
+        exit !(n > 0 && !bad) }' && ok || bad "ref_efficiency does not follow the common reference"
+"$cs" "${args[@]}" >"$tmp/p.txt" 2>/dev/null
+grep -q '^# speedup, eff: against one reference' "$tmp/p.txt" && ok || bad "table header names no reference"
+# an eff above 100% carries a * and a note under the table
+awk '/^ / && $13 ~ /^[0-9.]+/ { v = $13; sub(/[w*]+$/, "", v); if (v + 0 > 100.05 && $13 !~ /\*/) bad = 1 }
+  END { exit bad }' "$tmp/p.txt" && ok || bad "an eff above 100% without its reason"
+
 # speedup: blocks plan 1, plan 2 (predicted), then the ideal line (fitted)
 kinds=$(grep '^# index' "$tmp/p-speedup.dat" | awk '{ print $4 }' | tr -d , | tr '\n' ' ')
 [ "$kinds" = "predicted predicted fitted " ] && ok || bad "speedup blocks: $kinds"

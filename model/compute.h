@@ -56,7 +56,7 @@ enum cs_mem_class cs_mem_class_of(const char *op_name);
  * a steps calibration: the 85th percentile of |error| over the 33 speedup cases of
  * tests/validation (DLPerf V100 data parallelism, the real 2 and 4 x H200 runs), where the
  * compute level cancels. `commscale validate` never scores a case with it: it recomputes the
- * percentile without the case's section (cs_val_loso_quantile). docs/constants.md has the command.
+ * percentile without the case's section (cs_valband_quantile). docs/constants.md has the command.
  */
 #define CS_COMPUTE_BAND_FW 0.268
 

@@ -39,10 +39,10 @@
 #include "nccltests.h"
 #include "plan.h"
 #include "scenario.h"
-#include "stats.h"
 #include "step.h"
 #include "topology.h"
 #include "units.h"
+#include "valband.h"
 #include "workload.h"
 #include "yamlcfg.h"
 
@@ -85,11 +85,7 @@ struct vcase {
   double pred, pub_lo, pub_hi, err;
   double band_lo, band_hi; /* the prediction's band */
   int status;
-  /* a training step's band before its framework term (set by band_of after every case ran) */
-  struct cs_sim_result sim;
-  double u_compute; /* seconds of compute half-width this metric does not cancel */
-  int multi;        /* more than one GPU: the framework term applies */
-  int coll_default; /* a collective costed with the default model (no fitted parameter) */
+  struct cs_valband b; /* what the band pass reads (valband.h) */
 };
 
 #define F(key, type, member, size, lo, hi, def, names, help)                                       \
@@ -694,7 +690,7 @@ static enum cs_status predict_coll(struct cs_val *x, const struct vcase *c, doub
   struct vcase *cw = (struct vcase *)c; /* the band goes with the prediction */
   cw->band_lo = c->metric == CS_VAL_TIME ? lo : fb / hi;
   cw->band_hi = c->metric == CS_VAL_TIME ? hi : fb / lo;
-  cw->coll_default = cal->n_fit == 0;
+  cw->b.coll_default = cal->n_fit == 0;
   return CS_OK;
 }
 
@@ -749,10 +745,10 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
     struct vcase *cw = (struct vcase *)c; /* the band goes with the prediction */
     /* a speedup's two ends share the compute level: only the step's other parts carry it */
     double comp = r.part.compute + r.part.optimizer;
-    cw->sim = r;
-    cw->u_compute = s.compute.band_rel * (c->metric == CS_VAL_SPEEDUP ? r.step - comp : comp);
-    if (cw->u_compute < 0) cw->u_compute = 0;
-    cw->multi = cs_plan_gpus(plan) > 1 && s.compute.band_fw > 0;
+    cw->b.sim = r;
+    cw->b.u_compute = s.compute.band_rel * (c->metric == CS_VAL_SPEEDUP ? r.step - comp : comp);
+    if (cw->b.u_compute < 0) cw->b.u_compute = 0;
+    cw->b.multi = cs_plan_gpus(plan) > 1 && s.compute.band_fw > 0;
     if (c->metric == CS_VAL_HW_TFLOPS) {
       *v = r.hw_tflops_per_gpu * 1e12;
       cw->band_lo = *v * r.step / r.step_hi, cw->band_hi = *v * r.step / r.step_lo;
@@ -808,85 +804,6 @@ static enum cs_status run_case(struct cs_val *x, struct vcase *c, struct cs_erro
   c->status = e <= c->tolerance                 ? CS_VAL_OK
               : (c->bound > 0 && e <= c->bound) ? CS_VAL_KNOWN
                                                 : CS_VAL_MISS;
-  return CS_OK;
-}
-
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double cs_val_loso_quantile(const double *x, const int *group, size_t n, int skip, double p) {
-  double *v = n ? malloc(n * sizeof *v) : NULL;
-  size_t k = 0;
-  for (size_t i = 0; v && i < n; i++)
-    if (skip < 0 || group[i] != skip) v[k++] = x[i];
-  double q = NAN;
-  if (k > 0) {
-    qsort(v, k, sizeof *v, cmp_dbl);
-    double at = p * (double)(k - 1);
-    size_t lo = (size_t)at;
-    q = lo + 1 < k ? v[lo] + (v[lo + 1] - v[lo]) * (at - (double)lo) : v[k - 1];
-  }
-  free(v);
-  return q;
-}
-
-/* The bands' residual terms, once every case has its error: a step of more than one GPU in
- * section S takes as its framework term the CS_VAL_BAND_COVERAGE quantile of |error| of the
- * speedup cases of the other sections (where the compute level cancels), never its own section's
- * (CS_COMPUTE_BAND_FW when no other section has a speedup); a collective costed with the default
- * model (nothing fitted, so no covariance says how far off it is) takes the same quantile of the
- * other sections' collective cases (none: its model band alone). */
-static enum cs_status band_pass(struct cs_val *x, struct cs_error *err) {
-  size_t n = x->n;
-  double *e = malloc((n ? n : 1) * sizeof *e);
-  int *g = malloc((n ? n : 1) * sizeof *g), *id = malloc((n ? n : 1) * sizeof *id);
-  if (!e || !g || !id) {
-    free(e), free(g), free(id);
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  }
-  double *ec = malloc((n ? n : 1) * sizeof *ec);
-  int *gc = malloc((n ? n : 1) * sizeof *gc);
-  if (!ec || !gc) {
-    free(e), free(g), free(id), free(ec), free(gc);
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  }
-  size_t ns = 0, nc = 0;
-  for (size_t i = 0; i < n; i++) {
-    size_t j = 0; /* the section's number: the index of its first case */
-    while (strcmp(x->cs[j].section, x->cs[i].section) != 0)
-      j++;
-    id[i] = (int)j;
-    if (x->cs[i].metric == CS_VAL_SPEEDUP) e[ns] = fabs(x->cs[i].err), g[ns++] = id[i];
-    if (x->cs[i].metric >= CS_VAL_BUSBW) ec[nc] = fabs(x->cs[i].err), gc[nc++] = id[i];
-  }
-  for (size_t i = 0; i < n; i++) {
-    struct vcase *c = &x->cs[i];
-    if (c->metric > CS_VAL_TFLOPS) {
-      double q =
-          c->coll_default ? cs_val_loso_quantile(ec, gc, nc, id[i], CS_VAL_BAND_COVERAGE) : NAN;
-      if (isfinite(q)) {
-        double dl = c->pred - c->band_lo, dh = c->band_hi - c->pred, u = q * c->pred;
-        c->band_lo = c->pred - sqrt(dl * dl + u * u), c->band_hi = c->pred + sqrt(dh * dh + u * u);
-        if (c->band_lo < 0) c->band_lo = 0;
-      }
-      continue;
-    }
-    double q = 0;
-    if (c->multi) {
-      q = cs_val_loso_quantile(e, g, ns, id[i], CS_VAL_BAND_COVERAGE);
-      if (!isfinite(q)) q = CS_COMPUTE_BAND_FW;
-    }
-    double lo, hi;
-    cs_sim_band(&c->sim, c->u_compute, q * c->sim.step, &lo, &hi);
-    if (c->metric == CS_VAL_STEP)
-      c->band_lo = lo, c->band_hi = hi;
-    else
-      c->band_lo = c->pred * c->sim.step / hi,
-      c->band_hi = lo > 0 ? c->pred * c->sim.step / lo : INFINITY;
-  }
-  free(e), free(g), free(id), free(ec), free(gc);
   return CS_OK;
 }
 
@@ -1012,7 +929,22 @@ enum cs_status cs_val_run(struct cs_val *v, const char *sections, struct cs_erro
     cs_progress_report(&v->progress, v->cs[i].name, (int)i, (int)v->n);
     st = run_case(v, &v->cs[i], err);
   }
-  if (st == CS_OK) st = band_pass(v, err);
+  struct cs_valband **b = st == CS_OK ? malloc((v->n ? v->n : 1) * sizeof *b) : NULL;
+  if (st == CS_OK && b == NULL) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; st == CS_OK && i < v->n; i++) {
+    struct vcase *c = &v->cs[i];
+    c->b.section = c->section, c->b.pred = c->pred, c->b.err = c->err;
+    c->b.lo = c->band_lo, c->b.hi = c->band_hi;
+    c->b.kind = c->metric >= CS_VAL_BUSBW     ? CS_VALBAND_COLL
+                : c->metric == CS_VAL_STEP    ? CS_VALBAND_STEP
+                : c->metric == CS_VAL_SPEEDUP ? CS_VALBAND_SPEEDUP
+                                              : CS_VALBAND_RATE;
+    b[i] = &c->b;
+  }
+  if (st == CS_OK) st = cs_valband_pass(b, v->n, err);
+  for (size_t i = 0; st == CS_OK && i < v->n; i++)
+    v->cs[i].band_lo = v->cs[i].b.lo, v->cs[i].band_hi = v->cs[i].b.hi;
+  free(b);
   cs_progress_report(&v->progress, "done", (int)v->n, (int)v->n);
   if (st != CS_OK) return st;
   free(v->out);
@@ -1044,33 +976,9 @@ void cs_val_summary(const struct cs_val *v, struct cs_val_summary *sm) {
 }
 
 void cs_val_summary_of(const struct cs_val *v, const char *section, struct cs_val_summary *sm) {
-  size_t nall;
-  const struct cs_val_case *all = cs_val_cases(v, &nall);
-  struct cs_val_case *cs = nall ? malloc(nall * sizeof *cs) : NULL;
-  size_t n = 0;
-  for (size_t i = 0; cs && i < nall; i++)
-    if (section == NULL || strcmp(all[i].section, section) == 0) cs[n++] = all[i];
-  memset(sm, 0, sizeof *sm);
-  for (size_t i = 0; i < n; i++) {
-    double e = fabs(cs[i].err);
-    sm->n++;
-    sm->mean += e;
-    if (e > sm->max) sm->max = e;
-    sm->over_tol += cs[i].status != CS_VAL_OK;
-    sm->known += cs[i].status == CS_VAL_KNOWN;
-    sm->over_bound += cs[i].status == CS_VAL_MISS;
-    sm->over_accept += e > CS_VAL_ACCEPT_MAX;
-  }
-  if (sm->n) sm->mean /= (double)sm->n;
-  sm->accepted = sm->mean <= CS_VAL_ACCEPT_MEAN && sm->over_accept == 0;
-  double *hw = n ? malloc(n * sizeof *hw) : NULL;
-  for (size_t i = 0; i < n; i++) {
-    sm->covered += cs[i].pub_hi >= cs[i].band_lo && cs[i].pub_lo <= cs[i].band_hi;
-    if (hw) hw[i] = cs[i].pred > 0 ? (cs[i].band_hi - cs[i].band_lo) / 2 / cs[i].pred : 0;
-  }
-  if (hw) sm->median_half_rel = cs_stats_median(hw, n);
-  free(hw);
-  free(cs);
+  size_t n;
+  const struct cs_val_case *cs = cs_val_cases(v, &n);
+  cs_valband_summary(cs, n, section, sm);
 }
 
 const char *cs_val_metric_name(enum cs_val_metric m) {

@@ -22,10 +22,6 @@
 #define CS_VAL_ACCEPT_MEAN 0.05
 #define CS_VAL_ACCEPT_MAX 0.12
 
-/* The coverage the band of a training step is meant to have: an 85% interval (compute,
- * framework and collective terms, each at its 85% quantile, combined in quadrature). */
-#define CS_VAL_BAND_COVERAGE 0.85
-
 /* Training-step metrics first (up to CS_VAL_TFLOPS, model FLOPs per GPU), then collectives. */
 enum cs_val_metric {
   CS_VAL_SPEEDUP,
@@ -81,12 +77,6 @@ const struct cs_val_case *cs_val_cases(const struct cs_val *v, size_t *n);
 void cs_val_summary(const struct cs_val *v, struct cs_val_summary *sm);
 /* The same over the cases of one section (NULL: all). */
 void cs_val_summary_of(const struct cs_val *v, const char *section, struct cs_val_summary *sm);
-
-/* The p-quantile (p in [0, 1]; linear interpolation between order statistics) of the x[i] whose
- * group[i] != skip (skip < 0: all of them): the spread of the residuals outside one group, so
- * that a group's band is never set from its own cases. NAN when no value remains (or out of
- * memory); x and group are not modified. */
-double cs_val_loso_quantile(const double *x, const int *group, size_t n, int skip, double p);
 
 const char *cs_val_metric_name(enum cs_val_metric m); /* "speedup", "hw_tflops", ... */
 const char *cs_val_metric_unit(enum cs_val_metric m); /* "x", "TFLOP/s", "s", "GB/s", "us" */

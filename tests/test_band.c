@@ -1,7 +1,7 @@
 /* test_band.c — the band's statistics on synthetic cases with a known spread.
  *
- * The band of a training step is meant as an 85% interval (CS_VAL_BAND_COVERAGE): each term is
- * the 85% quantile of |residual| of cases it is not scored on (cs_val_loso_quantile) and the
+ * The band of a training step is meant as an 85% interval (CS_VALBAND_COVERAGE): each term is
+ * the 85% quantile of |residual| of cases it is not scored on (cs_valband_quantile) and the
  * terms combine in quadrature (cs_sim_band). On residuals drawn from known normal laws (fixed
  * seed) the band must cover the stated fraction of fresh draws within sampling error, a section's
  * own residuals must not move its band, and for two independent terms the quadrature of their
@@ -14,7 +14,7 @@
 
 #include "step.h"
 #include "testutil.h"
-#include "validate.h"
+#include "valband.h"
 
 /* A standard normal draw (Box-Muller over a fixed-seed 64-bit LCG: the same on every libc). */
 static unsigned long long rng_state = 88172645463325252ULL;
@@ -36,17 +36,17 @@ static void test_quantile(void **state) {
   (void)state;
   const double x[] = {5, 1, 4, 2, 3, 100};
   const int g[] = {0, 0, 0, 0, 0, 1};
-  assert_close(cs_val_loso_quantile(x, g, 5, -1, 0.5), 3, 1e-12);
-  assert_close(cs_val_loso_quantile(x, g, 5, -1, 0.85), 4.4, 1e-12); /* 4 + 0.4 x (5 - 4) */
-  assert_close(cs_val_loso_quantile(x, g, 5, -1, 1), 5, 1e-12);
-  assert_close(cs_val_loso_quantile(x, g, 6, 1, 0.85), 4.4, 1e-12); /* the outlier's group out */
-  assert_true(cs_val_loso_quantile(x, g, 6, -1, 0.85) > 5);
-  assert_true(isnan(cs_val_loso_quantile(x, g, 5, 0, 0.85)));
-  assert_true(isnan(cs_val_loso_quantile(x, g, 0, -1, 0.85)));
+  assert_close(cs_valband_quantile(x, g, 5, -1, 0.5), 3, 1e-12);
+  assert_close(cs_valband_quantile(x, g, 5, -1, 0.85), 4.4, 1e-12); /* 4 + 0.4 x (5 - 4) */
+  assert_close(cs_valband_quantile(x, g, 5, -1, 1), 5, 1e-12);
+  assert_close(cs_valband_quantile(x, g, 6, 1, 0.85), 4.4, 1e-12); /* the outlier's group out */
+  assert_true(cs_valband_quantile(x, g, 6, -1, 0.85) > 5);
+  assert_true(isnan(cs_valband_quantile(x, g, 5, 0, 0.85)));
+  assert_true(isnan(cs_valband_quantile(x, g, 0, -1, 0.85)));
 }
 
 /* Sections of residuals with one known spread: each section's band, from the others alone,
- * covers CS_VAL_BAND_COVERAGE of fresh draws; an outlying section does not widen its own band. */
+ * covers CS_VALBAND_COVERAGE of fresh draws; an outlying section does not widen its own band. */
 static void test_loso_coverage(void **state) {
   (void)state;
   enum { SECTIONS = 8, PER = 100, FRESH = 4000 };
@@ -57,19 +57,19 @@ static void test_loso_coverage(void **state) {
     e[i] = fabs(sigma * normal()), g[i] = i / PER;
   int inside = 0;
   for (int s = 0; s < SECTIONS; s++) {
-    double q = cs_val_loso_quantile(e, g, SECTIONS * PER, s, CS_VAL_BAND_COVERAGE);
+    double q = cs_valband_quantile(e, g, SECTIONS * PER, s, CS_VALBAND_COVERAGE);
     for (int k = 0; k < FRESH / SECTIONS; k++)
       inside += fabs(sigma * normal()) <= q;
   }
   double cov = (double)inside / FRESH;
-  assert_true(fabs(cov - CS_VAL_BAND_COVERAGE) < slack(CS_VAL_BAND_COVERAGE, FRESH));
+  assert_true(fabs(cov - CS_VALBAND_COVERAGE) < slack(CS_VALBAND_COVERAGE, FRESH));
   /* section 0 ten times as wide: its own band is the others', theirs grows */
-  double q0 = cs_val_loso_quantile(e, g, SECTIONS * PER, 0, CS_VAL_BAND_COVERAGE);
-  double q1 = cs_val_loso_quantile(e, g, SECTIONS * PER, 1, CS_VAL_BAND_COVERAGE);
+  double q0 = cs_valband_quantile(e, g, SECTIONS * PER, 0, CS_VALBAND_COVERAGE);
+  double q1 = cs_valband_quantile(e, g, SECTIONS * PER, 1, CS_VALBAND_COVERAGE);
   for (int i = 0; i < PER; i++)
     e[i] *= 10;
-  assert_close(cs_val_loso_quantile(e, g, SECTIONS * PER, 0, CS_VAL_BAND_COVERAGE), q0, 1e-12);
-  assert_true(cs_val_loso_quantile(e, g, SECTIONS * PER, 1, CS_VAL_BAND_COVERAGE) > q1);
+  assert_close(cs_valband_quantile(e, g, SECTIONS * PER, 0, CS_VALBAND_COVERAGE), q0, 1e-12);
+  assert_true(cs_valband_quantile(e, g, SECTIONS * PER, 1, CS_VALBAND_COVERAGE) > q1);
 }
 
 /* Compute and framework errors independent normals (and a collective band of its own): the step

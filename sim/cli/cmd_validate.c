@@ -18,6 +18,7 @@
 #include "opts.h"
 #include "output.h"
 #include "validate.h"
+#include "valband.h"
 
 static const struct cli_opt opts[] = {
     {"cases", 0, "DIR|FILE,...",
@@ -58,7 +59,7 @@ static void write_band_sections(FILE *f, const struct cs_val *v, const struct cs
   fprintf(f,
           "band by section (an %.0f%% interval; the framework term of a section's steps from "
           "the other sections' speedups):",
-          100 * CS_VAL_BAND_COVERAGE);
+          100 * CS_VALBAND_COVERAGE);
   for (size_t i = 0; i < n; i++) {
     size_t j = 0;
     while (strcmp(cs[j].section, cs[i].section) != 0)

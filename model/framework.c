@@ -58,6 +58,8 @@ static const struct cs_cfg_field fields[] = {
       "params gathered ahead of the running unit (0 = one unit)"),
     F("max_live", CS_CFG_DOUBLE, max_live, 0, 0, 0, 1e15, "0", NULL,
       "params gathered at once (0 = no limit)"),
+    F("max_reuse", CS_CFG_DOUBLE, max_reuse, 0, 0, 0, 1e15, "0", NULL,
+      "a gathered weight reused within this many parameters is kept (0: always released)"),
     F("prefetch_depth", CS_CFG_INT, prefetch_depth, 0, 0, 0, 8, "1", NULL,
       "units whose gather is issued ahead of compute (0 = none)"),
     F("overlap_param", CS_CFG_BOOL, overlap_param, 0, 0, 0, 1, "true", NULL,
@@ -66,6 +68,8 @@ static const struct cs_cfg_field fields[] = {
       "each fetch synchronises the device, so host work is exposed"),
     F("fetch_norm", CS_CFG_BOOL, fetch_norm, 0, 0, 0, 1, "false", NULL,
       "each fetch computes the norm of every fetched weight (a read of it, serialised)"),
+    F("fetch_zero", CS_CFG_BOOL, fetch_zero, 0, 0, 0, 1, "false", NULL,
+      "each gather first zero-fills its full-size buffer and synchronises the device"),
     F("reshard_after_forward", CS_CFG_BOOL, reshard_after_forward, 0, 0, 0, 1, "true", NULL,
       "weights freed after forward and gathered again for backward"),
     F("regather_recompute", CS_CFG_BOOL, regather_recompute, 0, 0, 0, 1, "false", NULL,
@@ -90,6 +94,8 @@ static const struct cs_cfg_field fields[] = {
       "host time per rank of a collective over a list of per-rank tensors"),
     F("rank_copies", CS_CFG_BOOL, rank_copies, 0, 0, 0, 1, "false", NULL,
       "a list-form collective copies each rank's tensor: one kernel per rank"),
+    F("host_copy", CS_CFG_QTY, host_copy, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
+      "host time to issue each of those per-rank copies (rank_copies)"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])

@@ -70,10 +70,12 @@ struct cs_framework {
   double persistence;        /* params: weights at or under this stay whole on every rank */
   double prefetch_params;    /* params gathered ahead of the running unit */
   double max_live;           /* params gathered at once (memory bound) */
+  double max_reuse;          /* params run before reuse under which a weight is kept */
   int prefetch_depth;        /* units whose gather is issued ahead (0 = none) */
   int overlap_param;         /* gathers run on a side stream beside compute */
   int sync_per_fetch;        /* each fetch synchronises the device: host work is exposed */
   int fetch_norm;            /* each fetch reads every fetched weight once more (a norm) */
+  int fetch_zero;            /* each gather zero-fills its full-size buffer, then syncs */
   int reshard_after_forward; /* gathered weights freed after forward, gathered again in backward */
   int regather_recompute;    /* full recomputation gathers the weights once more */
   /* other parallelism */
@@ -90,6 +92,9 @@ struct cs_framework {
   double host_rank;   /* per rank per call of a collective taking a list of per-rank tensors */
   int rank_copies;    /* such a collective also copies each rank's tensor in or out: one kernel
                          per rank on the collective's stream (the GPU's kernel_overhead each) */
+  double host_copy;   /* host time to issue each such copy: the calling thread dispatches and
+                         launches them one by one, so a call holds the host ranks x host_copy and
+                         the copies' GPU time hides behind it as far as host_copy lasts */
 };
 
 /* The profile's schema table: *n receives its length. */

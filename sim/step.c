@@ -483,9 +483,9 @@ struct zunits {
 static int zero3_by_units(const struct cs_sim *s) {
   const struct cs_framework *f = &s->fw;
   return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
-         f->host_rank > 0 || f->rank_copies || f->fetch_norm || !f->zero_reduce_scatter ||
-         f->sync_per_fetch || f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 ||
-         !f->reshard_after_forward ||
+         f->host_rank > 0 || f->host_copy > 0 || f->rank_copies || f->fetch_norm || f->fetch_zero ||
+         !f->zero_reduce_scatter || f->sync_per_fetch || f->persistence > 0 ||
+         f->reduce_dtype == CS_FW_RD_FP32 || !f->reshard_after_forward ||
          (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
 }
 
@@ -541,12 +541,20 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
   for (int u = 0; u < n; u++)
     total_w += wt[u];
   const int regather = f->regather_recompute && p->recompute == CS_RECOMPUTE_FULL;
-  const int kb = f->reshard_after_forward ? 1 + regather : 0; /* backward gathers */
+  const int kb0 = f->reshard_after_forward ? 1 + regather : 0; /* backward gathers */
   double wb, gb, ob;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   const double rscale = f->reduce_dtype == CS_FW_RD_FP32 ? 4.0 / gb : 1.0;
   zu->n = n;
   for (int u = 0; u < n; u++) {
+    /* stage3.py release_sub_module keeps a weight whose reuse distance (the parameters of the
+     * sub-modules run before its next use) is under max_reuse: after its recomputed forward a
+     * matrix is next used by its own backward, with the later matrices of the block recomputed
+     * and back-propagated in between. Known per matrix only (a block as one unit: always). */
+    double after = 0;
+    for (int v = u + 1; v < n; v++)
+      after += wt[v];
+    const int kb = kb0 - (regather && n > 1 && f->max_reuse > 0 && 2 * after < f->max_reuse);
     zu->frac[u] = total_w > 0 ? wt[u] / total_w : 1.0 / n;
     for (int g = 0; g < 2; g++) {
       int group = g ? CS_GROUP_EDP : CS_GROUP_DP;
@@ -558,9 +566,13 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
       double agb = zb[g][0] * gshare, rsb = zb[g][2] * rshare * rscale;
       double t[NLEV];
       double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
-      double hc = f->host_call + ranks * f->host_rank;
-      /* one copy kernel per rank beside the collective on its stream */
-      double copies = f->rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
+      /* one copy kernel per rank beside the collective on its stream, each issued by the
+       * calling thread (host_copy): the host holds the call ranks x host_copy, and a copy's GPU
+       * time hides behind the next one's issue as far as host_copy lasts */
+      double hcopy = f->rank_copies ? f->host_copy : 0;
+      double hc = f->host_call + ranks * (f->host_rank + hcopy);
+      double ko = s->in.compute->gpu.kernel_overhead;
+      double copies = f->rank_copies ? ranks * (ko > hcopy ? ko - hcopy : 0) : 0;
       enum cs_status st;
       if (agb > 0) {
         st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_FWD, agb, s->m * (1 + kb), t, err);
@@ -574,6 +586,9 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         const struct cs_gpu *gpu = &s->in.compute->gpu;
         double norm =
             f->fetch_norm ? agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead : 0;
+        /* a zero-fill of the gathered buffer before each gather, waited for by a device
+         * synchronisation (fetch_zero): one streaming write of it */
+        if (f->fetch_zero) norm += agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead;
         zu->hostf[u] += hc + norm;
         zu->hostb[u] += kb * (hc + norm);
         s->comm_bytes[stage] +=
@@ -619,7 +634,10 @@ static enum cs_status param_gather(struct cs_sim *s, int sg, int group, double b
   cs_plan_param_bytes(&s->plan, &wb, &gb, &ob);
   double B = s->fw.allgather_bucket * wb, full = floor(bytes / B), rem = bytes - full * B;
   double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
-  double copies = s->fw.rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
+  /* each copy issued by the host (host_copy) or run by the GPU, whichever takes longer: the
+   * gather after the optimizer overlaps nothing */
+  double ko = s->in.compute->gpu.kernel_overhead;
+  double copies = s->fw.rank_copies ? ranks * (ko > s->fw.host_copy ? ko : s->fw.host_copy) : 0;
   double t[NLEV], r[NLEV] = {0, 0, 0};
   enum cs_status st = CS_OK;
   if (full > 0) st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_PARAM, B, (long)full, t, err);

@@ -273,6 +273,25 @@ static void test_zero3_units(void **state) {
   f.host_rank = 1e-4;
   struct cs_sim_result r2 = run_in(&in, 1);
   assert_close(r2.step - r0.step, 98 * 3 * 8 * 1e-4, 1e-9);
+  /* a copy per rank issued by the host (rank_copies, host_copy above the GPU's 1.3 us per
+   * copy kernel): the same as host_rank, the copies' GPU time hidden behind their issue */
+  f.host_rank = 0;
+  f.rank_copies = 1;
+  f.host_copy = 1e-4;
+  struct cs_sim_result rc = run_in(&in, 1);
+  assert_close(rc.step - r0.step, 98 * 3 * 8 * 1e-4, 1e-9);
+  f.rank_copies = 0;
+  f.host_copy = 0;
+  /* a zero-fill before each gather is one streaming pass over the gathered weight, as a norm
+   * after it is: the same added time */
+  f.fetch_zero = 1;
+  struct cs_sim_result rz = run_in(&in, 1);
+  f.fetch_zero = 0;
+  f.fetch_norm = 1;
+  struct cs_sim_result rn = run_in(&in, 1);
+  f.fetch_norm = 0;
+  assert_true(rz.step > r0.step);
+  assert_close(rz.step, rn.step, 1e-12);
   /* hidden behind the units' kernels when the framework does not synchronise */
   f.sync_per_fetch = 0;
   f.host_rank = 1e-7;
@@ -300,6 +319,49 @@ static void test_zero3_units(void **state) {
   f.overlap_param = 1;
   struct cs_sim_result r5 = run_in(&in, 1);
   assert_true(r5.step <= r0.step);
+  cs_scenario_fini(&s);
+}
+
+/* Under full recomputation a profile that frees weights after use gathers each matrix three
+ * times per micro-batch (forward, recomputed forward, backward). A reuse distance limit keeps a
+ * matrix from its recomputed forward to its backward when twice the parameters of the block's
+ * later matrices are under it: with a limit above any block every matrix qualifies, with a limit
+ * of one parameter only the last (nothing after it) does. GPT-3
+ * 1.3B: 24 blocks of 4 matrices, one micro-batch. */
+static long gathers(struct cs_sim_inputs *in) {
+  struct cs_sim *sim = NULL;
+  struct cs_error err = {0};
+  if (cs_sim_alloc(in, &sim, &err) != CS_OK) fail_msg("%s", err.msg);
+  struct cs_sim_coll_info info[64];
+  int n = cs_sim_collectives(sim, info, 64);
+  long calls = 0;
+  for (int i = 0; i < n; i++)
+    if (info[i].coll == CS_COLL_ALL_GATHER) calls += info[i].calls;
+  cs_sim_free(sim);
+  return calls;
+}
+
+static void test_zero3_reuse(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,zero=3,mbs=1,gbs=8,recompute=full");
+  struct cs_framework f;
+  cs_framework_default(&f);
+  f.unit = CS_FW_UNIT_MODULE;
+  f.regather_recompute = 1;
+  struct cs_sim_inputs in = inputs(&s);
+  in.framework = &f;
+  long all = gathers(&in);
+  f.max_reuse = 1;
+  long last = gathers(&in);
+  f.max_reuse = 1e15;
+  long every = gathers(&in);
+  assert_int_equal(all - last, 24);
+  assert_int_equal(all - every, 24 * 4);
+  struct cs_sim_result r1 = run_in(&in, 1);
+  f.max_reuse = 0;
+  struct cs_sim_result r0 = run_in(&in, 1);
+  assert_true(r1.step < r0.step);
   cs_scenario_fini(&s);
 }
 
@@ -559,6 +621,7 @@ int main(void) {
       cmocka_unit_test(test_cp_ring),
       cmocka_unit_test(test_nic_sharing),
       cmocka_unit_test(test_zero3_units),
+      cmocka_unit_test(test_zero3_reuse),
       cmocka_unit_test(test_framework_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

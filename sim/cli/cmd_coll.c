@@ -255,6 +255,13 @@ int cs_cmd_coll(int argc, char **argv) {
     have_topo = st == CS_OK;
     if (st == CS_OK && !cli_get(&verb, &a, "gpus-per-node")) gpn[0] = topo.node.gpus;
   }
+  /* a DGX user who forgets -g 8 with a 2-GPU calibration gets 4-rank "nodes": say so */
+  if (st == CS_OK && !have_topo && !cli_get(&verb, &a, "gpus-per-node") &&
+      cal.quality.max_gpus_per_node > 0)
+    fprintf(stderr,
+            "commscale coll: %ld GPUs per node, as in the calibration (give -g N for another "
+            "node size)\n",
+            gpn[0]);
   for (size_t i = 0; st == CS_OK && i < nn; i++) {
     /* each shape sees its own links on a topology: work on a copy of the calibration */
     struct cs_cal shape = cal;

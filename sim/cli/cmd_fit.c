@@ -286,6 +286,7 @@ int cs_cmd_fit(int argc, char **argv) {
   memset(&res, 0, sizeof res);
   struct point_rec *pts = NULL;
   enum cs_status st = CS_OK;
+  a.npos = cli_unique_inputs("fit", a.pos, a.npos);
   for (int i = 0; i < a.npos && st == CS_OK; i++) {
     st = cli_read_measurements(a.pos[i], &set, &err);
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)

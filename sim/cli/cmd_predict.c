@@ -622,8 +622,8 @@ done:
     for (size_t i = 0; i < nrec; i++)
       any |= recs[i].ok;
     if (!any && nrec > 0) {
-      cs_error_set(&err, CS_ERR_USAGE, "no feasible plan: %s", recs[0].reason);
-      st = CS_ERR_USAGE;
+      /* a failure, not a usage error: exit 1 as in search, sweep and size-network */
+      st = cs_error_set(&err, CS_ERR_RANGE, "no feasible plan: %s", recs[0].reason);
     }
   }
   if (f) cli_close_out(f);

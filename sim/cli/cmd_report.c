@@ -224,8 +224,9 @@ int cs_cmd_report(int argc, char **argv) {
       "(step time, memory headroom, network bytes per step). Top 15 and the front:\n\n",
       md);
   {
-    char *av[] = {"search",  "-w",    (char *)W, "--gpu", (char *)G, "-t",   (char *)T, "--nodes",
-                  (char *)N, "--gbs", (char *)B, "-n",    "15",      calopt, val[5],    NULL};
+    char *av[] = {"search",  "-w",      (char *)W, "--gpu", (char *)G, "-t",
+                  (char *)T, "--nodes", (char *)N, "--gbs", (char *)B, "-n",
+                  "15",      "--front", calopt,    val[5],  NULL};
     snprintf(path, sizeof path, "%s/search.txt", dir);
     cmdline(md, av);
     rc |= run_to(cs_cmd_search, av, path);

@@ -35,8 +35,11 @@ static const struct cli_opt opts[] = {
     {"max-vpp", 0, "N", "largest vpp"},
     {"max-mbs", 0, "N", "largest micro-batch"},
     {"family", 0, "LIST", "keep only these families: zero3,dp+tp,tp+pp,3d"},
-    {"top", 'n', "K", "rows to print (default 20; 0 = all); the front is always printed"},
-    {"band", 0, NULL, "compute the ~95% band of the rows printed (re-runs them)"},
+    {"top", 'n', "K", "rows to print (default 20; 0 = all)"},
+    {"front", 0, NULL, "also print the Pareto front's plans ranked below the top K"},
+    {"band", 0, NULL,
+     "compute the ~95% band of the top K rows (re-runs them); step_lo/step_hi are blank "
+     "without it"},
     {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
     {"output", 'o', "FILE", "write to FILE instead of stdout"},
 };
@@ -74,8 +77,33 @@ static unsigned parse_families(const char *s, struct cs_error *err) {
   return m;
 }
 
-static void write_table(FILE *f, const struct cs_search_result *r, size_t top, const char *head) {
+/* Whether row i is printed: the top K (all when top is 0) and, with --front, the front. */
+static int shown(const struct cs_search_result *r, size_t i, size_t top, int front) {
+  return !top || i < top || (front && r->e[i].pareto);
+}
+
+/* step_lo/step_hi as text: blank for a row whose band was not computed (the first banded rows
+ * have one). */
+static void band_text(const struct cs_search_entry *e, size_t i, size_t banded, const char *fmt,
+                      char *lo, char *hi, size_t len) {
+  if (i < banded) {
+    snprintf(lo, len, fmt, e->step_lo);
+    snprintf(hi, len, fmt, e->step_hi);
+  } else {
+    lo[0] = hi[0] = '\0';
+  }
+}
+
+static void write_table(FILE *f, const struct cs_search_result *r, size_t top, int front,
+                        size_t banded, const char *head) {
   const struct cs_search_stats *s = &r->stats;
+  int w = 52; /* the plan column fits the longest plan shown */
+  for (size_t i = 0; i < r->n; i++)
+    if (shown(r, i, top, front)) {
+      char plan[256];
+      cs_plan_format(&r->e[i].plan, plan, sizeof plan);
+      if ((int)strlen(plan) > w) w = (int)strlen(plan);
+    }
   fprintf(f, "# commscale %s search\n%s", CS_VERSION, head);
   fprintf(f,
           "# space: %ld points; %ld invalid, %ld do not fit memory, %ld pruned by exact memory "
@@ -83,45 +111,57 @@ static void write_table(FILE *f, const struct cs_search_result *r, size_t top, c
           "%ld predictions\n",
           s->points, s->invalid, s->memory, s->pruned, s->simulated, s->seconds,
           s->seconds > 0 ? s->points / s->seconds : 0, s->cache_hits, s->cache_misses);
-  fprintf(f, "#%4s %1s %-52s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "rank", "P", "plan",
+  fprintf(f, "#%4s %1s %-*s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "rank", "P", w, "plan",
           "family", "step", "step_lo", "step_hi", "tokens/s", "MFU", "mem", "headroom", "net/step");
-  fprintf(f, "#%4s %1s %-52s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "", "", "", "", "(s)", "(s)",
-          "(s)", "", "(%)", "(GiB)", "(GiB)", "(GB)");
+  fprintf(f, "#%4s %1s %-*s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "", "", w, "", "", "(s)",
+          "(s)", "(s)", "", "(%)", "(GiB)", "(GiB)", "(GB)");
+  size_t front_n = 0, front_hidden = 0;
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
-    if (top && i >= top && !e->pareto) continue;
-    char plan[256];
+    front_n += e->pareto;
+    if (!shown(r, i, top, front)) {
+      front_hidden += e->pareto;
+      continue;
+    }
+    char plan[256], lo[32], hi[32];
     cs_plan_format(&e->plan, plan, sizeof plan);
-    fprintf(f, " %4zu %1s %-52s %-6s %9.4g %9.4g %9.4g %11.4g %6.1f %7.1f %8.1f %9.3g\n", i + 1,
-            e->pareto ? "P" : "", plan, cs_family_name(e->family), e->step, e->step_lo, e->step_hi,
+    band_text(e, i, banded, "%.4g", lo, hi, sizeof lo);
+    fprintf(f, " %4zu %1s %-*s %-6s %9.4g %9s %9s %11.4g %6.1f %7.1f %8.1f %9.3g\n", i + 1,
+            e->pareto ? "P" : "", w, plan, cs_family_name(e->family), e->step, lo, hi,
             e->tokens_per_s, 100 * e->mfu, e->memory / 1073741824.0, e->headroom / 1073741824.0,
             e->net_bytes / 1e9);
   }
+  fprintf(f, "# front: %zu plans (P)%s", front_n, front_hidden ? "" : "\n");
+  if (front_hidden)
+    fprintf(f, ", %zu of them below the top %zu (--front prints them)\n", front_hidden, top);
 }
 
-static void write_csv(FILE *f, const struct cs_search_result *r, size_t top) {
+static void write_csv(FILE *f, const struct cs_search_result *r, size_t top, int front,
+                      size_t banded) {
   fputs("rank,pareto,plan,family,tp,pp,vpp,dp,cp,ep,zero,mbs,gbs,recompute,sp,step_s,step_lo_s,"
         "step_hi_s,samples_per_s,tokens_per_s,mfu,memory_GiB,headroom_GiB,net_bytes_per_gpu,"
         "comm_bytes_per_gpu\n",
         f);
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
-    if (top && i >= top && !e->pareto) continue;
-    char plan[256];
+    if (!shown(r, i, top, front)) continue;
+    char plan[256], lo[32], hi[32];
     cs_plan_format(&e->plan, plan, sizeof plan);
+    band_text(e, i, banded, "%.6g", lo, hi, sizeof lo);
     const struct cs_plan *p = &e->plan;
     fprintf(f,
-            "%zu,%d,\"%s\",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+            "%zu,%d,\"%s\",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%s,%s,%.6g,%.6g,%.6g,"
             "%.5g,%.5g,%.6g,%.6g\n",
             i + 1, e->pareto, plan, cs_family_name(e->family), p->tp, p->pp, p->vpp, p->dp, p->cp,
-            p->ep, p->zero, p->mbs, p->gbs, cs_recompute_name(p->recompute), p->sp, e->step,
-            e->step_lo, e->step_hi, e->samples_per_s, e->tokens_per_s, e->mfu,
-            e->memory / 1073741824.0, e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
+            p->ep, p->zero, p->mbs, p->gbs, cs_recompute_name(p->recompute), p->sp, e->step, lo, hi,
+            e->samples_per_s, e->tokens_per_s, e->mfu, e->memory / 1073741824.0,
+            e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
   }
 }
 
-static void write_json(FILE *f, const struct cs_search_result *r, size_t top, int argc, char **argv,
-                       const struct cli_setup *su, long gpus, int gbs) {
+static void write_json(FILE *f, const struct cs_search_result *r, size_t top, int front,
+                       size_t banded, int argc, char **argv, const struct cli_setup *su, long gpus,
+                       int gbs) {
   const struct cs_search_stats *s = &r->stats;
   fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
   for (int i = 0; i < argc; i++) {
@@ -145,20 +185,21 @@ static void write_json(FILE *f, const struct cs_search_result *r, size_t top, in
   int first = 1;
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
-    if (top && i >= top && !e->pareto) continue;
-    char plan[256];
+    if (!shown(r, i, top, front)) continue;
+    char plan[256], lo[32], hi[32];
     cs_plan_format(&e->plan, plan, sizeof plan);
+    band_text(e, i, banded, "%.6g", lo, hi, sizeof lo);
+    if (i >= banded) snprintf(lo, sizeof lo, "null"), snprintf(hi, sizeof hi, "null");
     fprintf(f, "%s  {\"rank\": %zu, \"pareto\": %s, \"plan\": ", first ? "" : ",\n", i + 1,
             e->pareto ? "true" : "false");
     cli_json_string(f, plan);
     fprintf(f,
-            ", \"family\": \"%s\", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
+            ", \"family\": \"%s\", \"step_s\": %.6g, \"step_lo_s\": %s, \"step_hi_s\": %s, "
             "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"mfu\": %.6g, \"memory_GiB\": "
             "%.5g, \"headroom_GiB\": %.5g, \"net_bytes_per_gpu\": %.6g, \"comm_bytes_per_gpu\": "
             "%.6g}",
-            cs_family_name(e->family), e->step, e->step_lo, e->step_hi, e->samples_per_s,
-            e->tokens_per_s, e->mfu, e->memory / 1073741824.0, e->headroom / 1073741824.0,
-            e->net_bytes, e->comm_bytes);
+            cs_family_name(e->family), e->step, lo, hi, e->samples_per_s, e->tokens_per_s, e->mfu,
+            e->memory / 1073741824.0, e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
     first = 0;
   }
   fputs("\n]}\n", f);
@@ -280,10 +321,11 @@ int cs_cmd_search(int argc, char **argv) {
     free(displs);
   }
 #endif
-  int rc = 0;
+  int rc = 0, front = cli_get(&verb, &a, "front") != NULL;
+  size_t banded = 0;
   if (st == CS_OK && rank == 0 && cli_get(&verb, &a, "band")) {
-    size_t k = top && (size_t)top < r.n ? (size_t)top : r.n;
-    st = cs_search_band(&in, &r, k, &err);
+    banded = top && (size_t)top < r.n ? (size_t)top : r.n;
+    st = cs_search_band(&in, &r, banded, &err);
   }
   if (st == CS_OK && rank == 0) {
     FILE *f = cli_open_out(outpath, &err);
@@ -298,18 +340,21 @@ int cs_cmd_search(int argc, char **argv) {
                cs_topo_gbps_per_gpu(&su.topo), su.calpath[0] ? su.calpath : "(default model)", gpus,
                (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
       if (fmt == CLI_CSV)
-        write_csv(f, &r, (size_t)top);
+        write_csv(f, &r, (size_t)top, front, banded);
       else if (fmt == CLI_JSON)
-        write_json(f, &r, (size_t)top, argc, argv, &su, gpus, (int)gbs);
+        write_json(f, &r, (size_t)top, front, banded, argc, argv, &su, gpus, (int)gbs);
       else
-        write_table(f, &r, (size_t)top, head);
+        write_table(f, &r, (size_t)top, front, banded, head);
       cli_close_out(f);
     }
+    char hint[320] = "";
+    if (st == CS_OK && r.n == 0 && r.stats.points == 0)
+      cs_search_empty_hint(gpus, (int)gbs, hint, sizeof hint);
     if (st == CS_OK && r.n == 0)
       st = cs_error_set(&err, CS_ERR_RANGE,
                         "no feasible plan: %ld points, %ld invalid, %ld do not "
-                        "fit memory, %ld pruned",
-                        r.stats.points, r.stats.invalid, r.stats.memory, r.stats.pruned);
+                        "fit memory, %ld pruned%s",
+                        r.stats.points, r.stats.invalid, r.stats.memory, r.stats.pruned, hint);
   }
   if (st != CS_OK && rank == 0) rc = cli_fail("search", &err);
 #ifdef CS_HAVE_MPI

@@ -108,6 +108,10 @@ int cs_cmd_sweep(int argc, char **argv) {
   struct cs_plan plans[MAX_CURVES];
   char names[MAX_CURVES][64];
   int explicit_plans = cli_get(&verb, &a, "plans") != NULL;
+  if (st == CS_OK && explicit_plans && cli_get(&verb, &a, "families"))
+    st = cs_error_set(&err, CS_ERR_USAGE,
+                      "give --plans or --families, not both (the curves are either the plans "
+                      "given or the best plan of each family)");
   char buf[2048];
   if (st == CS_OK) {
     snprintf(buf, sizeof buf, "%s",

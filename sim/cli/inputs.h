@@ -6,6 +6,10 @@
 #include "meas.h"
 #include "status.h"
 
+/* Drops the input files given more than once (the same path, or two names of one file) from
+ * paths[0..n-1], keeping the first, with a warning on stderr for each; returns the new count. */
+int cli_unique_inputs(const char *verb, const char **paths, int n);
+
 /* Appends the rows of path to set: read as a measurements CSV when its first line is the
  * commscale magic line or a CSV header starting "collective,", else imported as nccl-tests output.
  */

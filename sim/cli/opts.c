@@ -137,6 +137,15 @@ void cli_usage(FILE *f, const struct cli_verb *v) {
     fprintf(f, "  %-30s %s\n", left, o->help);
   }
   fprintf(f, "  %-30s %s\n", "-h, --help", "print this help");
+  for (int k = 0; k < v->nopts; k++)
+    if (v->opts[k].argname && strcmp(v->opts[k].argname, "LIST") == 0) {
+      fputs(
+          "\nLIST: comma-separated items; a range a:b doubles from a and ends at b (1:400 is 1, "
+          "2,\n"
+          "4, ..., 256, 400), a:b:+k steps by k (50:400:+50), a:b:xf multiplies by f (1:64:x4).\n",
+          f);
+      break;
+    }
   if (v->details) fprintf(f, "\n%s\n", v->details);
 }
 

@@ -122,8 +122,8 @@ expect 2 "--plan: plan item 2 is empty" -- predict $W --plan "tp=8,,pp=2"
 expect 2 "--plan: expected at least one plan \(\"P1;P2\"\)" -- predict $W --plan ";"
 expect 2 "--plan: plan 2 is empty \(expected \"P1;P2\"\)" -- predict $W --plan "dp=8; ;tp=2"
 expect 2 "--plan: plan 2: plan item 1 \"tp=x\": tp: expected an integer" -- predict $W --plan "dp=8;tp=x"
-expect 2 "no feasible plan: 8 GPUs are not a multiple of tp\*pp\*cp = 3" -- predict $W --plan tp=3 --gpus 8
-expect 2 "no feasible plan: the plan occupies 8 GPUs, not 7" -- predict $W --plan dp=8 --gpus 7
+expect 1 "no feasible plan: 8 GPUs are not a multiple of tp\*pp\*cp = 3" -- predict $W --plan tp=3 --gpus 8
+expect 1 "no feasible plan: the plan occupies 8 GPUs, not 7" -- predict $W --plan dp=8 --gpus 7
 expect 2 "--nodes: expected an integer from 1 to" -- predict $W --plan dp=8 --nodes 0
 expect 2 "--nodes: expected an integer from 1 to .* got -2" -- predict $W --plan dp=8 --nodes -2
 expect 2 "--net-gbps: expected an integer, got \"1e30\"" -- predict $W --plan dp=8 --net-gbps 1e30

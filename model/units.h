@@ -35,8 +35,8 @@ enum cs_status cs_units_parse_quantity(const char *text, enum cs_unit_kind kind,
 enum cs_status cs_units_parse_size(const char *text, double *bytes, struct cs_error *err);
 
 /* Parses a size list: comma-separated items, each a size or a range "a:b" (a, 2a, 4a, ... up to b)
- * or "a:b:f" (factor f >= 2); empty items are errors. On success *sizes is a malloc'd array the caller frees and *n its
- * length (at most 4096 entries). On failure nothing is allocated. */
+ * or "a:b:f" (factor f >= 2); empty items are errors. On success *sizes is a malloc'd array the
+ * caller frees and *n its length (at most 4096 entries). On failure nothing is allocated. */
 enum cs_status cs_units_parse_sizes(const char *text, double **sizes, size_t *n,
                                     struct cs_error *err);
 

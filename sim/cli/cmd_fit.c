@@ -288,7 +288,13 @@ int cs_cmd_fit(int argc, char **argv) {
   enum cs_status st = CS_OK;
   a.npos = cli_unique_inputs("fit", a.pos, a.npos);
   for (int i = 0; i < a.npos && st == CS_OK; i++) {
+    size_t before = set.n;
     st = cli_read_measurements(a.pos[i], &set, &err);
+    if (st == CS_OK && set.n == before) /* a header only: say so, not "no configuration" */
+      st = cs_error_set(&err, CS_ERR_PARSE,
+                        "%s: expected measurement rows after the header, found "
+                        "none",
+                        a.pos[i]);
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }

@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "wfile.h"
 #include "yamlcfg.h"
 
 #define NUM_FMT "%.10g"
@@ -255,52 +256,11 @@ static void emit(FILE *f, const struct cs_cal *cal) {
 enum cs_status cs_calfile_write(const char *path, const struct cs_cal *cal, struct cs_error *err) {
   enum cs_status st = check_writable(cal, err);
   if (st != CS_OK) return st;
-  if (strcmp(path, "-") == 0) {
-    emit(stdout, cal);
-    if (fflush(stdout) != 0 || ferror(stdout))
-      return cs_error_set(err, CS_ERR_IO, "cannot write calibration to stdout: %s",
-                          strerror(errno));
-    return CS_OK;
-  }
-  size_t n = strlen(path);
-  char *tmp = malloc(n + 16);
-  if (tmp == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory writing %s", path);
-  snprintf(tmp, n + 16, "%s.tmpXXXXXX", path);
-  int fd = mkstemp(tmp);
-  if (fd < 0) {
-    st = cs_error_set(err, CS_ERR_IO, "%s: cannot create a temporary file beside it: %s", path,
-                      strerror(errno));
-    free(tmp);
-    return st;
-  }
-  /* keep the mode of a file being replaced; a new one gets the usual rw-r--r-- */
-  struct stat sb;
-  (void)fchmod(fd, stat(path, &sb) == 0 ? (sb.st_mode & 0777) : 0644);
-  FILE *f = fdopen(fd, "w");
-  if (f == NULL) {
-    st = cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", tmp, strerror(errno));
-    close(fd);
-    unlink(tmp);
-    free(tmp);
-    return st;
-  }
-  emit(f, cal);
-  int bad = fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
-  int saved = errno;
-  if (fclose(f) != 0 && !bad) {
-    bad = 1;
-    saved = errno;
-  }
-  if (!bad && rename(tmp, path) != 0) {
-    bad = 1;
-    saved = errno;
-  }
-  if (bad) {
-    st = cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", path, strerror(saved));
-    unlink(tmp);
-  }
-  free(tmp);
-  return st;
+  /* a temporary beside the file renamed over it; a device, FIFO or stdout written through */
+  struct cs_wfile *w;
+  if ((st = cs_wfile_open(path, &w, err)) != CS_OK) return st;
+  emit(cs_wfile_fp(w), cal);
+  return cs_wfile_commit(w, err);
 }
 
 /* ==== reading ================================================================================ */

@@ -10,7 +10,9 @@
 
 #include "cal.h"
 
-/* Writes cal to path ("-" for stdout). */
+/* Writes cal to path ("-" for stdout) under wfile.h's rules: a file is replaced only once the whole
+ * calibration is on disk, a symlink is kept and its target replaced, a device or FIFO is written
+ * through. On error (CS_ERR_IO "PATH: cannot write: reason") the old file is untouched. */
 enum cs_status cs_calfile_write(const char *path, const struct cs_cal *cal, struct cs_error *err);
 
 /* Reads path into cal, which the caller has cs_cal_init()ed; on failure cal holds defaults and

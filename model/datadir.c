@@ -1,7 +1,9 @@
 /* datadir.c — bundled data files by name; see datadir.h. */
+#define _GNU_SOURCE /* dladdr */
 #include "datadir.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +13,13 @@
 #define CS_SOURCE_DIR "."
 #endif
 
-#define NDIRS 3
+/* The installed data folder relative to the installed library's folder ("../share/commscale"
+ * for <prefix>/lib and <prefix>/share/commscale), set by the build from the install layout. */
+#ifndef CS_LIB_TO_DATA
+#define CS_LIB_TO_DATA "../share/commscale"
+#endif
+
+#define NDIRS 4
 
 static int is_file(const char *path) {
   struct stat sb;
@@ -23,11 +31,22 @@ static int ends_with(const char *s, const char *suffix) {
   return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+static const char anchor; /* an address inside whatever object this code is linked into */
+
+int cs_datadir_library(const char *kind, char *out, size_t len) {
+  Dl_info info;
+  if (dladdr(&anchor, &info) == 0 || info.dli_fname == NULL) return 0;
+  const char *f = info.dli_fname, *slash = strrchr(f, '/');
+  if (slash == NULL || strstr(slash, ".so") == NULL) return 0; /* not a shared library */
+  int n = snprintf(out, len, "%.*s/%s/%s", (int)(slash - f), f, CS_LIB_TO_DATA, kind);
+  return n > 0 && (size_t)n < len;
+}
+
 /* The candidate folders in search order; empty strings for those that do not apply. */
 static void search_dirs(const char *kind, const char *src_subdir, const char *exe_path,
                         char dirs[NDIRS][1024]) {
   const char *env = getenv("COMMSCALE_DATA_DIR");
-  dirs[0][0] = dirs[1][0] = '\0';
+  dirs[0][0] = dirs[1][0] = dirs[2][0] = '\0';
   if (env && *env && snprintf(dirs[0], sizeof dirs[0], "%s/%s", env, kind) >= (int)sizeof dirs[0])
     dirs[0][0] = '\0';
   if (exe_path && *exe_path) {
@@ -36,8 +55,9 @@ static void search_dirs(const char *kind, const char *src_subdir, const char *ex
                           (int)(slash - exe_path), exe_path, kind) >= (int)sizeof dirs[1])
       dirs[1][0] = '\0';
   }
-  if (snprintf(dirs[2], sizeof dirs[2], "%s/%s", CS_SOURCE_DIR, src_subdir) >= (int)sizeof dirs[2])
-    dirs[2][0] = '\0';
+  if (!cs_datadir_library(kind, dirs[2], sizeof dirs[2])) dirs[2][0] = '\0';
+  if (snprintf(dirs[3], sizeof dirs[3], "%s/%s", CS_SOURCE_DIR, src_subdir) >= (int)sizeof dirs[3])
+    dirs[3][0] = '\0';
 }
 
 enum cs_status cs_datadir_find(const char *kind, const char *src_subdir, const char *name,

@@ -184,6 +184,15 @@ enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *
   return cs_cfg_read(doc, map, fields, NFIELDS, p, NULL, err);
 }
 
+struct cs_plan cs_plan_single_gpu(const struct cs_plan *p) {
+  struct cs_plan one = *p;
+  one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
+  one.sp = 0;
+  one.zero = 0;
+  one.gbs = 0;
+  return one;
+}
+
 long cs_plan_gpus(const struct cs_plan *p) {
   return (long)p->dp * p->tp * p->pp * p->cp;
 }

@@ -73,6 +73,12 @@ enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *
  * cs_workload_check_plan (workload.h), which runs these first. */
 enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err);
 
+/* The single-GPU reference of p: p with dp = tp = pp = vpp = cp = ep = 1, no sequence
+ * parallelism, ZeRO 0 and gbs 0 (one micro-batch of mbs samples); precision, recomputation and
+ * every other field kept. A measured single-GPU time is taken on this plan (cs_compute_calibrate)
+ * and speedups are relative to it. */
+struct cs_plan cs_plan_single_gpu(const struct cs_plan *p);
+
 /* GPUs the plan occupies: dp * tp * pp * cp. */
 long cs_plan_gpus(const struct cs_plan *p);
 

@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "wfile.h"
+
 #ifndef CS_PLOTS_DIR
 #define CS_PLOTS_DIR ""
 #endif
@@ -291,34 +293,6 @@ static const char *kind_name(enum cs_plot_kind k) {
   }
 }
 
-/* Opens "path.tmp<pid>" for writing; tmp receives its name. */
-static FILE *open_tmp(const char *path, char *tmp, size_t len, struct cs_error *err) {
-  if ((size_t)snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid()) >= len) {
-    cs_error_set(err, CS_ERR_IO, "%s: path too long", path);
-    return NULL;
-  }
-  FILE *f = fopen(tmp, "w");
-  if (f == NULL) cs_error_set(err, CS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-  return f;
-}
-
-/* Closes f and renames tmp to path; on any failure removes tmp. */
-static enum cs_status close_rename(FILE *f, const char *tmp, const char *path,
-                                   struct cs_error *err) {
-  int bad = ferror(f);
-  if (fclose(f) != 0) bad = 1;
-  if (bad) {
-    remove(tmp);
-    return cs_error_set(err, CS_ERR_IO, "%s: write failed", path);
-  }
-  if (rename(tmp, path) != 0) {
-    int e = errno;
-    remove(tmp);
-    return cs_error_set(err, CS_ERR_IO, "%s: cannot rename into place: %s", path, strerror(e));
-  }
-  return CS_OK;
-}
-
 static void write_dat_xy(FILE *f, const struct cs_plot *p, const size_t *order) {
   fprintf(f, "# commscale %s plot %s%s%s\n", CS_VERSION, p->name, p->title[0] ? ": " : "",
           p->title);
@@ -396,15 +370,14 @@ enum cs_status cs_plot_write_dat(const struct cs_plot *p, const char *path, stru
   if (order == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   long first[CS_PLOT_KIND_COUNT], last[CS_PLOT_KIND_COUNT];
   series_order(p, order, first, last);
-  char tmp[PATH_LEN];
-  FILE *f = open_tmp(path, tmp, sizeof tmp, err);
-  if (f == NULL) {
+  struct cs_wfile *w;
+  if (cs_wfile_open(path, &w, err) != CS_OK) {
     free(order);
     return CS_ERR_IO;
   }
-  write_dat(f, p, order);
+  write_dat(cs_wfile_fp(w), p, order);
   free(order);
-  return close_rename(f, tmp, path, err);
+  return cs_wfile_commit(w, err);
 }
 
 /* Writes s as a gnuplot single-quoted string ('' stands for one quote). */
@@ -648,6 +621,29 @@ static enum cs_status run_gnuplot(const char *gnuplot, const char *dir, const ch
 /* ---- the whole figure --------------------------------------------------------------------------
  */
 
+/* Copies the image gnuplot wrote at from to path under wfile.h's rules (a symlink kept and its
+ * target replaced, a device or FIFO written through). */
+static enum cs_status copy_into_place(const char *from, const char *path, struct cs_error *err) {
+  FILE *in = fopen(from, "rb");
+  if (in == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot read: %s", from, strerror(errno));
+  struct cs_wfile *w;
+  enum cs_status st = cs_wfile_open(path, &w, err);
+  if (st == CS_OK) {
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+      if (fwrite(buf, 1, n, cs_wfile_fp(w)) != n) break;
+    if (ferror(in)) {
+      st = cs_error_set(err, CS_ERR_IO, "%s: cannot read: %s", from, strerror(errno));
+      cs_wfile_abort(w);
+    } else {
+      st = cs_wfile_commit(w, err);
+    }
+  }
+  fclose(in);
+  return st;
+}
+
 static enum cs_status join(char *buf, size_t len, const char *a, const char *b,
                            struct cs_error *err) {
   if ((size_t)snprintf(buf, len, "%s%s", a, b) >= len)
@@ -676,7 +672,7 @@ enum cs_status cs_plot_write(const struct cs_plot *p, const struct cs_plot_opts 
   else
     return cs_error_set(err, CS_ERR_IO, "%s: path too long", prefix);
 
-  char tpl[PATH_LEN], path[PATH_LEN], tmp[PATH_LEN];
+  char tpl[PATH_LEN], path[PATH_LEN];
   enum cs_status st = cs_plot_find_template(p->name, o->templates_dir, tpl, sizeof tpl, err);
   if (st != CS_OK) return st;
   /* gnuplot runs in dir, so the template path must not depend on the current directory */
@@ -696,14 +692,14 @@ enum cs_status cs_plot_write(const struct cs_plot *p, const struct cs_plot_opts 
   if (order == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   long first[CS_PLOT_KIND_COUNT], last[CS_PLOT_KIND_COUNT];
   series_order(p, order, first, last);
-  FILE *f = open_tmp(path, tmp, sizeof tmp, err);
-  if (f == NULL) {
+  struct cs_wfile *w;
+  if (cs_wfile_open(path, &w, err) != CS_OK) {
     free(order);
     return CS_ERR_IO;
   }
-  write_gp(f, p, order, first, last, base, tpl, o->formats);
+  write_gp(cs_wfile_fp(w), p, order, first, last, base, tpl, o->formats);
   free(order);
-  if ((st = close_rename(f, tmp, path, err)) != CS_OK) return st;
+  if ((st = cs_wfile_commit(w, err)) != CS_OK) return st;
   if (!(o->formats & (CS_PLOT_SVG | CS_PLOT_PNG))) return CS_OK;
 
   char script[PATH_LEN], outbase[PATH_LEN];
@@ -715,12 +711,19 @@ enum cs_status cs_plot_write(const struct cs_plot *p, const struct cs_plot_opts 
     unsigned bit;
     const char *ext;
   } fmts[] = {{CS_PLOT_SVG, ".svg"}, {CS_PLOT_PNG, ".png"}};
+  /* gnuplot writes its images beside them under temporary names, removed on a signal too */
+  char img_tmps[2][2 * PATH_LEN + 8];
+  int tracked[2] = {-1, -1};
+  for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
+    snprintf(img_tmps[i], sizeof img_tmps[i], "%s/%s%s", dir, outbase, fmts[i].ext);
+    if (o->formats & fmts[i].bit) tracked[i] = cs_wfile_track(img_tmps[i]);
+  }
   st = run_gnuplot(gnuplot_path(o->gnuplot), dir, script, outbase, prefix, err);
-  /* check and move every image into place; on any failure remove every temporary image */
+  /* check and copy every image into place; on any failure remove every temporary image */
   for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++) {
     if (!(o->formats & fmts[i].bit)) continue;
-    char img_tmp[2 * PATH_LEN + 8], img[PATH_LEN];
-    snprintf(img_tmp, sizeof img_tmp, "%s/%s%s", dir, outbase, fmts[i].ext);
+    const char *img_tmp = img_tmps[i];
+    char img[PATH_LEN];
     if (st != CS_OK) {
       remove(img_tmp);
       continue;
@@ -736,11 +739,10 @@ enum cs_status cs_plot_write(const struct cs_plot *p, const struct cs_plot_opts 
       remove(img_tmp);
       continue;
     }
-    if (rename(img_tmp, img) != 0) {
-      int e = errno;
-      remove(img_tmp);
-      st = cs_error_set(err, CS_ERR_IO, "%s: cannot rename into place: %s", img, strerror(e));
-    }
+    st = copy_into_place(img_tmp, img, err);
+    remove(img_tmp);
   }
+  for (size_t i = 0; i < 2; i++)
+    cs_wfile_untrack(tracked[i]);
   return st;
 }

@@ -12,111 +12,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "netedit.h"
 #include "step.h"
 #include "units.h"
 #include "yamlcfg.h"
-
-double cs_topo_gbps_per_gpu(const struct cs_topology *t) {
-  if (t->net.nics <= 0 || t->node.gpus <= 0) return 0;
-  return t->net.nics * t->net.nic_bw * 8 / 1e9 / t->node.gpus;
-}
-
-void cs_topo_set_gbps_per_gpu(struct cs_topology *t, double gbps) {
-  if (t->net.nics <= 0) return;
-  t->net.nic_bw = gbps * 1e9 / 8 * t->node.gpus / t->net.nics;
-}
-
-/* ---- topology edits ----------------------------------------------------------------------- */
-
-void cs_net_edit_init(struct cs_net_edit *e) {
-  memset(e, 0, sizeof *e);
-  e->sharp = e->nvls = e->transport = -1;
-}
-
-enum cs_status cs_net_edit_parse_oversub(const struct cs_topology *t, const char *text,
-                                         struct cs_net_edit *e, struct cs_error *err) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", text);
-  char *save = NULL;
-  for (char *it = strtok_r(buf, ",", &save); it; it = strtok_r(NULL, ",", &save)) {
-    char *eq = strchr(it, '=');
-    if (!eq) return cs_error_set(err, CS_ERR_USAGE, "\"%s\": expected LEVEL=RATIO", it);
-    *eq = '\0';
-    int lv = -1;
-    for (int i = 0; i < t->net.nlevels; i++)
-      if (strcasecmp(t->net.level[i].name, it) == 0) lv = i;
-    if (lv < 0) {
-      char *end;
-      long v = strtol(it, &end, 10);
-      if (*end || v < 0 || v >= t->net.nlevels)
-        return cs_error_set(err, CS_ERR_USAGE, "\"%s\": no such switch level on %s (it has %d)", it,
-                            t->name, t->net.nlevels);
-      lv = (int)v;
-    }
-    char *val = eq + 1, *colon = strchr(val, ':'), *end;
-    double a = strtod(val, &end), b = 1;
-    if (colon && end == colon) b = strtod(colon + 1, &end);
-    if (*end || !(a > 0) || !(b > 0) || a / b < 1)
-      return cs_error_set(err, CS_ERR_USAGE, "\"%s\": expected a ratio >= 1 such as 2:1 or 4", val);
-    e->oversub[lv] = a / b;
-  }
-  return CS_OK;
-}
-
-/* The loader's defaults for a transport: latency, switch latency, efficiency. */
-static enum cs_status transport_defaults(int tr, double *lat, double *sw, double *eff,
-                                         struct cs_error *err) {
-  char text[256];
-  snprintf(text, sizeof text,
-           "version: 1\nname: x\nnode:\n  gpus: 1\n  fabric: pcie\nnetwork:\n  nics: 1\n"
-           "  nic_speed: 100Gbps\n  transport: %s\n",
-           cs_topo_transport_name((enum cs_topo_transport)tr));
-  struct cs_topology t;
-  enum cs_status st = cs_topo_load_string(text, "(transport defaults)", &t, err);
-  if (st != CS_OK) return st;
-  *lat = t.net.latency, *sw = t.net.switch_latency, *eff = t.net.efficiency;
-  return CS_OK;
-}
-
-enum cs_status cs_net_edit_apply(struct cs_topology *t, const struct cs_net_edit *e,
-                                 struct cs_error *err) {
-  int any = e->rails || e->sharp >= 0 || e->transport >= 0 || e->latency > 0;
-  for (int i = 0; i < CS_TOPO_MAX_LEVELS; i++)
-    any |= e->oversub[i] > 0;
-  if (!any) return CS_OK;
-  if (t->net.nics <= 0)
-    return cs_error_set(err, CS_ERR_USAGE, "%s has no network to edit", t->name);
-  if (e->rails) {
-    if (e->rails < 1 || e->rails > CS_TOPO_MAX_NICS)
-      return cs_error_set(err, CS_ERR_USAGE, "rails must be 1..%d, got %d", CS_TOPO_MAX_NICS,
-                          e->rails);
-    double per_gpu = cs_topo_gbps_per_gpu(t);
-    t->net.nics = e->rails;
-    for (int g = 0; g < t->node.gpus; g++) /* spread evenly, as the loader's default */
-      t->node.nic_of_gpu[g] = (int)((long)g * e->rails / t->node.gpus);
-    cs_topo_set_gbps_per_gpu(t, per_gpu);
-  }
-  for (int i = 0; i < CS_TOPO_MAX_LEVELS; i++) {
-    if (!(e->oversub[i] > 0)) continue;
-    if (i >= t->net.nlevels)
-      return cs_error_set(err, CS_ERR_USAGE, "%s has no switch level %d", t->name, i);
-    if (e->oversub[i] < 1)
-      return cs_error_set(err, CS_ERR_USAGE, "oversubscription must be >= 1, got %g",
-                          e->oversub[i]);
-    t->net.level[i].oversub = e->oversub[i];
-  }
-  if (e->sharp >= 0) t->net.sharp = e->sharp != 0;
-  if (e->nvls >= 0) t->node.nvls = e->nvls != 0;
-  if (e->transport >= 0) {
-    double lat, sw, eff;
-    enum cs_status st = transport_defaults(e->transport, &lat, &sw, &eff, err);
-    if (st != CS_OK) return st;
-    t->net.transport = e->transport;
-    t->net.latency = lat, t->net.switch_latency = sw, t->net.efficiency = eff;
-  }
-  if (e->latency > 0) t->net.latency = e->latency;
-  return CS_OK;
-}
 
 /* ---- targets ------------------------------------------------------------------------------ */
 
@@ -254,7 +153,7 @@ enum cs_status cs_decide_alloc(const struct cs_search_inputs *in, const struct c
        !(d->visit = malloc(n * sizeof *d->visit))))
     st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   double keep = d->topo.net.nic_bw;
-  if (st == CS_OK) cs_topo_set_gbps_per_gpu(&d->topo, CS_DECIDE_IDEAL_GBPS);
+  if (st == CS_OK) cs_netedit_set_gbps_per_gpu(&d->topo, CS_DECIDE_IDEAL_GBPS);
   for (size_t i = 0; st == CS_OK && i < d->all.n; i++) {
     st = step_of(d, &d->all.e[i], &d->ideal[i], err);
     d->count[d->all.e[i].family]++;
@@ -307,7 +206,7 @@ enum cs_status cs_decide_best(struct cs_decide *d, int f, double gbps, struct cs
     return cs_error_set(err, CS_ERR_RANGE, "no feasible %s plan", cs_family_name(f));
   if (!(gbps > 0) || gbps > CS_DECIDE_IDEAL_GBPS) gbps = CS_DECIDE_IDEAL_GBPS;
   double keep = d->topo.net.nic_bw;
-  cs_topo_set_gbps_per_gpu(&d->topo, gbps);
+  cs_netedit_set_gbps_per_gpu(&d->topo, gbps);
   /* visit in order of the lower bound; stop when it reaches the best found (exact: a step never
    * gets faster with less bandwidth) */
   size_t n = d->count[f];

@@ -31,35 +31,10 @@
 
 #include <stddef.h>
 
+#include "netedit.h"
 #include "search.h"
 #include "status.h"
 #include "topology.h"
-
-/* Gb/s per GPU of the network: nics * nic_bw / gpus (0 without a network). */
-double cs_topo_gbps_per_gpu(const struct cs_topology *t);
-/* Sets the NIC speed so that every GPU gets gbps Gb/s (nic_bw = gbps * gpus / nics). */
-void cs_topo_set_gbps_per_gpu(struct cs_topology *t, double gbps);
-
-/* Topology edits the sizing can apply; a field at its "keep" value leaves the topology alone. */
-struct cs_net_edit {
-  int rails;                          /* NICs per node; 0 keep. The per-GPU rate is kept. */
-  double oversub[CS_TOPO_MAX_LEVELS]; /* per switch level, >= 1; 0 keep */
-  int sharp, nvls;                    /* 1 on, 0 off, -1 keep */
-  int transport;                      /* enum cs_topo_transport; -1 keep. Re-derives latency,
-                                         switch latency and efficiency from the loader's defaults
-                                         for that transport */
-  double latency;                     /* s per network step; 0 keep (applied after transport) */
-};
-
-/* Sets every field of e to "keep". */
-void cs_net_edit_init(struct cs_net_edit *e);
-/* Applies e to t. CS_ERR_USAGE for rails outside 1..CS_TOPO_MAX_NICS, an oversubscription below
- * 1 or on a level the topology does not have, or any edit on a topology without a network. */
-enum cs_status cs_net_edit_apply(struct cs_topology *t, const struct cs_net_edit *e,
-                                 struct cs_error *err);
-/* Parses "0=2,1=4" or "leaf=2:1,spine=4" (level index or name = ratio) into e->oversub. */
-enum cs_status cs_net_edit_parse_oversub(const struct cs_topology *t, const char *text,
-                                         struct cs_net_edit *e, struct cs_error *err);
 
 enum cs_target_kind { CS_TARGET_EFF, CS_TARGET_MFU, CS_TARGET_TOKENS };
 struct cs_target {

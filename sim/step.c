@@ -1056,12 +1056,9 @@ enum cs_status cs_sim_predict(const struct cs_sim_inputs *in, struct cs_sim_resu
 enum cs_status cs_sim_single_gpu(const struct cs_workload *w, const struct cs_plan *p,
                                  const struct cs_compute *c, double *samples_per_s,
                                  struct cs_error *err) {
-  struct cs_plan one = *p;
+  struct cs_plan one = cs_plan_single_gpu(p);
   long m = cs_plan_microbatches(p);
-  one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-  one.sp = 0;
-  one.zero = 0;
-  one.gbs = (int)(one.mbs * m);
+  one.gbs = (int)(one.mbs * m); /* the same micro-batches per step as p */
   struct cs_layer_time sum;
   enum cs_status st = cs_compute_microbatch(c, w, &one, -1, NULL, &sum, err);
   if (st != CS_OK) return st;

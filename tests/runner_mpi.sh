@@ -5,6 +5,7 @@
 #   watchdog a rank frozen with SIGSTOP makes the job end, with a message naming rank and host,
 #            within the --timeout plus a margin that holds on a loaded machine (90 s)
 #   check    --check verifies an all_reduce over every rank
+#   lock     a second run on a CSV another run is writing is refused, the first run's rows kept
 # usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
 set -u
 RUN=${1:?usage: runner_mpi.sh COMMSCALE_RUN}
@@ -49,5 +50,25 @@ if [ $rc = 0 ] || [ $rc = 124 ] || [ $dt -gt 90 ] || ! grep -q "commscale-run: r
   fail=1
 else
   echo "runner_mpi: frozen rank 1: job ended with exit $rc after $dt s"
+fi
+echo "== lock"
+# a run frozen by the watchdog test's hook holds its CSV; a second run on the same file, even with
+# --overwrite, is refused and leaves the first run's rows as they were
+CS_RUN_STOP_RANK=1 timeout 120 "${MPI[@]}" "$RUN" "${ARGS[@]}" --timeout 8s -o "$W/lock.csv" >/dev/null 2>&1 &
+first=$!
+for _ in $(seq 200); do
+  [ -s "$W/lock.csv" ] && break
+  sleep 0.1
+done
+before=$(cat "$W/lock.csv")
+"${MPI[@]}" "$RUN" "${ARGS[@]}" --overwrite -o "$W/lock.csv" >"$W/lock.out" 2>&1
+rc=$?
+wait $first
+if [ $rc = 0 ] || ! grep -q "lock.csv: another run is writing it" "$W/lock.out" || [ -z "$before" ] ||
+  [ "$(head -c ${#before} "$W/lock.csv")" != "$before" ]; then
+  echo "runner_mpi: a second run on a CSV being written was not refused (exit $rc), or the rows changed"
+  fail=1
+else
+  echo "runner_mpi: a second run on the same CSV refused: another run is writing it"
 fi
 exit $fail

@@ -370,8 +370,9 @@ static void allocation_failures(void **state) {
 int main(void) {
   gsl_set_error_handler_off();
   snprintf(tmpdir, sizeof tmpdir, "%s/allocfail", CS_TEST_TMP);
-  char cmd[600];
-  snprintf(cmd, sizeof cmd, "mkdir -p '%s'", tmpdir);
+  char cmd[1100];
+  /* a fresh folder: report replaces only a directory that commscale wrote (model/wfile.h) */
+  snprintf(cmd, sizeof cmd, "rm -rf '%s' && mkdir -p '%s'", tmpdir, tmpdir);
   if (system(cmd) != 0) return 1;
   const struct CMUnitTest tests[] = {cmocka_unit_test(allocation_failures)};
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -18,27 +18,13 @@
 #include "gpu.h"
 #include "memory.h"
 #include "plan.h"
+#include "testmodel.h"
 #include "testutil.h"
 #include "workload.h"
 
-static struct cs_workload *bundled(const char *name) {
-  char path[4096];
-  struct cs_error err = {0};
-  if (cs_datadir_find("workloads", "model/workloads", name, NULL, path, sizeof path, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  struct cs_workload *w = NULL;
-  if (cs_workload_load(path, &w, &err) != CS_OK) fail_msg("%s", err.msg);
-  return w;
-}
-
-static void plan_of(const char *text, struct cs_plan *p) {
-  struct cs_error err = {0};
-  if (cs_plan_parse(text, p, &err) != CS_OK) fail_msg("%s", err.msg);
-}
-
 static double block_act(const struct cs_workload *w, const char *plan) {
   struct cs_plan p;
-  plan_of(plan, &p);
+  cs_test_plan(plan, &p);
   struct cs_layer_cost c;
   struct cs_error err = {0};
   if (cs_workload_layer_cost(w, &p, 1, &c, &err) != CS_OK) fail_msg("%s", err.msg);
@@ -80,13 +66,13 @@ static void activations_per_layer(void **state) {
 
 static void activations_pipeline(void **state) {
   (void)state;
-  struct cs_workload *w = bundled("megatron-175b");
+  struct cs_workload *w = cs_test_workload("megatron-175b");
   struct cs_error err = {0};
   struct cs_plan p;
   struct cs_memory m;
   const double s = 2048, b = 1, h = 12288, t = 8, L = 96, pp = 8, v = 3;
   /* interleaved: the first stage holds (1 + (p-1)/(p v)) L layers' worth of one micro-batch */
-  plan_of("tp=8,pp=8,vpp=3,mbs=1,gbs=64,sp=true,recompute=selective", &p);
+  cs_test_plan("tp=8,pp=8,vpp=3,mbs=1,gbs=64,sp=true,recompute=selective", &p);
   assert_int_equal(cs_memory_stage(w, &p, 0, &m, &err), CS_OK);
   assert_close(m.activations, 34 * s * b * h / t * L * (1 + (pp - 1) / (pp * v)), 0.01);
   /* 1F1B: p micro-batches of L/p layers = L layers */
@@ -98,7 +84,7 @@ static void activations_pipeline(void **state) {
   assert_int_equal(cs_memory_stage(w, &p, 7, &m, &err), CS_OK);
   assert_close(m.inflight, 1, 0);
   /* fewer micro-batches than stages: the first stage holds all of them, no more */
-  plan_of("tp=8,pp=8,mbs=1,gbs=4,sp=true,recompute=selective", &p);
+  cs_test_plan("tp=8,pp=8,mbs=1,gbs=4,sp=true,recompute=selective", &p);
   assert_int_equal(cs_memory_stage(w, &p, 0, &m, &err), CS_OK);
   assert_close(m.activations, 34 * s * b * h / t * L / pp * 4, 0.01);
   assert_int_equal(cs_memory_stage(w, &p, 8, &m, &err), CS_ERR_RANGE);
@@ -107,7 +93,7 @@ static void activations_pipeline(void **state) {
 
 static void zero_stages(void **state) {
   (void)state;
-  struct cs_workload *w = bundled("megatron-7.5b");
+  struct cs_workload *w = cs_test_workload("megatron-7.5b");
   const double l = 36, h = 4096, V = 51200, s = 2048, Nd = 64, K = 12;
   const double psi = 12 * l * h * h * (1 + 13 / (12 * h) + (V + s) / (12 * l * h));
   const double expect[4][3] = {
@@ -121,7 +107,7 @@ static void zero_stages(void **state) {
     char text[64];
     snprintf(text, sizeof text, "dp=64,zero=%d", z);
     struct cs_plan p;
-    plan_of(text, &p);
+    cs_test_plan(text, &p);
     struct cs_memory m;
     assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
     assert_close(m.weights, expect[z][0], 0.01);
@@ -139,22 +125,22 @@ static void zero_stages(void **state) {
   /* Adam in fp32: 4 + 4 + 8 bytes; K set explicitly */
   struct cs_plan p;
   struct cs_memory m;
-  plan_of("precision=fp32", &p);
+  cs_test_plan("precision=fp32", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
   assert_close(m.weights + m.grads + m.optimizer, 16 * psi, 0.01);
   assert_close(m.temp, 0, 0); /* no data parallelism, no buckets */
-  plan_of("optim_bytes=14,grad_bytes=4", &p);
+  cs_test_plan("optim_bytes=14,grad_bytes=4", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
   assert_close(m.weights + m.grads + m.optimizer, 20 * psi, 0.01);
   /* tensor parallelism: a quarter of the weights, embeddings included, per GPU */
-  plan_of("tp=4", &p);
+  cs_test_plan("tp=4", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
   assert_close(m.params, psi / 4, 0.01);
   cs_workload_free(w);
 
   /* experts: dense state sharded over dp*cp, expert state over dp*cp/ep */
-  w = bundled("mixtral-8x7b");
-  plan_of("dp=16,ep=8,zero=1", &p);
+  w = cs_test_workload("mixtral-8x7b");
+  cs_test_plan("dp=16,ep=8,zero=1", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
   double expert = 32 * 3.0 * 4096 * 14336; /* one expert per GPU in each of 32 blocks */
   double dense = cs_workload_params(w) - 8 * expert;
@@ -165,16 +151,13 @@ static void zero_stages(void **state) {
 
 static void fits(void **state) {
   (void)state;
-  struct cs_workload *w = bundled("gpt3-175b");
-  char path[4096];
+  struct cs_workload *w = cs_test_workload("gpt3-175b");
   struct cs_error err = {0};
-  assert_int_equal(
-      cs_datadir_find("gpus", "model/gpus", "a100-80gb", NULL, path, sizeof path, &err), CS_OK);
   struct cs_gpu g;
-  assert_int_equal(cs_gpu_load(path, &g, &err), CS_OK);
+  cs_test_gpu("a100-80gb", &g);
   struct cs_plan p;
   struct cs_memory m;
-  plan_of("tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective", &p);
+  cs_test_plan("tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective", &p);
   assert_int_equal(cs_memory_estimate(w, &p, &g, &m, &err), CS_OK);
   assert_true(cs_memory_fits(&m));
   assert_int_equal(cs_memory_check(&m, g.name, &err), CS_OK);
@@ -182,7 +165,7 @@ static void fits(void **state) {
   assert_close(m.total, m.weights + m.grads + m.optimizer + m.activations + m.temp + m.reserve,
                1e-12);
   /* data parallelism alone: 175B parameters at 16 bytes do not fit 80 GiB */
-  plan_of("dp=64,mbs=1", &p);
+  cs_test_plan("dp=64,mbs=1", &p);
   assert_int_equal(cs_memory_estimate(w, &p, &g, &m, &err), CS_OK);
   assert_false(cs_memory_fits(&m));
   assert_int_equal(cs_memory_check(&m, g.name, &err), CS_ERR_RANGE);
@@ -190,7 +173,7 @@ static void fits(void **state) {
   assert_non_null(strstr(err.msg, "a100-80gb has 80.0 GiB"));
   assert_non_null(strstr(err.msg, "optimizer"));
   /* a plan that does not divide the model is refused before any arithmetic */
-  plan_of("tp=5", &p);
+  cs_test_plan("tp=5", &p);
   assert_int_equal(cs_memory_estimate(w, &p, &g, &m, &err), CS_ERR_USAGE);
   assert_int_equal(cs_memory_stage(w, &p, 0, &m, &err), CS_ERR_USAGE);
   cs_workload_free(w);

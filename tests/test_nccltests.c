@@ -645,8 +645,11 @@ static void json_errors(void **state) {
     const char *what;
     long line;
   } bad[] = {
-      {"{\"version\":3,\"args\":[\"./all_reduce_perf\"],\n \"results\":[{\"size\":8,}]}",
-       "expected an object key in double quotes", 2},
+      {"{\"version\":3,\"args\":[\"./all_reduce_perf\"],\n \"results\":[{\"size\":8,]}",
+       "did not find expected node content", 2},
+      {"{\"version\":3,\n\"results\":[{\"size\" 8}]}", "expected ',' or '}'", 2},
+      {"{\"a\":[1,\n{[1]:2}]}", "expected an object key in double quotes", 2},
+      {"{\"a\":&x [1],\"b\":*x}", "aliases are not accepted", 1},
       {"{\"version\":3}", "expected a \"results\" list", 1},
       {"{\"args\":[\"./all_reduce_perf\"]," DEV ",\"results\":[{\"size\":8,\"type\":\"float\","
        "\"out_of_place\":{\"time\":\"nan\",\"alg_bw\":0,\"bus_bw\":0,\"nwrong\":0}}]}",
@@ -658,8 +661,9 @@ static void json_errors(void **state) {
       {"{\"args\":[\"./all_reduce_perf\"]," DEV ",\"results\":[{\"size\":8,\"type\":\"float\","
        "\"out_of_place\":{\"time\":10.0,\"alg_bw\":0,\"bus_bw\":5.0,\"nwrong\":0}}]}",
        "\"bus_bw\" to agree", 1},
-      {"{\"a\":\"\\q\"}", "expected a valid escape", 1},
-      {"{\"a\":1} x", "expected the end of the JSON document", 1},
+      {"{\"a\":\"\\q\"}", "unknown escape character", 1},
+      {"{\"a\":1} x", "did not find expected <document start>", 1},
+      {"{\"a\":1}\n---\n{\"b\":2}", "expected the end of the JSON document", 2},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     import_text("bad.json", bad[i].text, CS_ERR_PARSE, &set, &err, p, sizeof p);
@@ -671,6 +675,55 @@ static void json_errors(void **state) {
     }
     cs_meas_set_fini(&set);
   }
+}
+
+/* Hostile JSON is refused as soon as the limit is met, with its place: 100,000 nested brackets at
+ * the 65th, a 17 MiB file at 16 MiB, the 1,000,001st value (the object, the array and 999,999
+ * numbers) at that value. */
+/* err is "path<where>...what...", one line. */
+static void located(const struct cs_error *err, const char *path, const char *where,
+                    const char *what) {
+  char prefix[600];
+  snprintf(prefix, sizeof prefix, "%s%s", path, where);
+  if (strncmp(err->msg, prefix, strlen(prefix)) != 0 || strstr(err->msg, what) == NULL) {
+    print_error("message \"%s\"\nexpected prefix \"%s\" and \"%s\"\n", err->msg, prefix, what);
+    fail();
+  }
+  assert_null(strchr(err->msg, '\n'));
+}
+
+static void json_hostile(void **state) {
+  (void)state;
+  struct cs_meas_set set;
+  struct cs_error err;
+  char p[512];
+  size_t n = 100000;
+  char *text = malloc(17u << 20);
+  assert_non_null(text);
+  strcpy(text, "{\"a\":");
+  memset(text + 5, '[', n);
+  text[5 + n] = '\0';
+  import_text("deep.json", text, CS_ERR_PARSE, &set, &err, p, sizeof p);
+  located(&err, p, ":1:69: ", "nested at most 64 levels deep");
+  cs_meas_set_fini(&set);
+
+  size_t big = (17u << 20) - 1;
+  strcpy(text, "{\"a\":\"");
+  memset(text + 6, 'x', big - 6);
+  text[big] = '\0';
+  import_text("big.json", text, CS_ERR_PARSE, &set, &err, p, sizeof p);
+  located(&err, p, ":1:", "at most 16 MiB");
+  cs_meas_set_fini(&set);
+
+  strcpy(text, "{\"a\":[");
+  size_t k = 6;
+  for (long i = 0; i <= 1000000; i++)
+    text[k++] = '1', text[k++] = ',';
+  strcpy(text + k, "1]}");
+  import_text("many.json", text, CS_ERR_PARSE, &set, &err, p, sizeof p);
+  located(&err, p, ":1:2000003: ", "at most 1000000 values");
+  cs_meas_set_fini(&set);
+  free(text);
 }
 
 static void tuning_errors(void **state) {
@@ -695,7 +748,7 @@ int main(void) {
       cmocka_unit_test(edge_old_columns),     cmocka_unit_test(edge_json),
       cmocka_unit_test(settings_and_columns), cmocka_unit_test(rank_list_errors),
       cmocka_unit_test(row_errors),           cmocka_unit_test(json_errors),
-      cmocka_unit_test(tuning_errors),
+      cmocka_unit_test(json_hostile),         cmocka_unit_test(tuning_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

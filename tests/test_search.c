@@ -18,46 +18,19 @@
 #include "search.h"
 #include "sizing.h"
 #include "step.h"
+#include "scenario.h"
 #include "testutil.h"
 
-struct setup {
-  struct cs_workload *w;
-  struct cs_gpu gpu;
-  struct cs_topology topo;
-  struct cs_cal cal;
-  struct cs_compute comp;
-};
-
-static void setup_load(struct setup *s, const char *wl, const char *topo) {
-  char path[4096];
+static void setup_load(struct cs_scenario *s, const char *wl, const char *topo) {
   struct cs_error err = {0};
-  memset(s, 0, sizeof *s);
-  cs_cal_init(&s->cal);
-  if (cs_datadir_find("workloads", "model/workloads", wl, NULL, path, sizeof path, &err) != CS_OK ||
-      cs_workload_load(path, &s->w, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  if (cs_datadir_find("gpus", "model/gpus", "h100-sxm", NULL, path, sizeof path, &err) != CS_OK ||
-      cs_gpu_load(path, &s->gpu, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  if (cs_topo_find(topo, path, sizeof path, &err) != CS_OK ||
-      cs_topo_load(path, &s->topo, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  if (cs_compute_init(&s->comp, &s->gpu, CS_PREC_BF16, &err) != CS_OK) fail_msg("%s", err.msg);
-}
-
-static void setup_fini(struct setup *s) {
-  cs_workload_free(s->w);
-  cs_cal_fini(&s->cal);
-}
-
-static struct cs_search_inputs inputs(struct setup *s) {
-  return (struct cs_search_inputs){s->w, &s->comp, &s->gpu, &s->topo, &s->cal, 1.05};
+  struct cs_scenario_spec sp = {.workload = wl, .gpu = "h100-sxm", .topology = topo};
+  if (cs_scenario_load(s, &sp, &err) != CS_OK) fail_msg("%s", err.msg);
 }
 
 /* Every point of the default space, simulated the plain way. */
-static void brute(struct setup *s, long gpus, int gbs, double *best, long *feasible,
+static void brute(struct cs_scenario *s, long gpus, int gbs, double *best, long *feasible,
                   char *best_plan) {
-  const struct cs_workload *w = s->w;
+  const struct cs_workload *w = s->workload;
   int nb = (int)cs_workload_blocks(w), maxep = w->experts > 0 ? w->experts : 1;
   *best = INFINITY;
   *feasible = 0;
@@ -80,7 +53,7 @@ static void brute(struct setup *s, long gpus, int gbs, double *best, long *feasi
                   struct cs_memory m;
                   if (cs_memory_estimate(w, &p, &s->gpu, &m, NULL) != CS_OK || !cs_memory_fits(&m))
                     continue;
-                  struct cs_sim_inputs in = {w, &p, &s->comp, &s->topo, &s->cal, 1.05};
+                  struct cs_sim_inputs in = {w, &p, &s->compute, &s->topo, &s->cal, 1.05};
                   struct cs_sim_result r;
                   if (cs_sim_predict(&in, &r, NULL) != CS_OK) continue;
                   (*feasible)++;
@@ -92,9 +65,9 @@ static void brute(struct setup *s, long gpus, int gbs, double *best, long *feasi
 }
 
 static void check_brute(const char *wl, long gpus, int gbs) {
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, wl, "dgx-h100");
-  struct cs_search_inputs in = inputs(&s);
+  struct cs_search_inputs in = cs_scenario_search_inputs(&s);
   struct cs_search_space sp;
   cs_search_space_init(&sp, gpus, gbs);
   struct cs_search_result r;
@@ -139,7 +112,7 @@ static void check_brute(const char *wl, long gpus, int gbs) {
   assert_true(m.e[0].step == r.e[0].step);
   cs_search_result_free(&m);
   cs_search_result_free(&r);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 static void test_brute_dense(void **state) {
@@ -156,9 +129,9 @@ static void test_brute_moe(void **state) {
  * family, simulated the plain way). */
 static void test_sizing_consistent(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "gpt3-13b", "dgx-h100");
-  struct cs_search_inputs in = inputs(&s);
+  struct cs_search_inputs in = cs_scenario_search_inputs(&s);
   struct cs_search_space sp;
   cs_search_space_init(&sp, 64 * 8, 512);
   struct cs_decide *d = NULL;
@@ -175,12 +148,12 @@ static void test_sizing_consistent(void **state) {
     assert_true(z.reachable);
     least[f] = z.gbps_gpu;
     struct cs_topology t = s.topo;
-    cs_topo_set_gbps_per_gpu(&t, z.gbps_gpu);
-    struct cs_sim_inputs si = {s.w, &z.at.plan, &s.comp, &t, &s.cal, 1.05};
+    cs_netedit_set_gbps_per_gpu(&t, z.gbps_gpu);
+    struct cs_sim_inputs si = {s.workload, &z.at.plan, &s.compute, &t, &s.cal, 1.05};
     struct cs_sim_result r;
     if (cs_sim_predict(&si, &r, &err) != CS_OK) fail_msg("%s", err.msg);
     assert_true(r.step <= z.threshold);
-    cs_topo_set_gbps_per_gpu(&t, 0.9 * z.gbps_gpu);
+    cs_netedit_set_gbps_per_gpu(&t, 0.9 * z.gbps_gpu);
     double below = INFINITY;
     for (size_t i = 0; i < all->n; i++) {
       if (all->e[i].family != f) continue;
@@ -196,14 +169,14 @@ static void test_sizing_consistent(void **state) {
   }
   assert_true(least[CS_FAMILY_ZERO3] > 1.5 * least[CS_FAMILY_TPPP]);
   cs_decide_free(d);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 static void test_errors(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "gpt3-13b", "dgx-h100");
-  struct cs_search_inputs in = inputs(&s);
+  struct cs_search_inputs in = cs_scenario_search_inputs(&s);
   struct cs_search_space sp;
   struct cs_search_result r;
   struct cs_error err = {0};
@@ -213,7 +186,7 @@ static void test_errors(void **state) {
   assert_int_equal(cs_search_run(&in, &sp, 3, 2, &r, &err), CS_ERR_USAGE);
   in.workload = NULL;
   assert_int_equal(cs_search_run(&in, &sp, 0, 1, &r, &err), CS_ERR_USAGE);
-  in = inputs(&s);
+  in = cs_scenario_search_inputs(&s);
   /* nothing fits: 175B-class memory on one GPU */
   cs_search_space_init(&sp, 1, 1);
   struct cs_decide *d = NULL;
@@ -231,22 +204,22 @@ static void test_errors(void **state) {
   assert_int_equal(cs_family_parse("TP+PP"), CS_FAMILY_TPPP);
   assert_int_equal(cs_family_parse("4d"), -1);
   /* network edits */
-  struct cs_net_edit e;
+  struct cs_netedit e;
   struct cs_topology topo = s.topo;
-  cs_net_edit_init(&e);
-  assert_int_equal(cs_net_edit_parse_oversub(&topo, "leaf=2:1", &e, &err), CS_OK);
+  cs_netedit_init(&e);
+  assert_int_equal(cs_netedit_parse_oversub(&topo, "leaf=2:1", &e, &err), CS_OK);
   assert_true(e.oversub[0] == 2);
-  assert_int_equal(cs_net_edit_parse_oversub(&topo, "leaf=1:2", &e, &err), CS_ERR_USAGE);
-  assert_int_equal(cs_net_edit_parse_oversub(&topo, "core9=2", &e, &err), CS_ERR_USAGE);
-  double per_gpu = cs_topo_gbps_per_gpu(&topo);
+  assert_int_equal(cs_netedit_parse_oversub(&topo, "leaf=1:2", &e, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_netedit_parse_oversub(&topo, "core9=2", &e, &err), CS_ERR_USAGE);
+  double per_gpu = cs_netedit_gbps_per_gpu(&topo);
   e.rails = 4;
   e.transport = CS_TOPO_ROCE;
-  assert_int_equal(cs_net_edit_apply(&topo, &e, &err), CS_OK);
+  assert_int_equal(cs_netedit_apply(&topo, &e, &err), CS_OK);
   assert_int_equal(topo.net.nics, 4);
-  assert_true(fabs(cs_topo_gbps_per_gpu(&topo) - per_gpu) < 1e-9 * per_gpu);
+  assert_true(fabs(cs_netedit_gbps_per_gpu(&topo) - per_gpu) < 1e-9 * per_gpu);
   assert_int_equal(topo.net.transport, CS_TOPO_ROCE);
   e.rails = 99;
-  assert_int_equal(cs_net_edit_apply(&topo, &e, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_netedit_apply(&topo, &e, &err), CS_ERR_USAGE);
   /* price lists */
   struct cs_prices pr;
   char path[4096];
@@ -267,7 +240,7 @@ static void test_errors(void **state) {
   fclose(f);
   assert_int_equal(cs_prices_load(path, &pr, &err), CS_ERR_PARSE);
   assert_non_null(strstr(err.msg, "unknown key"));
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 int main(void) {

@@ -18,49 +18,24 @@
 #include "pipeline.h"
 #include "plan.h"
 #include "step.h"
+#include "scenario.h"
 #include "testutil.h"
 #include "topology.h"
 #include "workload.h"
 
-/* Everything one prediction needs, loaded by name. */
-struct setup {
-  struct cs_workload *w;
-  struct cs_gpu gpu;
-  struct cs_topology topo;
-  struct cs_cal cal;
-  struct cs_compute comp;
-  struct cs_plan plan;
-};
-
-static void setup_load(struct setup *s, const char *wl, const char *gpu, const char *topo,
+/* Everything one prediction needs, loaded by name (the plan is s->base). */
+static void setup_load(struct cs_scenario *s, const char *wl, const char *gpu, const char *topo,
                        const char *plan) {
-  char path[4096];
   struct cs_error err = {0};
-  memset(s, 0, sizeof *s);
-  cs_cal_init(&s->cal);
-  if (cs_datadir_find("workloads", "model/workloads", wl, NULL, path, sizeof path, &err) != CS_OK ||
-      cs_workload_load(path, &s->w, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  if (cs_datadir_find("gpus", "model/gpus", gpu, NULL, path, sizeof path, &err) != CS_OK ||
-      cs_gpu_load(path, &s->gpu, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  if (cs_topo_find(topo, path, sizeof path, &err) != CS_OK) fail_msg("%s", err.msg);
-  if (cs_topo_load(path, &s->topo, &err) != CS_OK) fail_msg("%s", err.msg);
-  if (cs_plan_parse(plan, &s->plan, &err) != CS_OK) fail_msg("%s", err.msg);
-  if (cs_compute_init(&s->comp, &s->gpu, s->plan.precision, &err) != CS_OK) fail_msg("%s", err.msg);
+  struct cs_scenario_spec sp = {.workload = wl, .gpu = gpu, .topology = topo, .plan_text = plan};
+  if (cs_scenario_load(s, &sp, &err) != CS_OK) fail_msg("%s", err.msg);
 }
 
-static void setup_fini(struct setup *s) {
-  cs_workload_free(s->w);
-  cs_cal_fini(&s->cal);
+static struct cs_sim_inputs inputs(struct cs_scenario *s) {
+  return cs_scenario_sim_inputs(s, &s->base);
 }
 
-static struct cs_sim_inputs inputs(struct setup *s) {
-  return (struct cs_sim_inputs){s->w,     &s->plan, &s->comp,
-                                &s->topo, &s->cal,  CS_SIM_DEFAULT_INTERFERENCE};
-}
-
-static struct cs_sim_result predict(struct setup *s) {
+static struct cs_sim_result predict(struct cs_scenario *s) {
   struct cs_error err = {0};
   struct cs_sim_result r;
   struct cs_sim_inputs in = inputs(s);
@@ -157,7 +132,7 @@ static void test_pipe_lanes(void **state) {
 /* A pipeline run through the simulator: the bubble it reports is the schedule's. */
 static void test_step_bubble(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "megatron-1t", "a100-80gb", "dgx-a100", "tp=8,pp=64,mbs=1,gbs=512,recompute=full");
   struct cs_sim_result r = predict(&s);
   double parts = r.part.compute + r.part.tp + r.part.cp + r.part.ep + r.part.dp + r.part.pp +
@@ -170,7 +145,7 @@ static void test_step_bubble(void **state) {
   assert_true(frac >= 63.0 / (512 + 63) * (1 - 1e-9));
   assert_true(frac <= 2 * 63.0 / (512 + 63));
   assert_true(r.step_lo <= r.step && r.step <= r.step_hi);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 /* ---- properties --------------------------------------------------------------------------- */
@@ -180,7 +155,7 @@ static void test_more_bandwidth_never_slower(void **state) {
   static const char *plans[] = {"dp=64,zero=3,mbs=1,gbs=256", "tp=8,pp=2,dp=4,zero=1,mbs=1,gbs=256",
                                 "dp=64,mbs=1,gbs=64,bucket=4MiB"};
   for (size_t k = 0; k < sizeof plans / sizeof plans[0]; k++) {
-    struct setup s;
+    struct cs_scenario s;
     setup_load(&s, "gpt3-6.7b", "h100-sxm", "dgx-h100", plans[k]);
     double prev = INFINITY;
     for (double gbps = 25; gbps <= 3200; gbps *= 2) {
@@ -189,45 +164,45 @@ static void test_more_bandwidth_never_slower(void **state) {
       assert_true(r.step <= prev * (1 + 1e-12));
       prev = r.step;
     }
-    setup_fini(&s);
+    cs_scenario_fini(&s);
   }
 }
 
 static void test_hidden_comm_scales(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "resnet50", "h100-sxm", "dgx-h100", "mbs=256");
   double prev = 0;
   for (int nodes = 1; nodes <= 64; nodes *= 2) {
-    s.plan.dp = nodes * 8;
-    s.plan.gbs = 0;
+    s.base.dp = nodes * 8;
+    s.base.gbs = 0;
     struct cs_sim_result r = predict(&s);
     assert_true(r.samples_per_s >= prev);
     prev = r.samples_per_s;
   }
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 /* The bucket size trades latency for overlap: thousands of tiny buckets pay a latency each, one
  * bucket of all gradients cannot start before backward ends; 25 MiB beats both. */
 static void test_bucket_latency(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "gpt2-1.5b", "v100-32gb", "dgx1-v100-edr", "dp=32,mbs=4,precision=fp16");
   double t[3];
   const double bucket[3] = {64 * 1024.0, 25 * 1048576.0, 8 * 1073741824.0};
   for (int i = 0; i < 3; i++) {
-    s.plan.bucket = bucket[i];
+    s.base.bucket = bucket[i];
     struct cs_sim_result r = predict(&s);
     t[i] = r.step;
     print_message("bucket %.0f B: step %.4f s, exposed dp %.4f s\n", bucket[i], r.step, r.part.dp);
   }
   assert_true(t[0] > t[1] * 1.02);
   assert_true(t[2] > t[1] * 1.02);
-  s.plan.overlap_grad = 0; /* no overlap is no better than one huge bucket */
+  s.base.overlap_grad = 0; /* no overlap is no better than one huge bucket */
   struct cs_sim_result r = predict(&s);
   assert_true(r.step >= t[1]);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 /* ZeRO-3 moves 1.5x the data of plain data parallelism and needs the network (VALIDATION.md
@@ -235,7 +210,7 @@ static void test_bucket_latency(void **state) {
  * markedly worse than 800. */
 static void test_zero3_network(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "gpt3-6.7b", "v100-32gb", "dgx1-v100-edr",
              "dp=64,zero=3,mbs=1,gbs=64,precision=fp16");
   s.topo.net.nodes = 0;
@@ -246,14 +221,14 @@ static void test_zero3_network(void **state) {
     s.topo.net.nic_bw = gbps[i] * 1e9 / 8;
     struct cs_sim_result r = predict(&s);
     double one;
-    assert_int_equal(cs_sim_single_gpu(s.w, &s.plan, &s.comp, &one, &err), CS_OK);
+    assert_int_equal(cs_sim_single_gpu(s.workload, &s.base, &s.compute, &one, &err), CS_OK);
     eff[i] = r.samples_per_s / one / 64;
     print_message("ZeRO-3 6.7B on 64 V100, %4.0f Gb/s per node: scaling efficiency %.1f%%\n",
                   gbps[i], 100 * eff[i]);
     if (i) assert_true(eff[i] >= eff[i - 1]);
   }
   assert_true(eff[0] < 0.8 * eff[3]);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 /* ---- DataParallel, ring attention, NIC sharing ---------------------------------------------- */
@@ -276,15 +251,15 @@ static struct cs_sim_result run_in(struct cs_sim_inputs *in, int share) {
  * whose own gradient traffic hides behind backward. */
 static void test_dataparallel(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "gpt2-124m", "h100-sxm", "dgx-h100",
              "dp=8,mbs=8,gbs=256,weight_bytes=4,grad_bytes=4,optim_bytes=8");
   struct cs_sim_inputs in = inputs(&s);
   in.interference = 1;
   struct cs_sim_result ddp = run_in(&in, 1);
-  s.plan.dp_mode = CS_DP_DATAPARALLEL;
+  s.base.dp_mode = CS_DP_DATAPARALLEL;
   struct cs_sim_result dpl = run_in(&in, 1);
-  double bytes = 4 * cs_workload_params(s.w), m = 4;
+  double bytes = 4 * cs_workload_params(s.workload), m = 4;
   double hand = m * 2 * bytes / 450e9;
   print_message("DataParallel %.4f s vs DDP %.4f s: +%.4f s, broadcast + reduce >= %.4f s\n",
                 dpl.step, ddp.step, dpl.step - ddp.step, hand);
@@ -301,18 +276,18 @@ static void test_dataparallel(void **state) {
   static const char *bad[] = {"dp=8,zero=1,mbs=8", "dp=4,tp=2,mbs=8", "dp=4,pp=2,mbs=8,gbs=64",
                               "dp=16,mbs=8"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    assert_int_equal(cs_plan_parse(bad[i], &s.plan, &err), CS_OK);
-    s.plan.dp_mode = CS_DP_DATAPARALLEL;
+    assert_int_equal(cs_plan_parse(bad[i], &s.base, &err), CS_OK);
+    s.base.dp_mode = CS_DP_DATAPARALLEL;
     assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_ERR_USAGE);
     assert_null(sim);
     assert_non_null(strstr(err.msg, "dataparallel"));
     print_message("%s: %s\n", bad[i], err.msg);
   }
   assert_non_null(strstr(err.msg, "one node"));
-  assert_int_equal(cs_plan_parse("dp=8,mbs=8,dp_mode=dataparallel", &s.plan, &err), CS_OK);
-  assert_int_equal(s.plan.dp_mode, CS_DP_DATAPARALLEL);
-  assert_int_equal(cs_plan_parse("dp_mode=fsdp", &s.plan, &err), CS_ERR_USAGE);
-  setup_fini(&s);
+  assert_int_equal(cs_plan_parse("dp=8,mbs=8,dp_mode=dataparallel", &s.base, &err), CS_OK);
+  assert_int_equal(s.base.dp_mode, CS_DP_DATAPARALLEL);
+  assert_int_equal(cs_plan_parse("dp_mode=fsdp", &s.base, &err), CS_ERR_USAGE);
+  cs_scenario_fini(&s);
 }
 
 /* The fastest explained collective of sim of at most max_bytes, or fail. */
@@ -334,9 +309,9 @@ static struct cs_sim_coll_info find_coll(const struct cs_sim *sim, int group, in
  * gradients), cp - 1 = 3 steps per pass, each against attention / 4 of compute. Exposed CP time
  * per step = 2 micro-batches x 32 blocks x 3 x (max(0, x_f - a_f / 4) + max(0, x_b - a_b / 4)). */
 static void check_ring(int mbs, double nic_gbps, int expect_exposed) {
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "llama3-8b", "h100-sxm", "dgx-h100", "tp=8,cp=4,mbs=1,gbs=2");
-  s.plan.mbs = mbs, s.plan.gbs = 2 * mbs;
+  s.base.mbs = mbs, s.base.gbs = 2 * mbs;
   s.topo.net.nic_bw = nic_gbps * 1e9 / 8;
   struct cs_sim_inputs in = inputs(&s);
   struct cs_error err = {0};
@@ -353,13 +328,13 @@ static void check_ring(int mbs, double nic_gbps, int expect_exposed) {
   /* the attention kernels of one block, as the compute model prices them */
   struct cs_layer_cost lc;
   size_t blk = 1;
-  assert_int_equal(s.w->layer[blk].type, CS_LAYER_BLOCK);
-  assert_int_equal(cs_workload_layer_cost(s.w, &s.plan, blk, &lc, &err), CS_OK);
+  assert_int_equal(s.workload->layer[blk].type, CS_LAYER_BLOCK);
+  assert_int_equal(cs_workload_layer_cost(s.workload, &s.base, blk, &lc, &err), CS_OK);
   double af = 0, ab = 0;
   for (size_t k = 0; k < lc.nops; k++)
     if (lc.op[k].attention) {
-      af += cs_compute_op_time(&s.comp, &lc.op[k], 0) * s.comp.scale;
-      ab += cs_compute_op_time(&s.comp, &lc.op[k], 1) * s.comp.scale;
+      af += cs_compute_op_time(&s.compute, &lc.op[k], 0) * s.compute.scale;
+      ab += cs_compute_op_time(&s.compute, &lc.op[k], 1) * s.compute.scale;
     }
   double ef = f.time - af / 4, eb = b.time - ab / 4;
   double hand = 2 * 32 * 3 * ((ef > 0 ? ef : 0) + (eb > 0 ? eb : 0));
@@ -373,7 +348,7 @@ static void check_ring(int mbs, double nic_gbps, int expect_exposed) {
   else
     assert_true(hand == 0);
   cs_sim_free(sim);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 static void test_cp_ring(void **state) {
@@ -391,7 +366,7 @@ static void test_cp_ring(void **state) {
  * stage is critical, the step grows by exactly x. */
 static void test_nic_sharing(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "tp=8,pp=2,dp=2,mbs=1,gbs=2,bucket=900GB");
   struct cs_sim_inputs in = inputs(&s);
   in.interference = 1;
@@ -417,12 +392,12 @@ static void test_nic_sharing(void **state) {
   struct cs_sim_result fast = run_in(&in, 1);
   assert_true(fast.step < on.step);
   /* nothing to share when the data-parallel group stays inside a node */
-  setup_fini(&s);
+  cs_scenario_fini(&s);
   setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "tp=4,pp=2,dp=2,mbs=1,gbs=2,bucket=900GB");
   in = inputs(&s);
   on = run_in(&in, 1), off = run_in(&in, 0);
   assert_true(on.step == off.step);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
 }
 
 /* VALIDATION.md section 6, as a property: whatever the magnitude (the case is a known miss in
@@ -430,14 +405,14 @@ static void test_nic_sharing(void **state) {
  * host memory. */
 static void test_nvlink_faster(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   double t[2];
   static const char *topo[2] = {CS_TEST_DATA "/../validation/titan-rtx-nv2.yaml",
                                 CS_TEST_DATA "/../validation/titan-rtx-p2p-off.yaml"};
   for (int i = 0; i < 2; i++) {
     setup_load(&s, "gpt2-124m", "titan-rtx", topo[i], "precision=fp32,mbs=4,dp=2");
     t[i] = predict(&s).step;
-    setup_fini(&s);
+    cs_scenario_fini(&s);
   }
   assert_true(t[1] > t[0]);
 }
@@ -446,7 +421,7 @@ static void test_nvlink_faster(void **state) {
 
 static void test_errors(void **state) {
   (void)state;
-  struct setup s;
+  struct cs_scenario s;
   setup_load(&s, "gpt3-175b", "h100-sxm", "dgx-h100", "tp=8,pp=8,dp=2,mbs=1,gbs=64");
   struct cs_sim *sim = NULL;
   struct cs_error err = {0};
@@ -458,23 +433,23 @@ static void test_errors(void **state) {
   in = inputs(&s);
   in.topology = NULL;
   assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_ERR_USAGE);
-  s.plan.tp = 7; /* 96 heads do not divide by 7 */
+  s.base.tp = 7; /* 96 heads do not divide by 7 */
   in = inputs(&s);
   assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_ERR_USAGE);
-  s.plan.tp = 8;
-  s.plan.bucket = 0;
+  s.base.tp = 8;
+  s.base.bucket = 0;
   assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_ERR_USAGE);
-  s.plan.bucket = 25 * 1048576.0;
-  s.plan.vpp = 3;
-  s.plan.gbs = 2 * 12; /* 12 micro-batches: not a multiple of pp = 8 */
+  s.base.bucket = 25 * 1048576.0;
+  s.base.vpp = 3;
+  s.base.gbs = 2 * 12; /* 12 micro-batches: not a multiple of pp = 8 */
   assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_ERR_USAGE);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
   /* more nodes than the cluster has */
   setup_load(&s, "resnet50", "v100-16gb", "dgx1-v100-edr", "dp=64,mbs=32,precision=fp32");
   in = inputs(&s);
   assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_ERR_RANGE);
   assert_null(sim);
-  setup_fini(&s);
+  cs_scenario_fini(&s);
   cs_sim_free(NULL);
   cs_sim_pipe_free(NULL);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "map.h"
+#include "netedit.h"
 #include "smi.h"
 #include "testutil.h"
 #include "topology.h"
@@ -356,6 +357,63 @@ static void import_h200(void **state) {
   assert_int_equal(cs_topo_map(&u, nd, sz, dd, 0, 1, &g, &err), CS_ERR_UNSUPPORTED);
 }
 
+/* The defaults table is what the loader fills in when a file leaves a value out, for every
+ * transport and fabric; a transport edit (netedit) gives what loading a file with that transport
+ * gives; the nvidia-smi import uses the same values. */
+static void defaults_table(void **state) {
+  (void)state;
+  const struct cs_topo_defaults *def = cs_topo_defaults();
+  static const char *const tr_names[] = {"infiniband", "roce", "tcp"};
+  static const char *const fab_names[] = {"nvswitch", "nvlink-mesh", "pcie"};
+  for (int tr = 0; tr < CS_TOPO_TRANSPORTS; tr++) {
+    char text[512];
+    snprintf(text, sizeof text,
+             "version: 1\nname: t\nnode:\n  gpus: 2\n  fabric: pcie\nnetwork:\n  nics: 1\n"
+             "  nic_speed: 100Gbps\n  transport: %s\n",
+             tr_names[tr]);
+    struct cs_topology t, ib;
+    struct cs_error err = {0};
+    assert_int_equal(cs_topo_load_string(text, "defaults", &t, &err), CS_OK);
+    assert_true(t.net.latency == def->transport[tr].latency);
+    assert_true(t.net.switch_latency == def->transport[tr].switch_latency);
+    assert_true(t.net.efficiency == def->transport[tr].efficiency);
+    snprintf(text, sizeof text,
+             "version: 1\nname: t\nnode:\n  gpus: 2\n  fabric: pcie\nnetwork:\n  nics: 1\n"
+             "  nic_speed: 100Gbps\n  transport: %s\n  latency: 1ms\n  efficiency: 0.5\n",
+             tr_names[(tr + 1) % CS_TOPO_TRANSPORTS]);
+    assert_int_equal(cs_topo_load_string(text, "edited", &ib, &err), CS_OK);
+    struct cs_netedit e;
+    cs_netedit_init(&e);
+    e.transport = tr;
+    assert_int_equal(cs_netedit_apply(&ib, &e, &err), CS_OK);
+    assert_int_equal(ib.net.transport, tr);
+    assert_true(ib.net.latency == t.net.latency && ib.net.efficiency == t.net.efficiency);
+    assert_true(ib.net.switch_latency == t.net.switch_latency);
+  }
+  for (int f = 0; f < CS_TOPO_FABRICS; f++) {
+    char text[512];
+    snprintf(text, sizeof text, "version: 1\nname: t\nnode:\n  gpus: 2\n  fabric: %s\n%s",
+             fab_names[f],
+             f == CS_TOPO_NVSWITCH      ? "  nvlink_bandwidth: 450GBps\n"
+             : f == CS_TOPO_NVLINK_MESH ? "  link_bandwidth: 25GBps\n  links: [[0, 18], [18, 0]]\n"
+                                        : "");
+    struct cs_topology t;
+    struct cs_error err = {0};
+    if (cs_topo_load_string(text, "fabric", &t, &err) != CS_OK) {
+      print_error("%s: %s\n", fab_names[f], err.msg);
+      fail();
+    }
+    assert_true(t.node.efficiency == def->fabric_efficiency[f]);
+  }
+  /* the smi import of the 2 x H200 (NVLink mesh, no NIC) takes the mesh's default */
+  char *text = read_all(CS_TEST_DATA "/h200x2/machine.txt");
+  struct cs_topology u;
+  import(text, "h200x2-defaults", 0, 0, &u);
+  free(text);
+  assert_true(u.node.efficiency == def->fabric_efficiency[CS_TOPO_NVLINK_MESH]);
+  assert_true(u.net.latency == def->transport[CS_TOPO_INFINIBAND].latency);
+}
+
 /* import-smi on other shapes: NVSwitch (NV18 everywhere) with NICs, a DGX-1 mesh, a PCIe box. */
 static void import_shapes(void **state) {
   (void)state;
@@ -645,17 +703,12 @@ static void fuzz(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(bundled_files_load),
-      cmocka_unit_test(dlperf_dp),
-      cmocka_unit_test(dgx_h100_rails),
-      cmocka_unit_test(rail_change),
-      cmocka_unit_test(domains_and_pods),
-      cmocka_unit_test(intra_fabrics),
-      cmocka_unit_test(import_h200),
-      cmocka_unit_test(import_shapes),
-      cmocka_unit_test(errors),
-      cmocka_unit_test(usage_errors),
-      cmocka_unit_test(fuzz),
+      cmocka_unit_test(bundled_files_load), cmocka_unit_test(dlperf_dp),
+      cmocka_unit_test(dgx_h100_rails),     cmocka_unit_test(rail_change),
+      cmocka_unit_test(domains_and_pods),   cmocka_unit_test(intra_fabrics),
+      cmocka_unit_test(import_h200),        cmocka_unit_test(defaults_table),
+      cmocka_unit_test(import_shapes),      cmocka_unit_test(errors),
+      cmocka_unit_test(usage_errors),       cmocka_unit_test(fuzz),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

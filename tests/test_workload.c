@@ -16,31 +16,9 @@
 #include "datadir.h"
 #include "gpu.h"
 #include "plan.h"
+#include "testmodel.h"
 #include "testutil.h"
 #include "workload.h"
-
-static struct cs_workload *bundled(const char *name) {
-  char path[4096];
-  struct cs_error err = {0};
-  if (cs_datadir_find("workloads", "model/workloads", name, NULL, path, sizeof path, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  struct cs_workload *w = NULL;
-  if (cs_workload_load(path, &w, &err) != CS_OK) fail_msg("%s", err.msg);
-  return w;
-}
-
-static void bundled_gpu(const char *name, struct cs_gpu *g) {
-  char path[4096];
-  struct cs_error err = {0};
-  if (cs_datadir_find("gpus", "model/gpus", name, NULL, path, sizeof path, &err) != CS_OK)
-    fail_msg("%s", err.msg);
-  if (cs_gpu_load(path, g, &err) != CS_OK) fail_msg("%s", err.msg);
-}
-
-static void plan_of(const char *text, struct cs_plan *p) {
-  struct cs_error err = {0};
-  if (cs_plan_parse(text, p, &err) != CS_OK) fail_msg("%s", err.msg);
-}
 
 /* ---- FLOPs per iteration (VALIDATION.md sections 3 and 4) ---------------------------------- */
 
@@ -68,7 +46,7 @@ static void flops_megatron_2021(void **state) {
       {"megatron-76.1b", 80, 10240, 60, 8, 4, 1024, 1792},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    struct cs_workload *w = bundled(rows[i].name);
+    struct cs_workload *w = cs_test_workload(rows[i].name);
     assert_int_equal(w->heads, rows[i].heads);
     assert_int_equal(w->hidden, rows[i].hidden);
     assert_int_equal(w->layers, rows[i].layers);
@@ -79,7 +57,7 @@ static void flops_megatron_2021(void **state) {
     snprintf(text, sizeof text, "tp=%d,pp=%d,dp=%d,mbs=1,gbs=%d,recompute=full", rows[i].tp,
              rows[i].pp, dp, rows[i].batch);
     struct cs_plan p;
-    plan_of(text, &p);
+    cs_test_plan(text, &p);
     assert_int_equal(cs_plan_gpus(&p), rows[i].gpus);
     double model, hw;
     struct cs_error err = {0};
@@ -107,7 +85,7 @@ static void flops_sequence_parallel_2022(void **state) {
       {"megatron-1t", 160, 25600, 128, 8, 64, 512, 512, 1, 94.42, 71.49, 0.563},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    struct cs_workload *w = bundled(rows[i].name);
+    struct cs_workload *w = cs_test_workload(rows[i].name);
     assert_int_equal(w->heads, rows[i].heads);
     assert_int_equal(w->hidden, rows[i].hidden);
     assert_int_equal(w->layers, rows[i].layers);
@@ -119,7 +97,7 @@ static void flops_sequence_parallel_2022(void **state) {
     snprintf(text, sizeof text, "tp=%d,pp=%d,vpp=%d,dp=1,mbs=%d,gbs=%d,recompute=selective,sp=true",
              rows[i].tp, rows[i].pp, rows[i].pp > 1 ? 3 : 1, rows[i].mbs, rows[i].batch);
     struct cs_plan p;
-    plan_of(text, &p);
+    cs_test_plan(text, &p);
     if (rows[i].layers % (rows[i].pp * p.vpp) != 0) p.vpp = 1; /* 1T: 128 layers on 64 stages */
     assert_int_equal(cs_workload_step_flops(w, &p, &model, &hw, &err), CS_OK);
     assert_close(model, model_flops(B, l, h), 0.01);
@@ -148,18 +126,18 @@ static void published_parameters(void **state) {
       {"bert-base", 110e6, 0.02},     {"bert-large", 340e6, 0.02},    {"resnet50", 25.6e6, 0.02},
   };
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    struct cs_workload *w = bundled(rows[i].name);
+    struct cs_workload *w = cs_test_workload(rows[i].name);
     assert_close(cs_workload_params(w), rows[i].params, rows[i].tol);
     cs_workload_free(w);
   }
-  struct cs_workload *w = bundled("mixtral-8x7b");
+  struct cs_workload *w = cs_test_workload("mixtral-8x7b");
   assert_close(cs_workload_active_params(w), 12.9e9, 0.01); /* 2 of 8 experts per token */
   cs_workload_free(w);
 }
 
 static void resnet50(void **state) {
   (void)state;
-  struct cs_workload *w = bundled("resnet50");
+  struct cs_workload *w = cs_test_workload("resnet50");
   assert_false(cs_workload_is_transformer(w));
   assert_close(cs_workload_params(w), 25.6e6, 0.02);
   double fwd = 0;
@@ -167,7 +145,7 @@ static void resnet50(void **state) {
     fwd += w->layer[i].fwd_flops;
   assert_close(fwd / 2, 4.1e9, 0.02); /* the literature's "4.1 GFLOPs" are multiply-adds */
   struct cs_plan p;
-  plan_of("dp=8,mbs=128", &p);
+  cs_test_plan("dp=8,mbs=128", &p);
   double model, hw;
   struct cs_error err = {0};
   assert_int_equal(cs_workload_step_flops(w, &p, &model, &hw, &err), CS_OK);
@@ -184,7 +162,7 @@ static void resnet50(void **state) {
     }
   }
   assert_close(grad, 2 * 25.6e6, 0.02);
-  plan_of("tp=2", &p);
+  cs_test_plan("tp=2", &p);
   assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_ERR_USAGE);
   assert_non_null(strstr(err.msg, "layer list"));
   cs_workload_free(w);
@@ -202,12 +180,12 @@ static const struct cs_comm *find_comm(const struct cs_layer_cost *c, int coll, 
 
 static void collectives(void **state) {
   (void)state;
-  struct cs_workload *w = bundled("gpt3-175b");
+  struct cs_workload *w = cs_test_workload("gpt3-175b");
   struct cs_error err = {0};
   struct cs_plan p;
   struct cs_layer_cost c;
   const double sbh2 = 2048.0 * 2 * 12288 * 2; /* s b h bytes, b = 2 */
-  plan_of("tp=8,pp=8,dp=16,zero=1,mbs=2,gbs=1536", &p);
+  cs_test_plan("tp=8,pp=8,dp=16,zero=1,mbs=2,gbs=1536", &p);
   assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
   const struct cs_comm *m = find_comm(&c, CS_COLL_ALL_REDUCE, CS_GROUP_TP, CS_PHASE_FWD);
   assert_non_null(m);
@@ -232,7 +210,7 @@ static void collectives(void **state) {
   assert_close(m->bytes, sbh2, 1e-12);
   assert_non_null(find_comm(&c, CS_COLL_REDUCE_SCATTER, CS_GROUP_TP, CS_PHASE_FWD));
   /* ZeRO-3: weights gathered in forward and backward, gradients reduce-scattered */
-  plan_of("dp=64,zero=3", &p);
+  cs_test_plan("dp=64,zero=3", &p);
   assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
   m = find_comm(&c, CS_COLL_ALL_GATHER, CS_GROUP_DP, CS_PHASE_FWD);
   assert_non_null(m);
@@ -240,7 +218,7 @@ static void collectives(void **state) {
   assert_non_null(find_comm(&c, CS_COLL_ALL_GATHER, CS_GROUP_DP, CS_PHASE_BWD));
   assert_non_null(find_comm(&c, CS_COLL_REDUCE_SCATTER, CS_GROUP_DP, CS_PHASE_BWD));
   /* pipeline placement: the embedding on the first stage, the head on the last */
-  plan_of("pp=8,vpp=3", &p);
+  cs_test_plan("pp=8,vpp=3", &p);
   assert_int_equal(cs_workload_layer_stage(w, &p, 0), 0);
   assert_int_equal(cs_workload_layer_stage(w, &p, w->nlayer - 1), 7);
   assert_int_equal(cs_workload_layer_chunk(w, &p, 1), 0);
@@ -249,8 +227,8 @@ static void collectives(void **state) {
   cs_workload_free(w);
 
   /* experts: all-to-all over ep, expert gradients over dp*cp/ep */
-  w = bundled("mixtral-8x7b");
-  plan_of("dp=8,ep=8,mbs=1", &p);
+  w = cs_test_workload("mixtral-8x7b");
+  cs_test_plan("dp=8,ep=8,mbs=1", &p);
   assert_int_equal(cs_workload_layer_cost(w, &p, 1, &c, &err), CS_OK);
   m = find_comm(&c, CS_COLL_ALL_TO_ALL, CS_GROUP_EP, CS_PHASE_FWD);
   assert_non_null(m);
@@ -288,10 +266,10 @@ static void plans(void **state) {
   assert_non_null(strstr(buf, "tp=2"));
   assert_non_null(strstr(buf, "precision=fp8"));
   double wb, gb, ob;
-  plan_of("", &p);
+  cs_test_plan("", &p);
   cs_plan_param_bytes(&p, &wb, &gb, &ob);
   assert_true(wb + gb + ob == 16); /* mixed-precision Adam */
-  plan_of("precision=fp32", &p);
+  cs_test_plan("precision=fp32", &p);
   cs_plan_param_bytes(&p, &wb, &gb, &ob);
   assert_true(wb + gb + ob == 16 && wb == 4);
 
@@ -312,8 +290,8 @@ static void plans(void **state) {
     if (strstr(err.msg, bad[i].msg) == NULL) fail_msg("\"%s\": %s", bad[i].text, err.msg);
   }
 
-  struct cs_workload *w = bundled("gpt3-175b");
-  struct cs_workload *moe = bundled("mixtral-8x7b");
+  struct cs_workload *w = cs_test_workload("gpt3-175b");
+  struct cs_workload *moe = cs_test_workload("mixtral-8x7b");
   static const struct {
     const char *text;
     int moe;
@@ -330,7 +308,7 @@ static void plans(void **state) {
       {"cp=3", 0, "not divisible by cp=3"},
   };
   for (size_t i = 0; i < sizeof bad_plan / sizeof bad_plan[0]; i++) {
-    plan_of(bad_plan[i].text, &p);
+    cs_test_plan(bad_plan[i].text, &p);
     memset(&err, 0, sizeof err);
     assert_int_equal(cs_workload_check_plan(bad_plan[i].moe ? moe : w, &p, &err), CS_ERR_USAGE);
     if (strstr(err.msg, bad_plan[i].msg) == NULL) fail_msg("\"%s\": %s", bad_plan[i].text, err.msg);
@@ -338,7 +316,7 @@ static void plans(void **state) {
     assert_int_equal(cs_workload_layer_cost(bad_plan[i].moe ? moe : w, &p, 1, &c, &err),
                      CS_ERR_USAGE);
   }
-  plan_of("tp=8,pp=8,vpp=3,dp=4,cp=2", &p);
+  cs_test_plan("tp=8,pp=8,vpp=3,dp=4,cp=2", &p);
   assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
   cs_workload_free(w);
   cs_workload_free(moe);
@@ -372,11 +350,11 @@ static void workload_files(void **state) {
   assert_int_equal(w->heads, 16); /* unchanged */
   assert_int_equal(cs_workload_set(w, "nope=1", &err), CS_ERR_USAGE);
   struct cs_plan p;
-  plan_of("tp=8", &p); /* 16 heads, 4 KV heads: each pair of GPUs shares a KV head */
+  cs_test_plan("tp=8", &p); /* 16 heads, 4 KV heads: each pair of GPUs shares a KV head */
   assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
   assert_int_equal(cs_workload_set(w, "hidden=768", &err), CS_OK);
   assert_int_equal(cs_workload_set(w, "heads=12", &err), CS_OK);
-  plan_of("tp=6", &p); /* 12 heads, 4 KV heads: neither divides the other */
+  cs_test_plan("tp=6", &p); /* 12 heads, 4 KV heads: neither divides the other */
   assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_ERR_USAGE);
   assert_non_null(strstr(err.msg, "KV heads"));
   cs_workload_free(w);
@@ -431,11 +409,11 @@ static void workload_files(void **state) {
 static void gpus_and_compute(void **state) {
   (void)state;
   struct cs_gpu g;
-  bundled_gpu("a100-80gb", &g);
+  cs_test_gpu("a100-80gb", &g);
   assert_close(g.memory, 80.0 * 1073741824, 1e-12);
   assert_close(g.peak_bf16, 312e12, 1e-12);
   assert_close(g.hbm_bw, 2039e9, 1e-12);
-  bundled_gpu("h100-sxm", &g);
+  cs_test_gpu("h100-sxm", &g);
   assert_close(g.peak_bf16, 989.4e12, 1e-12);
   assert_close(g.hbm_bw, 3.35e12, 1e-12);
   char **names = NULL;
@@ -444,11 +422,11 @@ static void gpus_and_compute(void **state) {
   assert_int_equal(cs_datadir_list("gpus", "model/gpus", NULL, &names, &n, &err), CS_OK);
   assert_true(n >= 9);
   for (size_t i = 0; i < n; i++)
-    bundled_gpu(names[i], &g); /* every bundled file loads */
+    cs_test_gpu(names[i], &g); /* every bundled file loads */
   cs_datadir_list_free(names, n);
   assert_int_equal(cs_datadir_list("workloads", "model/workloads", NULL, &names, &n, &err), CS_OK);
   for (size_t i = 0; i < n; i++)
-    cs_workload_free(bundled(names[i]));
+    cs_workload_free(cs_test_workload(names[i]));
   cs_datadir_list_free(names, n);
   char path[256];
   assert_int_equal(
@@ -467,7 +445,7 @@ static void gpus_and_compute(void **state) {
 
   /* roofline: a large square GEMM at gemm_efficiency * x/(x + half) of peak */
   struct cs_compute c;
-  bundled_gpu("a100-80gb", &g);
+  cs_test_gpu("a100-80gb", &g);
   assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
   struct cs_op op = {"gemm", CS_OP_GEMM, 0, 0, 8192, 8192, 8192, 1, 2.0 * 8192 * 8192 * 8192, 0};
   double eff = 0.8 * 8192 / (8192 + 64.0);
@@ -485,9 +463,9 @@ static void gpus_and_compute(void **state) {
   assert_close(cs_compute_gemm_efficiency(&c, 1000, 1000, 2000), 0.5, 0);
   cs_compute_set_gemm_table(&c, NULL, 0);
   /* a measured single-GPU time is split over the layers in proportion */
-  struct cs_workload *w = bundled("gpt2-124m");
+  struct cs_workload *w = cs_test_workload("gpt2-124m");
   struct cs_plan p;
-  plan_of("mbs=8", &p);
+  cs_test_plan("mbs=8", &p);
   struct cs_layer_time sum, sum2;
   struct cs_layer_time *per = calloc(w->nlayer, sizeof *per);
   assert_int_equal(cs_compute_microbatch(&c, w, &p, -1, per, &sum, &err), CS_OK);
@@ -507,7 +485,7 @@ static void gpus_and_compute(void **state) {
   assert_true(flops / sum.fwd > 0.3 * 312e12 && flops / sum.fwd < 0.8 * 312e12);
   cs_workload_free(w);
   /* precisions a GPU lacks */
-  bundled_gpu("v100-16gb", &g);
+  cs_test_gpu("v100-16gb", &g);
   assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_ERR_UNSUPPORTED);
   assert_non_null(strstr(err.msg, "bf16"));
   assert_int_equal(cs_compute_init(&c, &g, CS_PREC_TF32, &err), CS_OK); /* falls back to fp32 */

@@ -333,3 +333,23 @@ enum cs_status cs_topo_parse_plan(const char *order, const char *sizes, const ch
     }
   return cs_error_set(err, CS_ERR_USAGE, "--group: \"%s\" is not in the rank order", group);
 }
+
+enum cs_status cs_topo_shape_cal(const struct cs_cal *cal, const struct cs_topology *t,
+                                 struct cs_coll_query *q, struct cs_cal *shape,
+                                 struct cs_error *err) {
+  *shape = *cal;
+  struct cs_topo_group grp;
+  enum cs_status st = cs_topo_map_shape(t, q->nodes, q->gpus_per_node, 0, &grp, err);
+  if (st != CS_OK) return st;
+  unsigned what = CS_TOPO_APPLY_ALGOS;
+  if (cal->source[cs_model_param_index("bw.net")] != CS_SRC_USER) what |= CS_TOPO_APPLY_NET;
+  if (cal->source[cs_model_param_index("hop.net.simple")] != CS_SRC_USER) what |= CS_TOPO_APPLY_LAT;
+  char intra[32];
+  snprintf(intra, sizeof intra, "bw.%s", grp.intra == CS_TIER_PCIE ? "pcie" : "nvlink");
+  if (cal->source[cs_model_param_index(intra)] == CS_SRC_DEFAULT) what |= CS_TOPO_APPLY_INTRA;
+  cs_topo_model_apply(t, &grp, what, &shape->model);
+  if (what & CS_TOPO_APPLY_NET) shape->source[cs_model_param_index("bw.net")] = CS_SRC_USER;
+  if (what & CS_TOPO_APPLY_INTRA) shape->source[cs_model_param_index(intra)] = CS_SRC_USER;
+  cs_topo_group_query(&grp, q);
+  return CS_OK;
+}

@@ -33,6 +33,7 @@
 #ifndef CS_TOPO_MAP_H
 #define CS_TOPO_MAP_H
 
+#include "cal.h"
 #include "costmodel.h"
 #include "status.h"
 #include "topology.h"
@@ -110,5 +111,15 @@ void cs_topo_group_query(const struct cs_topo_group *g, struct cs_coll_query *q)
 enum cs_status cs_topo_parse_plan(const char *order, const char *sizes, const char *group,
                                   char names[][16], int *sizes_out, int *ndims, int *dim,
                                   struct cs_error *err);
+
+/* The calibration cal shaped for one collective of q's shape (nodes x gpus_per_node) on t, as
+ * `commscale coll --topology` and the C API cost it: the group's algorithms always; its network
+ * rate and latency unless the user set them in cal (CS_SRC_USER); its intra-node rate only where
+ * cal has no measurement of it (CS_SRC_DEFAULT). *shape starts as a shallow copy of *cal (do not
+ * cs_cal_fini it) with those parameters replaced and marked CS_SRC_USER; q's shape becomes the
+ * group's (cs_topo_group_query). Errors of cs_topo_map_shape. */
+enum cs_status cs_topo_shape_cal(const struct cs_cal *cal, const struct cs_topology *t,
+                                 struct cs_coll_query *q, struct cs_cal *shape,
+                                 struct cs_error *err);
 
 #endif

@@ -275,19 +275,19 @@ enum cs_status cs_topo_import_smi(const char *text, const char *name, double lin
       free(m);
       return st;
     }
-    nd->efficiency = 0.8;
+    nd->efficiency = cs_topo_defaults()->fabric_efficiency[nd->fabric];
     memset(nd->links, 0, sizeof nd->links);
   } else {
     nd->fabric = any_nv && every_gpu_nv ? CS_TOPO_NVLINK_MESH : CS_TOPO_PCIE;
     nd->has_links = any_nv;
-    nd->efficiency = nd->fabric == CS_TOPO_PCIE ? 0.75 : 0.8;
+    nd->efficiency = cs_topo_defaults()->fabric_efficiency[nd->fabric];
     if (!any_nv) nd->link_bw = 0;
   }
   struct cs_topo_net *net = &t->net;
   net->transport = CS_TOPO_INFINIBAND;
-  net->latency = 2.7e-6;
-  net->switch_latency = 0.13e-6;
-  net->efficiency = 0.95;
+  net->latency = cs_topo_defaults()->transport[CS_TOPO_INFINIBAND].latency;
+  net->switch_latency = cs_topo_defaults()->transport[CS_TOPO_INFINIBAND].switch_latency;
+  net->efficiency = cs_topo_defaults()->transport[CS_TOPO_INFINIBAND].efficiency;
   if (nic_bw > 0 && m->nnic > 0) {
     net->nics = m->nnic;
     net->nic_bw = nic_bw;

@@ -38,19 +38,24 @@ const char *cs_topo_transport_name(enum cs_topo_transport tr) {
 /* Link efficiencies (ring all-reduce bus bandwidth over link bandwidth) when a file gives none,
  * from NVIDIA's published NCCL figures (GTC 2024 S62129): NVLink4 370/450, NVLink3 232/300,
  * NVLink2 122/150 (~0.8); PCIe Gen4 24/32, Gen5 48/64 (0.75); 400 Gb RDMA 48/50, DGX H100
- * 8 x 400 Gb 380/400 (0.95); 100GbE TCP sockets 10/12.5 (0.8). */
-#define EFF_NVLINK 0.8
-#define EFF_PCIE 0.75
-#define EFF_RDMA 0.95
-#define EFF_TCP 0.8
-
-/* Network step latency when a file gives none. InfiniBand: NCCL's own NET/LL per-step latency
+ * 8 x 400 Gb 380/400 (0.95); 100GbE TCP sockets 10/12.5 (0.8).
+ *
+ * Network step latency when a file gives none. InfiniBand: NCCL's own NET/LL per-step latency
  * (2.7 us, src/graph/tuning.cc), also used for RoCE; TCP sockets: the 2 x H200 loopback socket
  * run of tests/data/h200x2 (all-reduce of 8 B: 28 us over 2 ring steps, ~10 us a step). Switch
  * hops: ~0.13 us port to port for InfiniBand switches (NVIDIA Quantum data sheets), ~0.5 us for
  * a cut-through Ethernet switch. */
-static const double def_latency[] = {2.7e-6, 2.7e-6, 10e-6};
-static const double def_switch_latency[] = {0.13e-6, 0.5e-6, 0.5e-6};
+static const struct cs_topo_defaults defaults = {
+    .transport = {[CS_TOPO_INFINIBAND] = {2.7e-6, 0.13e-6, 0.95},
+                  [CS_TOPO_ROCE] = {2.7e-6, 0.5e-6, 0.95},
+                  [CS_TOPO_TCP] = {10e-6, 0.5e-6, 0.8}},
+    .fabric_efficiency =
+        {[CS_TOPO_NVSWITCH] = 0.8, [CS_TOPO_NVLINK_MESH] = 0.8, [CS_TOPO_PCIE] = 0.75},
+};
+
+const struct cs_topo_defaults *cs_topo_defaults(void) {
+  return &defaults;
+}
 
 /* ---- schema tables ----------------------------------------------------------------------- */
 
@@ -290,15 +295,14 @@ static enum cs_status resolve(const struct cs_yaml *d, int nmap, int netmap, str
   if (n->nvlink_domain > n->gpus && n->fabric != CS_TOPO_NVSWITCH)
     return cs_yaml_error(d, cs_yaml_get(d, nmap, "nvlink_domain"), err, CS_ERR_RANGE,
                          "an NVLink domain larger than a node needs fabric nvswitch");
-  if (!cs_yaml_get(d, nmap, "efficiency"))
-    n->efficiency = n->fabric == CS_TOPO_PCIE ? EFF_PCIE : EFF_NVLINK;
+  if (!cs_yaml_get(d, nmap, "efficiency")) n->efficiency = defaults.fabric_efficiency[n->fabric];
 
   if (netmap) {
     int tr = net->transport;
-    if (!cs_yaml_get(d, netmap, "latency")) net->latency = def_latency[tr];
-    if (!cs_yaml_get(d, netmap, "switch_latency")) net->switch_latency = def_switch_latency[tr];
-    if (!cs_yaml_get(d, netmap, "efficiency"))
-      net->efficiency = tr == CS_TOPO_TCP ? EFF_TCP : EFF_RDMA;
+    if (!cs_yaml_get(d, netmap, "latency")) net->latency = defaults.transport[tr].latency;
+    if (!cs_yaml_get(d, netmap, "switch_latency"))
+      net->switch_latency = defaults.transport[tr].switch_latency;
+    if (!cs_yaml_get(d, netmap, "efficiency")) net->efficiency = defaults.transport[tr].efficiency;
     if (net->nics > 0 && !(net->nic_bw > 0))
       return cs_yaml_error(d, netmap, err, CS_ERR_PARSE, "network needs nic_speed, e.g. 400Gbps");
     if (net->nics == 0 && net->nlevels > 0)
@@ -331,9 +335,9 @@ static enum cs_status resolve(const struct cs_yaml *d, int nmap, int netmap, str
     }
   } else {
     net->nics = 0;
-    net->latency = def_latency[0];
-    net->switch_latency = def_switch_latency[0];
-    net->efficiency = EFF_RDMA;
+    net->latency = defaults.transport[CS_TOPO_INFINIBAND].latency;
+    net->switch_latency = defaults.transport[CS_TOPO_INFINIBAND].switch_latency;
+    net->efficiency = defaults.transport[CS_TOPO_INFINIBAND].efficiency;
   }
 
   int aff = cs_yaml_get(d, nmap, "nic_affinity");
@@ -405,6 +409,7 @@ int cs_topo_search_dirs(char *dirs, size_t len, int max) {
       snprintf(dirs + (size_t)k++ * len, len, "%s/../share/commscale/topologies", exe);
     }
   }
+  if (k < max && cs_datadir_library("topologies", dirs + (size_t)k * len, len)) k++;
   if (k < max) snprintf(dirs + (size_t)k++ * len, len, "%s", CS_TOPO_SOURCE_DIR);
   return k;
 }
@@ -423,8 +428,8 @@ enum cs_status cs_topo_find(const char *name, char *buf, size_t len, struct cs_e
       return cs_error_set(err, CS_ERR_IO, "%s: cannot open: %s", name, strerror(errno));
     return CS_OK;
   }
-  char dirs[3][1024];
-  int nd = cs_topo_search_dirs(&dirs[0][0], sizeof dirs[0], 3);
+  char dirs[4][1024];
+  int nd = cs_topo_search_dirs(&dirs[0][0], sizeof dirs[0], 4);
   char tried[CS_ERROR_MSG_MAX / 2] = "";
   size_t w = 0;
   for (int i = 0; i < nd; i++) {

@@ -128,9 +128,10 @@ enum cs_status cs_topo_load_string(const char *text, const char *name, struct cs
 
 /* Finds a topology by path or bundled name. A name that contains '/' or ends in ".yaml" is a path
  * and is used as is; otherwise NAME.yaml is looked up, in order, in $COMMSCALE_DATA_DIR/topologies,
- * <directory of the running executable>/../share/commscale/topologies and the source tree's
- * topologies/ folder. Writes the path into buf. CS_ERR_IO when nothing is found (the message lists
- * where it looked), CS_ERR_RANGE when buf is too small. */
+ * <directory of the running executable>/../share/commscale/topologies, the installed data beside
+ * libcommscale.so when this code runs from it (datadir.h) and the source tree's topologies/ folder.
+ * Writes the path into buf. CS_ERR_IO when nothing is found (the message lists where it looked),
+ * CS_ERR_RANGE when buf is too small. */
 enum cs_status cs_topo_find(const char *name, char *buf, size_t len, struct cs_error *err);
 
 /* The folders cs_topo_find searches, in order, for listings: writes up to max paths of at most
@@ -140,6 +141,21 @@ int cs_topo_search_dirs(char *dirs, size_t len, int max);
 /* Writes t as a topology file with every default and derived value explicit (the resolved dump);
  * loading the dump gives the same topology. */
 void cs_topo_dump(FILE *out, const struct cs_topology *t);
+
+/* The loader's values for what a file leaves out, by transport and by intra-node fabric (their
+ * sources are in topology.c). Editors of a loaded topology (netedit.h) and importers that build
+ * one (smi.c) take them from here, so that every topology means the same thing by "default". */
+#define CS_TOPO_TRANSPORTS 3 /* enum cs_topo_transport */
+#define CS_TOPO_FABRICS 3    /* enum cs_topo_fabric */
+struct cs_topo_defaults {
+  struct {
+    double latency;        /* s, one step between nodes on one switch */
+    double switch_latency; /* s per further switch */
+    double efficiency;     /* ring all-reduce bus bandwidth / NIC bandwidth */
+  } transport[CS_TOPO_TRANSPORTS];
+  double fabric_efficiency[CS_TOPO_FABRICS]; /* ring all-reduce bus bandwidth / link bandwidth */
+};
+const struct cs_topo_defaults *cs_topo_defaults(void);
 
 /* Names used in files. */
 const char *cs_topo_fabric_name(enum cs_topo_fabric f);

@@ -18,6 +18,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_matrix.h>
 #include <gsl/gsl_multifit_nlinear.h>
+#include <gsl/gsl_statistics_double.h>
 #include <gsl/gsl_vector.h>
 
 #define SENS_STEP 1.5 /* ln: a parameter counts if a factor of e^1.5 either way moves a point */
@@ -158,7 +159,7 @@ static double median_abs(double *v, size_t n) {
   for (size_t i = 0; i < n; i++)
     v[i] = fabs(v[i]);
   qsort(v, n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+  return gsl_stats_median_from_sorted_data(v, 1, n);
 }
 
 /* IRLS: solve, re-estimate the robust scale and Huber weights, repeat until stable. */
@@ -288,7 +289,7 @@ static int rel_errors(const struct problem *pb, double *med, double *p90, double
   }
   qsort(e, m, sizeof *e, cmp_double);
   if (m) {
-    *med = m % 2 ? e[m / 2] : 0.5 * (e[m / 2 - 1] + e[m / 2]);
+    *med = gsl_stats_median_from_sorted_data(e, 1, m);
     *p90 = e[(size_t)floor(0.9 * (double)(m - 1))];
     *max = e[m - 1];
   }
@@ -367,7 +368,7 @@ static enum cs_status cross_validate(struct problem *pb, const struct cs_fit_opt
     struct cs_cal_cv *c = &q->cv[q->n_cv++];
     group_name(first, c->group, sizeof c->group);
     c->points = (int)m;
-    c->median_rel_err = m % 2 ? e[m / 2] : 0.5 * (e[m / 2 - 1] + e[m / 2]);
+    c->median_rel_err = gsl_stats_median_from_sorted_data(e, 1, m);
     c->max_rel_err = e[m - 1];
     (void)held;
   }

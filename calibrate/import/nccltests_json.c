@@ -3,8 +3,14 @@
  * nccl-tests -J writes one JSON object (format version 3 in nccl-tests 2.19): "args", "env",
  * "nccl_version", "config" {"nthreads", "ngpus", "devices": one entry per process}, "results"
  * [{"size", "type", "out_of_place": {"time", "alg_bw", "bus_bw", "nwrong"}, "in_place": {...},
- * "out_of_place_per_iter": {"min_us", "max_us", ...}}]. A small recursive-descent reader below
- * turns it into a tree that keeps each value's line and column.
+ * "out_of_place_per_iter": {"min_us", "max_us", ...}}].
+ *
+ * JSON is YAML's flow style, so libyaml (already the reader of every configuration file) parses
+ * it: its event parser feeds a small tree that keeps each value's line and column, built without
+ * recursion. Being YAML, the reader is lenient where nccl-tests never writes (a trailing comma,
+ * unquoted strings, single quotes); it refuses aliases, more than JSON_MAX_BYTES of input, more
+ * than JSON_MAX_VALUES values and nesting deeper than JSON_MAX_DEPTH, each as soon as it is met
+ * (the parser streams), with the line and column. A key given twice keeps its first value.
  */
 #include "nccltests_json.h"
 
@@ -14,11 +20,16 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
 #include "input.h"
 #include "nccllog.h"
 
+/* Limits far above what nccl-tests writes (about 300 bytes and 20 values per message size) and
+ * far below what would take seconds or gigabytes to hold. */
 #define JSON_MAX_DEPTH 64
+#define JSON_MAX_BYTES (16 << 20)
+#define JSON_MAX_VALUES 1000000
 
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 
@@ -33,13 +44,26 @@ struct jval {
   long line, col;
 };
 
-struct jparser {
+/* The reader: libyaml's event parser (JSON is YAML's flow style) turned into a jval tree. */
+struct jreader {
   const char *path;
-  const char *s, *p;
-  long line;
-  const char *line_start;
+  FILE *f;
+  size_t read; /* bytes read so far */
+  int too_big; /* the input passed JSON_MAX_BYTES */
+  long values; /* values in the tree so far */
   struct cs_error *err;
 };
+
+static int jread(void *data, unsigned char *buf, size_t size, size_t *got) {
+  struct jreader *r = data;
+  *got = fread(buf, 1, size, r->f);
+  r->read += *got;
+  if (r->read > JSON_MAX_BYTES) {
+    r->too_big = 1;
+    return 0;
+  }
+  return !ferror(r->f);
+}
 
 static void jfree(struct jval *v) {
   if (v == NULL) return;
@@ -53,109 +77,32 @@ static void jfree(struct jval *v) {
   memset(v, 0, sizeof *v);
 }
 
-static long jcol(const struct jparser *jp) {
-  return (long)(jp->p - jp->line_start) + 1;
+static enum cs_status jat_mark(const struct jreader *r, yaml_mark_t m, const char *what) {
+  return cs_error_at(r->err, CS_ERR_PARSE, r->path, (long)m.line + 1, (long)m.column + 1,
+                     "expected %s", what);
 }
 
-static enum cs_status jerr(struct jparser *jp, const char *what) {
-  return cs_error_at(jp->err, CS_ERR_PARSE, jp->path, jp->line, jcol(jp), "expected %s", what);
-}
-
-static void jskip(struct jparser *jp) {
-  while (*jp->p == ' ' || *jp->p == '\t' || *jp->p == '\r' || *jp->p == '\n') {
-    if (*jp->p == '\n') jp->line++, jp->line_start = jp->p + 1;
-    jp->p++;
+/* A scalar's value: quoted text is a string; plain text is null, a boolean, a number or (YAML
+ * leniency) a string. */
+static enum cs_status jscalar(const struct jreader *r, const yaml_event_t *ev, struct jval *v) {
+  const char *text = (const char *)ev->data.scalar.value;
+  v->line = (long)ev->start_mark.line + 1;
+  v->col = (long)ev->start_mark.column + 1;
+  if (ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE) {
+    if (strcmp(text, "null") == 0) return v->type = J_NULL, CS_OK;
+    if (strcmp(text, "true") == 0 || strcmp(text, "false") == 0)
+      return v->type = J_BOOL, v->boolean = text[0] == 't', CS_OK;
+    if (cs_nccllog_double(text, &v->num) == 0) return v->type = J_NUM, CS_OK;
   }
-}
-
-static int hexval(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-static enum cs_status jstring(struct jparser *jp, char **out) {
-  jp->p++; /* opening quote */
-  size_t cap = 32, n = 0;
-  char *b = malloc(cap);
-  if (b == NULL) return cs_error_set(jp->err, CS_ERR_NOMEM, "out of memory reading %s", jp->path);
-  for (;;) {
-    char c = *jp->p;
-    if (c == '\0' || c == '\n') {
-      free(b);
-      return jerr(jp, "a closing '\"'");
-    }
-    if (n + 5 >= cap) {
-      char *nb = realloc(b, cap *= 2);
-      if (nb == NULL) {
-        free(b);
-        return cs_error_set(jp->err, CS_ERR_NOMEM, "out of memory reading %s", jp->path);
-      }
-      b = nb;
-    }
-    jp->p++;
-    if (c == '"') break;
-    if (c != '\\') {
-      b[n++] = c;
-      continue;
-    }
-    char e = *jp->p++;
-    switch (e) {
-    case '"':
-    case '\\':
-    case '/':
-      b[n++] = e;
-      break;
-    case 'b':
-      b[n++] = '\b';
-      break;
-    case 'f':
-      b[n++] = '\f';
-      break;
-    case 'n':
-      b[n++] = '\n';
-      break;
-    case 'r':
-      b[n++] = '\r';
-      break;
-    case 't':
-      b[n++] = '\t';
-      break;
-    case 'u': {
-      unsigned u = 0;
-      for (int i = 0; i < 4; i++) {
-        int h = hexval(jp->p[i]);
-        if (h < 0) {
-          free(b);
-          return jerr(jp, "four hex digits after \\u");
-        }
-        u = u * 16 + (unsigned)h;
-      }
-      jp->p += 4;
-      if (u < 0x80)
-        b[n++] = (char)u;
-      else if (u < 0x800)
-        b[n++] = (char)(0xC0 | (u >> 6)), b[n++] = (char)(0x80 | (u & 0x3F));
-      else
-        b[n++] = (char)(0xE0 | (u >> 12)), b[n++] = (char)(0x80 | ((u >> 6) & 0x3F)),
-        b[n++] = (char)(0x80 | (u & 0x3F));
-      break;
-    }
-    default:
-      jp->p--;
-      free(b);
-      return jerr(jp, "a valid escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t \\uXXXX)");
-    }
-  }
-  b[n] = '\0';
-  *out = b;
+  v->type = J_STR;
+  v->str = strdup(text);
+  if (v->str == NULL)
+    return cs_error_set(r->err, CS_ERR_NOMEM, "out of memory reading %s", r->path);
   return CS_OK;
 }
 
-static enum cs_status jvalue(struct jparser *jp, struct jval *v, int depth);
-
-static enum cs_status jpush(struct jparser *jp, struct jval *v, char *key, struct jval *kid) {
+/* Appends kid (moved) to container v under key (moved; NULL for an array). */
+static enum cs_status jpush(const struct jreader *r, struct jval *v, char *key, struct jval *kid) {
   if (v->n == v->cap) {
     size_t nc = v->cap ? v->cap * 2 : 8;
     struct jval *k = realloc(v->kids, nc * sizeof *k);
@@ -175,91 +122,103 @@ static enum cs_status jpush(struct jparser *jp, struct jval *v, char *key, struc
 nomem:
   free(key);
   jfree(kid);
-  return cs_error_set(jp->err, CS_ERR_NOMEM, "out of memory reading %s", jp->path);
+  return cs_error_set(r->err, CS_ERR_NOMEM, "out of memory reading %s", r->path);
 }
 
-static enum cs_status jcontainer(struct jparser *jp, struct jval *v, int depth) {
-  int obj = *jp->p == '{';
-  char close = obj ? '}' : ']';
-  v->type = obj ? J_OBJ : J_ARR;
-  jp->p++;
-  jskip(jp);
-  if (*jp->p == close) {
-    jp->p++;
-    return CS_OK;
-  }
-  for (;;) {
-    char *key = NULL;
-    enum cs_status st;
-    if (obj) {
-      jskip(jp);
-      if (*jp->p != '"') return jerr(jp, "an object key in double quotes");
-      st = jstring(jp, &key);
-      if (st != CS_OK) return st;
-      jskip(jp);
-      if (*jp->p != ':') {
-        free(key);
-        return jerr(jp, "':' after an object key");
+/* Builds the tree from libyaml's events, iteratively: a stack of the open containers, never deeper
+ * than JSON_MAX_DEPTH, each with the key that waits for its value. On failure what was built
+ * stays in *root for the caller to free. */
+static enum cs_status jbuild(yaml_parser_t *parser, struct jreader *r, struct jval *root) {
+  struct jval *stack[JSON_MAX_DEPTH];
+  char *key[JSON_MAX_DEPTH];
+  int depth = 0, done = 0, end = 0;
+  enum cs_status st = CS_OK;
+  while (st == CS_OK && !end) {
+    yaml_event_t ev;
+    if (!yaml_parser_parse(parser, &ev)) {
+      long line = (long)parser->problem_mark.line + 1, col = (long)parser->problem_mark.column + 1;
+      if (r->too_big)
+        st = cs_error_at(r->err, CS_ERR_PARSE, r->path, (long)parser->mark.line + 1,
+                         (long)parser->mark.column + 1,
+                         "expected nccl-tests JSON of at most %d MiB", JSON_MAX_BYTES >> 20);
+      else if (parser->error == YAML_READER_ERROR && ferror(r->f))
+        st = cs_error_at(r->err, CS_ERR_IO, r->path, 0, 0, "read error: %s", strerror(errno));
+      else if (parser->error == YAML_READER_ERROR) /* bad bytes: libyaml keeps only the offset */
+        st = cs_error_at(r->err, CS_ERR_PARSE, r->path, 0, 0, "expected JSON text (%s at byte %zu)",
+                         parser->problem ? parser->problem : "unreadable input",
+                         parser->problem_offset);
+      else
+        st = cs_error_at(r->err, CS_ERR_PARSE, r->path, line, col, "expected JSON (%s%s%s)",
+                         parser->problem ? parser->problem : "syntax error",
+                         parser->context ? " " : "", parser->context ? parser->context : "");
+      break;
+    }
+    int opens = ev.type == YAML_MAPPING_START_EVENT || ev.type == YAML_SEQUENCE_START_EVENT;
+    struct jval *parent = depth > 0 ? stack[depth - 1] : NULL;
+    switch (ev.type) {
+    case YAML_STREAM_END_EVENT:
+      end = 1;
+      break;
+    case YAML_DOCUMENT_START_EVENT:
+      if (done) st = jat_mark(r, ev.start_mark, "the end of the JSON document");
+      break;
+    case YAML_ALIAS_EVENT:
+      st = jat_mark(r, ev.start_mark, "JSON (YAML aliases are not accepted)");
+      break;
+    case YAML_MAPPING_END_EVENT:
+    case YAML_SEQUENCE_END_EVENT:
+      if (depth > 0) depth--;
+      if (depth == 0) done = 1;
+      break;
+    case YAML_SCALAR_EVENT:
+    case YAML_MAPPING_START_EVENT:
+    case YAML_SEQUENCE_START_EVENT:
+      if (parent && parent->type == J_OBJ && key[depth - 1] == NULL) {
+        if (ev.type != YAML_SCALAR_EVENT)
+          st = jat_mark(r, ev.start_mark, "an object key in double quotes");
+        else if ((key[depth - 1] = strdup((const char *)ev.data.scalar.value)) == NULL)
+          st = cs_error_set(r->err, CS_ERR_NOMEM, "out of memory reading %s", r->path);
+        break;
       }
-      jp->p++;
+      if (++r->values > JSON_MAX_VALUES) {
+        st = jat_mark(r, ev.start_mark, "nccl-tests JSON of at most 1000000 values");
+        break;
+      }
+      if (opens && depth == JSON_MAX_DEPTH) {
+        st = jat_mark(r, ev.start_mark, "JSON nested at most 64 levels deep");
+        break;
+      }
+      struct jval v;
+      memset(&v, 0, sizeof v);
+      v.line = (long)ev.start_mark.line + 1;
+      v.col = (long)ev.start_mark.column + 1;
+      if (opens)
+        v.type = ev.type == YAML_MAPPING_START_EVENT ? J_OBJ : J_ARR;
+      else if ((st = jscalar(r, &ev, &v)) != CS_OK)
+        break;
+      struct jval *at = root;
+      if (parent) {
+        st = jpush(r, parent, key[depth - 1], &v);
+        key[depth - 1] = NULL;
+        if (st != CS_OK) break;
+        at = &parent->kids[parent->n - 1];
+      } else {
+        *root = v;
+        if (!opens) done = 1;
+      }
+      if (opens) {
+        stack[depth] = at;
+        key[depth++] = NULL;
+      }
+      break;
+    default:
+      break;
     }
-    struct jval kid;
-    memset(&kid, 0, sizeof kid);
-    st = jvalue(jp, &kid, depth + 1);
-    if (st != CS_OK) {
-      free(key);
-      jfree(&kid);
-      return st;
-    }
-    st = jpush(jp, v, key, &kid);
-    if (st != CS_OK) return st;
-    jskip(jp);
-    if (*jp->p == ',') {
-      jp->p++;
-      continue;
-    }
-    if (*jp->p == close) {
-      jp->p++;
-      return CS_OK;
-    }
-    return jerr(jp, obj ? "',' or '}'" : "',' or ']'");
+    yaml_event_delete(&ev);
   }
-}
-
-static enum cs_status jvalue(struct jparser *jp, struct jval *v, int depth) {
-  jskip(jp);
-  v->line = jp->line;
-  v->col = jcol(jp);
-  if (depth > JSON_MAX_DEPTH) return jerr(jp, "JSON nested at most 64 levels deep");
-  char c = *jp->p;
-  if (c == '{' || c == '[') return jcontainer(jp, v, depth);
-  if (c == '"') {
-    v->type = J_STR;
-    return jstring(jp, &v->str);
-  }
-  static const struct {
-    const char *word;
-    enum jtype type;
-    int boolean;
-  } words[] = {{"true", J_BOOL, 1}, {"false", J_BOOL, 0}, {"null", J_NULL, 0}};
-  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
-    size_t len = strlen(words[i].word);
-    if (strncmp(jp->p, words[i].word, len) == 0) {
-      v->type = words[i].type;
-      v->boolean = words[i].boolean;
-      jp->p += len;
-      return CS_OK;
-    }
-  }
-  if (c == '-' || isdigit((unsigned char)c)) {
-    char *end;
-    v->num = strtod(jp->p, &end);
-    if (end == jp->p) return jerr(jp, "a number");
-    v->type = J_NUM;
-    jp->p = end;
-    return CS_OK;
-  }
-  return jerr(jp, "a JSON value");
+  for (int i = 0; i < depth; i++)
+    free(key[i]);
+  return st;
 }
 
 static const struct jval *jget(const struct jval *obj, const char *key) {
@@ -420,24 +379,16 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
 
 enum cs_status cs_nccltests_json_import(const char *path, FILE *f, struct cs_meas_set *set,
                                         struct cs_error *err) {
-  char *text;
-  size_t n;
-  enum cs_status rst = cs_input_read_all(f, path, CS_INPUT_DOC_MAX, &text, &n, err);
-  if (rst != CS_OK) return rst;
-  if (strlen(text) != n) {
-    free(text);
-    return cs_error_at(err, CS_ERR_PARSE, path, 0, 0, "expected text, found a NUL byte");
-  }
-  struct jparser jp = {path, text, text, 1, text, err};
+  yaml_parser_t parser;
+  if (!yaml_parser_initialize(&parser))
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
+  struct jreader r = {path, f, 0, 0, 0, err};
+  yaml_parser_set_input(&parser, jread, &r);
   struct jval root;
   memset(&root, 0, sizeof root);
-  enum cs_status st = jvalue(&jp, &root, 0);
-  if (st == CS_OK) {
-    jskip(&jp);
-    if (*jp.p != '\0') st = jerr(&jp, "the end of the JSON document");
-  }
+  enum cs_status st = jbuild(&parser, &r, &root);
+  yaml_parser_delete(&parser);
   if (st == CS_OK) st = import_json_tree(path, &root, set, err);
   jfree(&root);
-  free(text);
   return st;
 }

@@ -25,6 +25,15 @@ int cs_csv_grow(void **items, size_t *cap, size_t n, size_t size, size_t first) 
   return 0;
 }
 
+enum cs_status cs_csv_push(void **items, size_t *n, size_t *cap, size_t size, const void *row,
+                           const char *what, struct cs_error *err) {
+  if (cs_csv_grow(items, cap, *n, size, 64) != 0)
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing %s", what);
+  memcpy((char *)*items + *n * size, row, size);
+  (*n)++;
+  return CS_OK;
+}
+
 static void copy_str(char *dst, size_t len, const char *src) {
   snprintf(dst, len, "%s", src ? src : "");
 }

@@ -35,6 +35,12 @@ struct cs_csv_meta {
  * updated), -1 when memory runs out (the array is unchanged). */
 int cs_csv_grow(void **items, size_t *cap, size_t n, size_t size, size_t first);
 
+/* Appends the `size` bytes at row to the array (*items, *n, *cap), growing it as cs_csv_grow does
+ * (64 rows first): the push of every typed row set (meas.h, probe.h). CS_ERR_NOMEM "out of memory
+ * storing WHAT" when memory runs out (nothing changed). */
+enum cs_status cs_csv_push(void **items, size_t *n, size_t *cap, size_t size, const void *row,
+                           const char *what, struct cs_error *err);
+
 /* Adds key with value to the provenance array (*meta, *n, *cap), or replaces the value of an
  * existing key; both are truncated to fit. CS_ERR_NOMEM when memory runs out (nothing changed). */
 enum cs_status cs_csv_meta_set(struct cs_csv_meta **meta, size_t *n, size_t *cap, const char *key,

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "wfile.h"
+
 void cs_meas_set_init(struct cs_meas_set *set) {
   memset(set, 0, sizeof *set);
 }
@@ -27,11 +29,10 @@ void cs_meas_set_fini(struct cs_meas_set *set) {
 enum cs_status cs_meas_set_push(struct cs_meas_set *set, const struct cs_meas_row *row,
                                 struct cs_error *err) {
   void *p = set->rows;
-  if (cs_csv_grow(&p, &set->cap, set->n, sizeof *set->rows, 64) != 0)
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing measurements");
+  enum cs_status st =
+      cs_csv_push(&p, &set->n, &set->cap, sizeof *set->rows, row, "measurements", err);
   set->rows = p;
-  set->rows[set->n++] = *row;
-  return CS_OK;
+  return st;
 }
 
 static void copy_str(char *dst, size_t len, const char *src) {
@@ -111,28 +112,16 @@ enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *r, struct cs
 
 enum cs_status cs_meas_write_file(const char *path, const struct cs_meas_set *set,
                                   struct cs_error *err) {
-  int to_stdout = strcmp(path, "-") == 0;
-  char tmp[4096];
-  FILE *f = stdout;
-  if (!to_stdout) {
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
-      return cs_error_set(err, CS_ERR_USAGE, "%s: path too long", path);
-    f = fopen(tmp, "w");
-    if (f == NULL)
-      return cs_error_set(err, CS_ERR_IO, "%s: cannot create: %s", path, strerror(errno));
-  }
-  enum cs_status st = cs_meas_write_header(f, set, err);
+  struct cs_wfile *w;
+  enum cs_status st = cs_wfile_open(path, &w, err);
+  if (st != CS_OK) return st;
+  FILE *f = cs_wfile_fp(w);
+  st = cs_meas_write_header(f, set, err);
   for (size_t i = 0; st == CS_OK && i < set->n; i++)
     st = cs_meas_write_row(f, &set->rows[i], err);
-  if (to_stdout) return st;
-  if (fclose(f) != 0 && st == CS_OK)
-    st = cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", path, strerror(errno));
-  if (st == CS_OK && rename(tmp, path) != 0)
-    st = cs_error_set(err, CS_ERR_IO, "%s: cannot rename into place: %s", path, strerror(errno));
-  if (st != CS_OK) {
-    remove(tmp);
-    if (err) cs_error_prefix(err, path);
-  }
+  /* a stream error: the commit fails too, and its message names the path and the reason */
+  if (st == CS_OK || (st == CS_ERR_IO && ferror(f))) return cs_wfile_commit(w, err);
+  cs_wfile_abort(w);
   return st;
 }
 

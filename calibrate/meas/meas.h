@@ -86,8 +86,9 @@ enum cs_status cs_meas_write_header(FILE *f, const struct cs_meas_set *meta_from
  * with CS_ERR_NUMERIC and nothing is written. */
 enum cs_status cs_meas_write_row(FILE *f, const struct cs_meas_row *row, struct cs_error *err);
 
-/* Writes the whole set to path through a temporary file renamed into place, so that a failure
- * never leaves a truncated file; "-" writes to stdout. */
+/* Writes the whole set to path under wfile.h's rules (a temporary renamed into place, so that a
+ * failure never leaves a truncated file; a symlink kept; a device or FIFO written through); "-"
+ * writes to stdout. */
 enum cs_status cs_meas_write_file(const char *path, const struct cs_meas_set *set,
                                   struct cs_error *err);
 

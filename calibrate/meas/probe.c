@@ -28,11 +28,10 @@ void cs_probe_set_fini(struct cs_probe_set *set) {
 enum cs_status cs_probe_set_push(struct cs_probe_set *set, const struct cs_probe_row *row,
                                  struct cs_error *err) {
   void *p = set->rows;
-  if (cs_csv_grow(&p, &set->cap, set->n, sizeof *set->rows, 64) != 0)
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory storing probe rows");
+  enum cs_status st =
+      cs_csv_push(&p, &set->n, &set->cap, sizeof *set->rows, row, "probe rows", err);
   set->rows = p;
-  set->rows[set->n++] = *row;
-  return CS_OK;
+  return st;
 }
 
 static void copy_str(char *dst, size_t len, const char *src) {

@@ -137,17 +137,4 @@ int cs_probe_same_point(const struct cs_probe_row *a, const struct cs_probe_row 
 enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *dtype, double peak,
                                    struct cs_gemm_point **pts, size_t *n, struct cs_error *err);
 
-/* ---- measuring (calibrate/runner/probe_cuda.c, part of the runner library) ------------------ */
-
-struct cs_run_opts;
-
-/* Runs the probes selected in o (o->probes, o->probe_dtypes) on this process's GPUs and appends
- * one row per point to o->probe_out (rank `proc` 0 only; the other processes of an MPI launch
- * return at once): gemm and membw on the first GPU, interference on all local GPUs (at least 2,
- * one process: skipped with a note on o->log otherwise). o->resume skips the points the file
- * already holds; o->overwrite replaces it; otherwise rows are appended to an existing probe file.
- * Rows finished before an error stay in the file. CS_ERR_UNSUPPORTED in a build without CUDA. */
-enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
-                            struct cs_error *err);
-
 #endif

@@ -27,7 +27,9 @@
  * under contention over the median time alone, both the maximum over the GPUs.
  */
 #include "probe.h"
+#include "runfile.h"
 #include "runner.h"
+#include "stats.h"
 
 #ifndef CS_HAVE_CUDA
 
@@ -329,19 +331,13 @@ static enum cs_status elapsed(struct probe *P, struct dev *d, cudaEvent_t a, cud
 typedef enum cs_status (*batch_fn)(struct probe *P, void *ctx, int iters, double *sec,
                                    struct cs_error *err);
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 struct stats {
   double med, min, max;
   int n;
 };
 
 static void summarise(double *t, int n, struct stats *s) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
-  s->med = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  s->med = cs_stats_median(t, (size_t)n); /* sorts t */
   s->min = t[0];
   s->max = t[n - 1];
   s->n = n;
@@ -559,42 +555,38 @@ static void dev_close(struct dev *d) {
   memset(d, 0, sizeof *d);
 }
 
-static enum cs_status open_output(struct probe *P, struct cs_error *err) {
+/* An existing probe file is appended to; with --resume the points it holds are skipped. */
+static enum cs_status scan_done(void *ctx, const char *path, struct cs_error *err) {
+  struct probe *P = ctx;
   const struct cs_run_opts *o = P->o;
-  struct stat sb;
-  int exists = stat(o->probe_out, &sb) == 0 && sb.st_size > 0;
-  if (exists && !o->overwrite) {
-    struct cs_probe_set old;
-    cs_probe_set_init(&old);
-    enum cs_status st = cs_probe_read_file(o->probe_out, &old, err);
-    if (st != CS_OK) {
-      cs_probe_set_fini(&old);
-      cs_error_prefix(err, "--probe-output (not appending to it)");
-      return st;
-    }
-    size_t skipped = 0;
-    if (o->resume)
-      for (size_t i = 0; i < P->npts; i++) {
-        struct cs_probe_row r;
-        row_ident(P, &P->pts[i], &r);
-        for (size_t j = 0; j < old.n && !P->pts[i].skip; j++)
-          P->pts[i].skip = cs_probe_same_point(&r, &old.rows[j]);
-        skipped += P->pts[i].skip;
-      }
-    if (o->log)
-      fprintf(o->log, "commscale-run: probes: %s holds %zu rows; appending%s (%zu points done)\n",
-              o->probe_out, old.n, o->resume ? ", skipping those" : "", skipped);
+  struct cs_probe_set old;
+  cs_probe_set_init(&old);
+  enum cs_status st = cs_probe_read_file(path, &old, err);
+  if (st != CS_OK) {
     cs_probe_set_fini(&old);
-    if (o->dry_run) return CS_OK;
-    P->csv = fopen(o->probe_out, "a");
-    if (P->csv == NULL)
-      return cs_error_set(err, CS_ERR_IO, "%s: cannot append: %s", o->probe_out, strerror(errno));
-    return CS_OK;
+    cs_error_prefix(err, "--probe-output (not appending to it)");
+    return st;
   }
-  if (o->dry_run) return CS_OK;
-  P->csv = fopen(o->probe_out, "w");
-  if (P->csv == NULL)
-    return cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", o->probe_out, strerror(errno));
+  size_t skipped = 0;
+  if (o->resume)
+    for (size_t i = 0; i < P->npts; i++) {
+      struct cs_probe_row r;
+      row_ident(P, &P->pts[i], &r);
+      for (size_t j = 0; j < old.n && !P->pts[i].skip; j++)
+        P->pts[i].skip = cs_probe_same_point(&r, &old.rows[j]);
+      skipped += P->pts[i].skip;
+    }
+  if (o->log)
+    fprintf(o->log, "commscale-run: probes: %s holds %zu rows; appending%s (%zu points done)\n",
+            path, old.n, o->resume ? ", skipping those" : "", skipped);
+  cs_probe_set_fini(&old);
+  return CS_OK;
+}
+
+/* The provenance of a new probe file, then its column header. */
+static enum cs_status write_header(void *ctx, FILE *f, struct cs_error *err) {
+  struct probe *P = ctx;
+  const struct cs_run_opts *o = P->o;
   struct cs_probe_set meta;
   cs_probe_set_init(&meta);
   char buf[256], tbuf[64];
@@ -652,9 +644,16 @@ static enum cs_status open_output(struct probe *P, struct cs_error *err) {
              P->ndev, AR_BYTES / MIB);
     cs_probe_set_meta(&meta, "interference", buf, NULL);
   }
-  enum cs_status st = cs_probe_write_header(P->csv, &meta, err);
+  enum cs_status st = cs_probe_write_header(f, &meta, err);
   cs_probe_set_fini(&meta);
   return st;
+}
+
+static enum cs_status open_output(struct probe *P, struct cs_error *err) {
+  const struct cs_run_opts *o = P->o;
+  struct cs_runfile spec = {o->probe_out, "--probe-output", 1, o->overwrite, 0, o->dry_run,
+                            scan_done,    write_header,     P};
+  return cs_runfile_open(&spec, &P->csv, err);
 }
 
 static void table_head(struct probe *P) {

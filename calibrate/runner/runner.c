@@ -23,425 +23,13 @@
 #include <unistd.h>
 
 #include "probe.h"
+#include "runfile.h"
+#include "stats.h"
 #include "units.h"
 
 #ifdef CS_HAVE_MPI
 #include <mpi.h>
 #endif
-
-/* ---- element types ------------------------------------------------------------------------- */
-
-static const struct {
-  const char *name;
-  size_t size;
-} dtypes[CS_DTYPE_COUNT] = {
-    [CS_DTYPE_INT8] = {"int8", 1},     [CS_DTYPE_UINT8] = {"uint8", 1},
-    [CS_DTYPE_INT32] = {"int32", 4},   [CS_DTYPE_UINT32] = {"uint32", 4},
-    [CS_DTYPE_INT64] = {"int64", 8},   [CS_DTYPE_UINT64] = {"uint64", 8},
-    [CS_DTYPE_HALF] = {"half", 2},     [CS_DTYPE_FLOAT] = {"float", 4},
-    [CS_DTYPE_DOUBLE] = {"double", 8}, [CS_DTYPE_BFLOAT16] = {"bfloat16", 2},
-};
-
-const char *cs_dtype_name(enum cs_dtype d) {
-  return (unsigned)d < CS_DTYPE_COUNT ? dtypes[d].name : "?";
-}
-
-size_t cs_dtype_size(enum cs_dtype d) {
-  return (unsigned)d < CS_DTYPE_COUNT ? dtypes[d].size : 0;
-}
-
-int cs_dtype_parse(const char *name, enum cs_dtype *out) {
-  static const struct {
-    const char *s;
-    enum cs_dtype d;
-  } alias[] = {
-      {"char", CS_DTYPE_INT8},         {"int8", CS_DTYPE_INT8},     {"uint8", CS_DTYPE_UINT8},
-      {"int", CS_DTYPE_INT32},         {"int32", CS_DTYPE_INT32},   {"uint32", CS_DTYPE_UINT32},
-      {"int64", CS_DTYPE_INT64},       {"uint64", CS_DTYPE_UINT64}, {"half", CS_DTYPE_HALF},
-      {"fp16", CS_DTYPE_HALF},         {"float16", CS_DTYPE_HALF},  {"float", CS_DTYPE_FLOAT},
-      {"fp32", CS_DTYPE_FLOAT},        {"f32", CS_DTYPE_FLOAT},     {"float32", CS_DTYPE_FLOAT},
-      {"double", CS_DTYPE_DOUBLE},     {"fp64", CS_DTYPE_DOUBLE},   {"float64", CS_DTYPE_DOUBLE},
-      {"bfloat16", CS_DTYPE_BFLOAT16}, {"bf16", CS_DTYPE_BFLOAT16}};
-  if (name == NULL) return -1;
-  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-    if (strcasecmp(name, alias[i].s) == 0) {
-      *out = alias[i].d;
-      return 0;
-    }
-  return -1;
-}
-
-/* ---- options: one table drives parsing and --help ------------------------------------------ */
-
-enum opt_id {
-  O_MINB,
-  O_MAXB,
-  O_FACTOR,
-  O_SIZES,
-  O_ITERS,
-  O_WARMUP,
-  O_DTYPE,
-  O_COLLS,
-  O_BACKEND,
-  O_OUT,
-  O_RESUME,
-  O_OVERWRITE,
-  O_NODES,
-  O_GPN,
-  O_MINRANKS,
-  O_ALGOS,
-  O_TRIALS,
-  O_TOL,
-  O_TRIALTIME,
-  O_NGPUS,
-  O_NODEID,
-  O_TIMEOUT,
-  O_INPLACE,
-  O_TIMER,
-  O_CHECK,
-  O_DRYRUN,
-  O_QUIET,
-  O_PROBES,
-  O_PROBES_ONLY,
-  O_PROBE_OUT,
-  O_PROBE_DTYPES,
-  O_HELP,
-  O_COUNT
-};
-
-static const struct run_opt {
-  enum opt_id id;
-  const char *name;
-  char shortc;
-  const char *arg;
-  const char *help;
-} run_opts[] = {
-    {O_MINB, "minbytes", 'b', "SIZE", "smallest message size (8, 64K, 1M; binary suffixes) [8]"},
-    {O_MAXB, "maxbytes", 'e', "SIZE", "largest message size [1G]"},
-    {O_FACTOR, "stepfactor", 'f', "F", "multiply the size by F each step (F >= 2) [2]"},
-    {O_SIZES, "sizes", 0, "LIST", "explicit sizes instead of -b/-e/-f: 8,1K,64K:1G (a:b doubles)"},
-    {O_ITERS, "iters", 'n', "N",
-     "timed operations per trial (cut so a trial fits --trial-time) [20]"},
-    {O_WARMUP, "warmup_iters", 'w', "N",
-     "untimed operations before the first trial of a point [5]"},
-    {O_DTYPE, "datatype", 'd', "TYPE", "float, half, bfloat16, double, int32, int8, ... [float]"},
-    {O_COLLS, "colls", 0, "LIST",
-     "all_reduce,all_gather,reduce_scatter,broadcast,reduce,all_to_all,send_recv or all "
-     "[all_reduce,all_gather,reduce_scatter,all_to_all,send_recv]"},
-    {O_BACKEND, "backend", 0, "NAME", "nccl (GPUs) or mpi (CPU processes) [nccl if built in]"},
-    {O_OUT, "output", 'o', "FILE", "append rows to this measurements CSV (rank 0 writes)"},
-    {O_RESUME, "resume", 0, NULL, "continue FILE: skip the rows it already holds"},
-    {O_OVERWRITE, "overwrite", 0, NULL, "replace FILE if it exists"},
-    {O_NODES, "nodes", 0, "LIST", "node counts to measure: 1,2,4 or 1:8 [every count 1..N]"},
-    {O_GPN, "gpus-per-node", 0, "LIST", "ranks per node to measure: 1,2,8 or 1:8 [1,2,4..G]"},
-    {O_MINRANKS, "min-ranks", 0, "N", "skip shapes with fewer ranks than N [2]"},
-    {O_ALGOS, "algos", 0, "LIST",
-     "auto, all, or pairs such as ring/simple,tree/ll,ring (= ring/auto) [nccl: all; mpi: auto]"},
-    {O_TRIALS, "trials", 0, "MIN:MAX", "trials per point: at least MIN, at most MAX [3:10]"},
-    {O_TOL, "tol", 0, "FRAC", "stop once (max-min)/median of the trials <= FRAC [0.05]"},
-    {O_TRIALTIME, "trial-time", 0, "TIME", "longest trial, with a unit (50ms) [50ms]"},
-    {O_NGPUS, "ngpus", 'g', "N", "without MPI: GPUs one process drives [all visible]"},
-    {O_NODEID, "node-id", 0, "ID", "this process's node key [$CS_NODE_ID, $NCCL_HOSTID, host]"},
-    {O_TIMEOUT, "timeout", 0, "TIME", "a step silent this long fails the run (60s) [60s]"},
-    {O_INPLACE, "in-place", 0, NULL, "measure in-place operations (nccl-tests' right columns)"},
-    {O_TIMER, "timer", 0, "KIND",
-     "nccl: event (device events, launch skew excluded) or host (as nccl-tests) [event]"},
-    {O_CHECK, "check", 0, NULL, "check set-up: ranks, nodes, one verified all_reduce; then stop"},
-    {O_DRYRUN, "dry-run", 0, NULL,
-     "print the plan and the points --resume would skip; measure nothing"},
-    {O_QUIET, "quiet", 'q', NULL, "no table on stdout"},
-    {O_PROBES, "probes", 0, "LIST",
-     "compute probes after the collectives: gemm,membw,interference or all (GPU)"},
-    {O_PROBES_ONLY, "probes-only", 0, NULL,
-     "run the probes (all unless --probes) and no collectives"},
-    {O_PROBE_OUT, "probe-output", 0, "FILE", "append probe rows to this CSV [probes.csv]"},
-    {O_PROBE_DTYPES, "probe-dtypes", 0, "LIST", "GEMM precisions: bf16,fp16,tf32,fp32,fp8 [all]"},
-    {O_HELP, "help", 'h', NULL, "this help"},
-};
-#define NRUN_OPTS (sizeof run_opts / sizeof run_opts[0])
-
-void cs_run_usage(FILE *f, const char *prog) {
-  fprintf(f,
-          "usage: %s [options]\n\n"
-          "Measure collectives on every rank of this launch and on sub-groups of 1..N nodes and\n"
-          "1, 2, 4, .. G ranks per node; append one row per point to a measurements CSV.\n\n"
-          "options:\n",
-          prog);
-  for (size_t i = 0; i < NRUN_OPTS; i++) {
-    const struct run_opt *p = &run_opts[i];
-    char lhs[64];
-    if (p->shortc)
-      snprintf(lhs, sizeof lhs, "-%c, --%s%s%s", p->shortc, p->name, p->arg ? " " : "",
-               p->arg ? p->arg : "");
-    else
-      snprintf(lhs, sizeof lhs, "    --%s%s%s", p->name, p->arg ? " " : "", p->arg ? p->arg : "");
-    fprintf(f, "  %-30s %s\n", lhs, p->help);
-  }
-  fprintf(f,
-          "\nOne process per GPU or CPU rank under mpirun/srun; without an MPI launcher the nccl\n"
-          "backend drives every local GPU from one process. NCCL_ALGO/NCCL_PROTO are set per\n"
-          "communicator for forced pairs. Exit status: 0 done, 1 failure, 2 usage.\n");
-}
-
-void cs_run_opts_init(struct cs_run_opts *o) {
-  memset(o, 0, sizeof *o);
-#ifdef CS_HAVE_NCCL
-  o->backend = "nccl";
-#else
-  o->backend = "mpi";
-#endif
-  o->iters = 20;
-  o->warmup = 5;
-  o->min_trials = 3;
-  o->max_trials = 10;
-  o->tol = 0.05;
-  o->trial_time_s = 0.05;
-  o->dtype = CS_DTYPE_FLOAT;
-  /* the collectives a training step uses: DP/ZeRO, TP, EP and PP */
-  o->colls[CS_COLL_ALL_REDUCE] = o->colls[CS_COLL_ALL_GATHER] = 1;
-  o->colls[CS_COLL_REDUCE_SCATTER] = o->colls[CS_COLL_ALL_TO_ALL] = 1;
-  o->colls[CS_COLL_SEND_RECV] = 1;
-  o->min_ranks = 2;
-  o->timeout_s = 60.0;
-  o->probe_dtypes = CS_PROBE_ALL_DTYPES;
-  o->probe_out = "probes.csv";
-}
-
-void cs_run_opts_fini(struct cs_run_opts *o) {
-  if (o == NULL) return;
-  free(o->sizes);
-  free(o->nodes);
-  free(o->gpn);
-  o->sizes = NULL;
-  o->nodes = o->gpn = NULL;
-}
-
-static enum cs_status parse_long(const char *opt, const char *s, long min, long max, long *out,
-                                 struct cs_error *err) {
-  char *end;
-  errno = 0;
-  long v = strtol(s, &end, 10);
-  if (errno || end == s || *end != '\0' || v < min || v > max)
-    return cs_error_set(err, CS_ERR_USAGE, "--%s: expected an integer in [%ld, %ld], got \"%s\"",
-                        opt, min, max, s);
-  *out = v;
-  return CS_OK;
-}
-
-static enum cs_status parse_colls(const char *s, int colls[CS_COLL_COUNT], struct cs_error *err) {
-  int sel[CS_COLL_COUNT] = {0};
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", s);
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    if (strcmp(t, "all") == 0) {
-      for (int c = 0; c < CS_COLL_COUNT; c++)
-        sel[c] = 1;
-      continue;
-    }
-    enum cs_coll c;
-    if (cs_coll_parse(t, &c) != 0)
-      return cs_error_set(err, CS_ERR_USAGE,
-                          "--colls: unknown collective \"%s\" (expected all_reduce, all_gather, "
-                          "reduce_scatter, broadcast, reduce, all_to_all, send_recv or all)",
-                          t);
-    sel[c] = 1;
-  }
-  memcpy(colls, sel, sizeof sel);
-  return CS_OK;
-}
-
-static enum cs_status parse_algos(const char *s, struct cs_run_opts *o, struct cs_error *err) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", s);
-  o->nvariants = 0;
-  o->all_variants = 0;
-  char *save = NULL;
-  for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-    if (strcmp(t, "all") == 0) {
-      o->all_variants = 1;
-      continue;
-    }
-    struct cs_run_variant v = {CS_ALGO_AUTO, CS_PROTO_AUTO};
-    char *slash = strchr(t, '/');
-    if (slash) *slash = '\0';
-    if (cs_algo_parse(t, &v.algo) != 0 || (slash && cs_proto_parse(slash + 1, &v.proto) != 0))
-      return cs_error_set(err, CS_ERR_USAGE,
-                          "--algos: expected auto, all or ALGO[/PROTO] such as ring/simple, got "
-                          "\"%s%s%s\"",
-                          t, slash ? "/" : "", slash ? slash + 1 : "");
-    if (o->nvariants == CS_RUN_MAX_VARIANTS)
-      return cs_error_set(err, CS_ERR_USAGE, "--algos: at most %d pairs", CS_RUN_MAX_VARIANTS);
-    o->variants[o->nvariants++] = v;
-  }
-  return CS_OK;
-}
-
-static const struct run_opt *find_long(const char *name, size_t len) {
-  for (size_t i = 0; i < NRUN_OPTS; i++)
-    if (strlen(run_opts[i].name) == len && strncmp(run_opts[i].name, name, len) == 0)
-      return &run_opts[i];
-  if (len == 15 && strncmp(name, "ranks-per-node", 14) == 0) return &run_opts[O_GPN];
-  return NULL;
-}
-
-enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, int *help,
-                                 struct cs_error *err) {
-  const char *val[O_COUNT] = {0};
-  *help = 0;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    const struct run_opt *p = NULL;
-    const char *v = NULL;
-    if (a[0] == '-' && a[1] == '-') {
-      const char *eq = strchr(a + 2, '=');
-      size_t len = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
-      p = find_long(a + 2, len);
-      if (eq) v = eq + 1;
-    } else if (a[0] == '-' && a[1] != '\0') {
-      for (size_t k = 0; k < NRUN_OPTS; k++)
-        if (run_opts[k].shortc == a[1]) p = &run_opts[k];
-      if (p && a[2] != '\0') v = a + 2;
-    }
-    if (p == NULL) return cs_error_set(err, CS_ERR_USAGE, "unknown option \"%s\" (see --help)", a);
-    if (p->arg == NULL) {
-      if (v) return cs_error_set(err, CS_ERR_USAGE, "--%s takes no value", p->name);
-      v = "1";
-    } else if (v == NULL) {
-      if (i + 1 >= argc) return cs_error_set(err, CS_ERR_USAGE, "--%s needs %s", p->name, p->arg);
-      v = argv[++i];
-    }
-    val[p->id] = v;
-  }
-  if (val[O_HELP]) {
-    *help = 1;
-    return CS_OK;
-  }
-
-  enum cs_status st;
-  long l = 0;
-  if (val[O_BACKEND]) o->backend = val[O_BACKEND];
-  if (val[O_OUT]) o->out_path = val[O_OUT];
-  o->resume = val[O_RESUME] != NULL;
-  o->overwrite = val[O_OVERWRITE] != NULL;
-  o->in_place = val[O_INPLACE] != NULL;
-  if (val[O_TIMER]) {
-    if (strcmp(val[O_TIMER], "host") == 0)
-      o->host_timer = 1;
-    else if (strcmp(val[O_TIMER], "event") == 0)
-      o->host_timer = 0;
-    else
-      return cs_error_set(err, CS_ERR_USAGE, "--timer: expected event or host, got \"%s\"",
-                          val[O_TIMER]);
-  }
-  o->check = val[O_CHECK] != NULL;
-  o->dry_run = val[O_DRYRUN] != NULL;
-  o->quiet = val[O_QUIET] != NULL;
-  o->node_id = val[O_NODEID];
-  if (o->resume && o->overwrite)
-    return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite exclude each other");
-  o->probes_only = val[O_PROBES_ONLY] != NULL;
-  if (val[O_PROBES] && (st = cs_probe_parse_kinds(val[O_PROBES], &o->probes, err))) return st;
-  if (o->probes_only && !val[O_PROBES]) o->probes = CS_PROBE_ALL_KINDS;
-  if (val[O_PROBE_OUT]) o->probe_out = val[O_PROBE_OUT];
-  if (val[O_PROBE_DTYPES] &&
-      (st = cs_probe_parse_dtypes(val[O_PROBE_DTYPES], &o->probe_dtypes, err)))
-    return st;
-  if ((o->resume || o->overwrite) && o->out_path == NULL && !o->probes)
-    return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite need -o FILE");
-
-  if (val[O_ITERS]) {
-    if ((st = parse_long("iters", val[O_ITERS], 1, 1000000, &l, err))) return st;
-    o->iters = (int)l;
-  }
-  if (val[O_WARMUP]) {
-    if ((st = parse_long("warmup_iters", val[O_WARMUP], 0, 1000000, &l, err))) return st;
-    o->warmup = (int)l;
-  }
-  if (val[O_MINRANKS]) {
-    if ((st = parse_long("min-ranks", val[O_MINRANKS], 1, 1 << 24, &l, err))) return st;
-    o->min_ranks = (int)l;
-  }
-  if (val[O_NGPUS]) {
-    if ((st = parse_long("ngpus", val[O_NGPUS], 1, 1024, &l, err))) return st;
-    o->ngpus = (int)l;
-  }
-  if (val[O_DTYPE] && cs_dtype_parse(val[O_DTYPE], &o->dtype) != 0)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "--datatype: unknown type \"%s\" (expected float, half, bfloat16, double, "
-                        "int8, uint8, int32, uint32, int64 or uint64)",
-                        val[O_DTYPE]);
-  if (val[O_COLLS] && (st = parse_colls(val[O_COLLS], o->colls, err))) return st;
-  if (val[O_ALGOS] && (st = parse_algos(val[O_ALGOS], o, err))) return st;
-  if (val[O_TRIALS]) {
-    int a = 0, b = 0, n = 0;
-    if (sscanf(val[O_TRIALS], "%d:%d%n", &a, &b, &n) == 2 && val[O_TRIALS][n] == '\0' && a >= 1 &&
-        b >= a && b <= 1000) {
-      o->min_trials = a;
-      o->max_trials = b;
-    } else if (sscanf(val[O_TRIALS], "%d%n", &a, &n) == 1 && val[O_TRIALS][n] == '\0' && a >= 1 &&
-               a <= 1000) {
-      o->min_trials = o->max_trials = a;
-    } else {
-      return cs_error_set(err, CS_ERR_USAGE,
-                          "--trials: expected N or MIN:MAX (1..1000), got \"%s\"", val[O_TRIALS]);
-    }
-  }
-  if (val[O_TOL]) {
-    char *end;
-    double t = strtod(val[O_TOL], &end);
-    if (end == val[O_TOL] || *end || !(t >= 0 && t < 10))
-      return cs_error_set(err, CS_ERR_USAGE, "--tol: expected a fraction such as 0.05, got \"%s\"",
-                          val[O_TOL]);
-    o->tol = t;
-  }
-  if (val[O_TRIALTIME] &&
-      cs_units_parse_quantity(val[O_TRIALTIME], CS_UNIT_TIME, &o->trial_time_s, err) != CS_OK)
-    return cs_error_prefix(err, "--trial-time");
-  if (val[O_TIMEOUT]) {
-    if (cs_units_parse_quantity(val[O_TIMEOUT], CS_UNIT_TIME, &o->timeout_s, err) != CS_OK)
-      return cs_error_prefix(err, "--timeout");
-    if (o->timeout_s < 1.0) return cs_error_set(err, CS_ERR_USAGE, "--timeout: at least 1s");
-  }
-  if (val[O_NODES] &&
-      cs_units_parse_ints(val[O_NODES], 1, 1 << 20, &o->nodes, &o->nnodes, err) != CS_OK)
-    return cs_error_prefix(err, "--nodes");
-  if (val[O_GPN] && cs_units_parse_ints(val[O_GPN], 1, 1 << 12, &o->gpn, &o->ngpn, err) != CS_OK)
-    return cs_error_prefix(err, "--gpus-per-node");
-
-  free(o->sizes);
-  o->sizes = NULL;
-  o->nsizes = 0;
-  if (val[O_SIZES]) {
-    if (val[O_MINB] || val[O_MAXB] || val[O_FACTOR])
-      return cs_error_set(err, CS_ERR_USAGE, "--sizes excludes -b, -e and -f");
-    if (cs_units_parse_sizes(val[O_SIZES], &o->sizes, &o->nsizes, err) != CS_OK)
-      return cs_error_prefix(err, "--sizes");
-  } else {
-    double b = 8, e = 1073741824.0, f = 2;
-    if (val[O_MINB] && cs_units_parse_size(val[O_MINB], &b, err) != CS_OK)
-      return cs_error_prefix(err, "-b");
-    if (val[O_MAXB] && cs_units_parse_size(val[O_MAXB], &e, err) != CS_OK)
-      return cs_error_prefix(err, "-e");
-    if (val[O_FACTOR]) {
-      char *end;
-      f = strtod(val[O_FACTOR], &end);
-      if (end == val[O_FACTOR] || *end || !(f >= 2 && f <= 1024))
-        return cs_error_set(err, CS_ERR_USAGE, "-f: expected a factor in [2, 1024], got \"%s\"",
-                            val[O_FACTOR]);
-    }
-    if (b < 1 || e < b)
-      return cs_error_set(err, CS_ERR_USAGE, "-b/-e: expected 1 <= minbytes <= maxbytes");
-    size_t cap = 0;
-    for (double s = b; s <= e; s *= f)
-      cap++;
-    o->sizes = malloc(cap * sizeof *o->sizes);
-    if (o->sizes == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    for (double s = b; s <= e; s *= f)
-      o->sizes[o->nsizes++] = floor(s);
-  }
-  return CS_OK;
-}
 
 /* ---- environment --------------------------------------------------------------------------- */
 
@@ -531,6 +119,7 @@ extern const struct cs_backend cs_backend_mpi;
 #ifdef CS_HAVE_NCCL
 extern const struct cs_backend cs_backend_nccl;
 #endif
+extern const struct cs_backend cs_backend_null;
 
 const struct cs_backend *const cs_backends[] = {
 #ifdef CS_HAVE_NCCL
@@ -539,7 +128,7 @@ const struct cs_backend *const cs_backends[] = {
 #ifdef CS_HAVE_MPI
     &cs_backend_mpi,
 #endif
-    NULL};
+    &cs_backend_null, NULL};
 
 const struct cs_backend *cs_backend_find(const char *name) {
   for (int i = 0; cs_backends[i]; i++)
@@ -591,7 +180,7 @@ static void world_free(struct cs_run_world *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* Builds the world from every process's node key. keys holds nprocs keys of 64 bytes; each
+/* Builds the world from every rank's node key. keys holds nprocs * nlocal keys of 64 bytes; each
  * process drives nlocal ranks (1 when nprocs > 1). */
 static enum cs_status world_build(struct cs_run_world *w, const char (*keys)[64], int nprocs,
                                   int proc, int nlocal, struct cs_error *err) {
@@ -610,7 +199,7 @@ static enum cs_status world_build(struct cs_run_world *w, const char (*keys)[64]
   }
   w->nnodes = 0;
   for (int r = 0; r < w->nranks; r++) {
-    const char *k = keys[r / nlocal];
+    const char *k = keys[r];
     int n = 0;
     while (n < w->nnodes && strcmp(w->node_name[n], k) != 0)
       n++;
@@ -810,11 +399,6 @@ static int same_point(const struct cs_meas_row *a, const struct cs_meas_row *b) 
 
 /* ---- output -------------------------------------------------------------------------------- */
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
-
 static void table_head(FILE *t, const struct cs_backend *be, const struct shape *s,
                        struct cs_run_variant v, const struct cs_run_opts *o) {
   fprintf(t,
@@ -862,48 +446,39 @@ struct run {
   int stop_me;              /* $CS_RUN_STOP_RANK names this process: freeze (tests) */
 };
 
-static enum cs_status open_output(struct run *R, struct cs_error *err) {
+/* --resume: marks the planned points that the file already holds. */
+static enum cs_status scan_done(void *ctx, const char *path, struct cs_error *err) {
+  struct run *R = ctx;
   const struct cs_run_opts *o = R->o;
-  if (o->out_path == NULL) return CS_OK;
-  struct stat sb;
-  int exists = stat(o->out_path, &sb) == 0 && sb.st_size > 0;
   struct cs_meas_set old;
   cs_meas_set_init(&old);
-  if (exists && !o->resume && !o->overwrite)
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "%s exists: pass --resume to continue it or --overwrite to replace it",
-                        o->out_path);
-  if (exists && o->resume) {
-    enum cs_status st = cs_meas_read_file(o->out_path, &old, err);
-    if (st != CS_OK) {
-      cs_meas_set_fini(&old);
-      return cs_error_prefix(err, "--resume");
-    }
-    size_t skipped = 0;
-    for (size_t i = 0; i < R->plan.npts; i++) {
-      struct cs_meas_row key;
-      row_ident(&key, &R->plan, &R->plan.pts[i], o, R->launch, R->config);
-      for (size_t j = 0; j < old.n; j++)
-        if (same_point(&key, &old.rows[j])) {
-          R->plan.pts[i].skip = 1;
-          skipped++;
-          break;
-        }
-    }
-    if (o->log)
-      fprintf(o->log, "commscale-run: %s holds %zu rows; %zu of the %zu planned points are done\n",
-              o->out_path, old.n, skipped, R->plan.npts);
+  enum cs_status st = cs_meas_read_file(path, &old, err);
+  if (st != CS_OK) {
     cs_meas_set_fini(&old);
-    if (o->dry_run) return CS_OK;
-    R->csv = fopen(o->out_path, "a");
-    if (R->csv == NULL)
-      return cs_error_set(err, CS_ERR_IO, "%s: cannot append: %s", o->out_path, strerror(errno));
-    return CS_OK;
+    return cs_error_prefix(err, "--resume");
   }
-  if (o->dry_run) return CS_OK;
-  R->csv = fopen(o->out_path, "w");
-  if (R->csv == NULL)
-    return cs_error_set(err, CS_ERR_IO, "%s: cannot write: %s", o->out_path, strerror(errno));
+  size_t skipped = 0;
+  for (size_t i = 0; i < R->plan.npts; i++) {
+    struct cs_meas_row key;
+    row_ident(&key, &R->plan, &R->plan.pts[i], o, R->launch, R->config);
+    for (size_t j = 0; j < old.n; j++)
+      if (same_point(&key, &old.rows[j])) {
+        R->plan.pts[i].skip = 1;
+        skipped++;
+        break;
+      }
+  }
+  if (o->log)
+    fprintf(o->log, "commscale-run: %s holds %zu rows; %zu of the %zu planned points are done\n",
+            path, old.n, skipped, R->plan.npts);
+  cs_meas_set_fini(&old);
+  return CS_OK;
+}
+
+/* The provenance of a new measurements file, then its column header. */
+static enum cs_status write_header(void *ctx, FILE *f, struct cs_error *err) {
+  struct run *R = ctx;
+  const struct cs_run_opts *o = R->o;
   struct cs_meas_set meta;
   cs_meas_set_init(&meta);
   char buf[256], tbuf[64];
@@ -941,10 +516,16 @@ static enum cs_status open_output(struct run *R, struct cs_error *err) {
   }
 #endif
   if (R->be->describe) R->be->describe(R->state, &meta);
-  enum cs_status st = cs_meas_write_header(R->csv, &meta, err);
+  enum cs_status st = cs_meas_write_header(f, &meta, err);
   cs_meas_set_fini(&meta);
-  fflush(R->csv);
   return st;
+}
+
+static enum cs_status open_output(struct run *R, struct cs_error *err) {
+  const struct cs_run_opts *o = R->o;
+  struct cs_runfile spec = {o->out_path, "--output",   o->resume, o->overwrite, 1, o->dry_run,
+                            scan_done,   write_header, R};
+  return cs_runfile_open(&spec, &R->csv, err);
 }
 
 /* One timed batch of pt, the same for every backend: `warmup` untimed operations, the clock
@@ -1003,8 +584,7 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
     if (nt + 1 >= o->min_trials) {
       double t[1000];
       memcpy(t, times, (size_t)(nt + 1) * sizeof *t);
-      qsort(t, (size_t)nt + 1, sizeof *t, cmp_double);
-      double med = (nt % 2 == 0) ? t[nt / 2] : 0.5 * (t[nt / 2] + t[nt / 2 + 1]);
+      double med = cs_stats_median(t, (size_t)nt + 1); /* sorts t */
       if (med > 0 && (t[nt] - t[0]) / med <= o->tol) {
         nt++;
         break;
@@ -1012,8 +592,7 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
     }
   }
   if (nt > o->max_trials) nt = o->max_trials;
-  qsort(times, (size_t)nt, sizeof *times, cmp_double);
-  double med = (nt % 2 == 1) ? times[nt / 2] : 0.5 * (times[nt / 2 - 1] + times[nt / 2]);
+  double med = cs_stats_median(times, (size_t)nt); /* sorts times: [0] is the minimum */
   *est = med;
   row_ident(row, &R->plan, pt, o, R->launch, R->config);
   row->time_us = med * 1e6;
@@ -1197,7 +776,7 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
   }
 
   /* node keys, then the world */
-  char(*keys)[64] = calloc((size_t)nprocs, sizeof *keys);
+  char(*keys)[64] = calloc((size_t)nprocs * (size_t)nlocal, sizeof *keys);
   if (keys == NULL) {
     R.be->fini(R.state);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -1210,7 +789,10 @@ enum cs_status cs_run(const struct cs_run_opts *o, struct cs_error *err) {
     R.w.mpi_world = &world_comm;
   } else
 #endif
-    memcpy(keys[0], mine, 64);
+    for (int r = 0; r < nlocal; r++) {
+      memcpy(keys[r], mine, 64);
+      if (R.be->rank_node) R.be->rank_node(R.state, r, keys[r], sizeof keys[r]);
+    }
   st = world_build(&R.w, (const char(*)[64])keys, nprocs, proc, nlocal, err);
   free(keys);
 #ifdef CS_HAVE_MPI

@@ -10,10 +10,11 @@
 #include "cal.h"
 #include "cmds.h"
 #include "fit.h"
-#include "inputs.h"
+#include "measread.h"
 #include "opts.h"
 #include "datadir.h"
 #include "search.h"
+#include "stats.h"
 #include "step.h"
 #include <unistd.h>
 
@@ -31,22 +32,13 @@ static const struct cli_verb verb = {
     "x DGX H100) and, with --fit, the fit of the given measurements.",
     NULL,
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 static void cpu_name(char *buf, size_t len) {
@@ -114,7 +106,7 @@ static double sim_rate(struct cs_sim *s, const struct cs_sim_inputs *in, enum si
     } while ((t1 = now()) - t0 < 0.2);
     t[r] = calls / (t1 - t0);
   }
-  return median(t, reps);
+  return cs_stats_median(t, (size_t)reps);
 }
 
 /* Issue 5's acceptance case: simulated steps per second of GPT-3 175B, tp=8, pp=16, dp=25 on 400
@@ -181,7 +173,7 @@ static enum cs_status bench_search(int reps, double *t, struct cs_error *err) {
     t[i] = now() - t0;
   }
   if (st == CS_OK) {
-    double m = median(t, reps);
+    double m = cs_stats_median(t, (size_t)reps);
     char best[256];
     cs_plan_format(&r.e[0].plan, best, sizeof best);
     printf("search GPT-3 175B on 400 nodes x 8 H100 (dgx-h100, 400 Gb/s per GPU, default model), "
@@ -200,12 +192,8 @@ static enum cs_status bench_search(int reps, double *t, struct cs_error *err) {
 int cs_cmd_bench(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("bench", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  int begun = cli_begin(&verb, argc, argv, &a, 0, CLI_MAX_POS, NULL, NULL);
+  if (begun >= 0) return begun;
   int reps = 5;
   const char *s = cli_get(&verb, &a, "repeat");
   if (s && (sscanf(s, "%d", &reps) != 1 || reps < 1 || reps > 1000)) {
@@ -242,7 +230,7 @@ int cs_cmd_bench(int argc, char **argv) {
   }
   printf("predict (auto all_reduce, NCCL-style choice of 3 algorithms x 3 protocols): %.2f us per "
          "prediction, %.0f per second\n",
-         median(t, reps) * 1e6, 1.0 / median(t, reps));
+         cs_stats_median(t, (size_t)reps) * 1e6, 1.0 / cs_stats_median(t, (size_t)reps));
   for (int r = 0; r < reps; r++) {
     double t0 = now();
     for (int i = 0; i < nodes; i++)
@@ -257,7 +245,7 @@ int cs_cmd_bench(int argc, char **argv) {
     t[r] = (now() - t0) / (nodes * sizes);
   }
   printf("predict with band (delta method over all %d parameters): %.1f us per prediction\n",
-         CS_MODEL_NPARAMS, median(t, reps) * 1e6);
+         CS_MODEL_NPARAMS, cs_stats_median(t, (size_t)reps) * 1e6);
   cs_cal_fini(&cal);
 
   if (cli_get(&verb, &a, "fit")) {
@@ -265,7 +253,7 @@ int cs_cmd_bench(int argc, char **argv) {
     cs_meas_set_init(&set);
     enum cs_status st = CS_OK;
     for (int i = 0; i < a.npos && st == CS_OK; i++)
-      st = cli_read_measurements(a.pos[i], &set, &err);
+      st = cs_meas_read_any(a.pos[i], &set, &err);
     for (int cv = 0; cv < 2 && st == CS_OK; cv++) {
       int points = 0, nfit = 0;
       for (int r = 0; r < reps && st == CS_OK; r++) {
@@ -283,7 +271,8 @@ int cs_cmd_bench(int argc, char **argv) {
       }
       if (st == CS_OK)
         printf("fit %d points, %d parameters%s: %.3f s\n", points, nfit,
-               cv ? ", with leave-one-shape-out cross-validation" : "", median(t, reps));
+               cv ? ", with leave-one-shape-out cross-validation" : "",
+               cs_stats_median(t, (size_t)reps));
     }
     cs_meas_set_fini(&set);
     if (st != CS_OK) return cli_fail("bench", &err);

@@ -35,8 +35,7 @@ static const struct cli_opt opts[] = {
     {"net-bw", 0, "BW", "network bandwidth per node, e.g. 3200Gbps (8 x 400G); taken as exact"},
     {"net-lat", 0, "TIME", "network per-hop latency for Simple, e.g. 14us; taken as exact"},
     {"select", 0, "HOW", "how auto picks the pair: nccl (as NCCL's tuner, default) or fastest"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -47,7 +46,8 @@ static const struct cli_verb verb = {
     "determined, and, beyond the measured node count, both network-latency forms); algbw and\n"
     "busbw as nccl-tests defines them; 'bound' says whether latency or bandwidth dominates.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 struct rec {
   int nodes, gpn, ranks;
@@ -162,23 +162,10 @@ static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, co
 int cs_cmd_coll(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("coll", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale coll --help)",
-                 a.pos[0]);
-    return cli_fail("coll", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   const char *outpath = cli_get(&verb, &a, "output");
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("coll", &err);
-  }
   struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 1, 1, 1, 0};
   const char *s;
   if ((s = cli_get(&verb, &a, "coll")) && cs_coll_parse(s, &q.coll) != 0) {
@@ -317,7 +304,7 @@ int cs_cmd_coll(int argc, char **argv) {
         write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath);
       else
         write_table(f, recs, n, cs_coll_name(q.coll));
-      cli_close_out(f);
+      st = cli_close_out(f, &err);
     }
   }
   free(recs);

@@ -13,9 +13,11 @@
 #include "calfile.h"
 #include "cmds.h"
 #include "fit.h"
-#include "inputs.h"
+#include "measread.h"
 #include "nccltests.h"
 #include "opts.h"
+#include "output.h"
+#include "stats.h"
 #include "units.h"
 
 static const struct cli_opt opts[] = {
@@ -29,7 +31,9 @@ static const struct cli_opt opts[] = {
     {"report", 0, NULL, "print every fitted point and per-shape error summaries"},
     {"nccl-log", 0, "LOG",
      "compare with NCCL's own model read from an NCCL_DEBUG_SUBSYS=TUNING log"},
-    {"format", 0, "FMT", "report format: table (default), csv or json"},
+    {"format", 0, "FMT",
+     "summary format: table (default); json (one object: parameters, quality, and with --report "
+     "the points and shapes); csv (one table: the fitted parameters, or with --report the points)"},
     {"quiet", 'q', NULL, "print nothing but errors"},
 };
 
@@ -41,7 +45,8 @@ static const struct cli_verb verb = {
     "and NCCL_PROTO) differ are different systems. Parameters no row depends on keep their\n"
     "NCCL-anchored defaults and are marked 'default'. See docs/model.md and docs/calibration.md.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static double percent(double x) {
   return 100.0 * x;
@@ -101,18 +106,14 @@ struct point_rec {
   double model_us, err, nccl_us, nccl_err;
 };
 
-static int cmp_abs(const void *a, const void *b) {
-  double x = fabs(*(const double *)a), y = fabs(*(const double *)b);
-  return (x > y) - (x < y);
-}
-
-/* median and max of |v| (v reordered) */
+/* median and max of |v| (v replaced by |v|, sorted) */
 static void med_max(double *v, size_t n, double *med, double *max) {
   *med = *max = NAN;
   if (n == 0) return;
-  qsort(v, n, sizeof *v, cmp_abs);
-  *med = n % 2 ? fabs(v[n / 2]) : 0.5 * (fabs(v[n / 2 - 1]) + fabs(v[n / 2]));
-  *max = fabs(v[n - 1]);
+  for (size_t i = 0; i < n; i++)
+    v[i] = fabs(v[i]);
+  *med = cs_stats_median(v, n);
+  *max = v[n - 1];
 }
 
 static void print_report(FILE *o, const struct point_rec *p, size_t n, int fmt, int have_nccl) {
@@ -121,8 +122,6 @@ static void print_report(FILE *o, const struct point_rec *p, size_t n, int fmt, 
             "collective,algorithm,protocol,ranks,nodes,gpus_per_node,bytes,measured_us,model_us,"
             "err_pct%s\n",
             have_nccl ? ",nccl_us,nccl_err_pct" : "");
-  } else if (fmt == CLI_JSON) {
-    fprintf(o, "{\"tool\": \"commscale %s\", \"points\": [\n", CS_VERSION);
   } else {
     fprintf(o, "# every fitted point: measured vs model%s\n",
             have_nccl ? " vs NCCL's own table" : "");
@@ -144,18 +143,6 @@ static void print_report(FILE *o, const struct point_rec *p, size_t n, int fmt, 
           fprintf(o, ",,");
       }
       fprintf(o, "\n");
-    } else if (fmt == CLI_JSON) {
-      fprintf(
-          o,
-          "  {\"collective\": \"%s\", \"algorithm\": \"%s\", \"protocol\": \"%s\", \"ranks\": %d, "
-          "\"nodes\": %d, \"gpus_per_node\": %d, \"bytes\": %.0f, \"measured_us\": %.6g, "
-          "\"model_us\": %.6g, \"err_pct\": %.3f",
-          cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes,
-          r->gpus_per_node, r->bytes, r->time_us, p[i].model_us, percent(p[i].err));
-      if (have_nccl && isfinite(p[i].nccl_us))
-        fprintf(o, ", \"nccl_us\": %.6g, \"nccl_err_pct\": %.3f", p[i].nccl_us,
-                percent(p[i].nccl_err));
-      fprintf(o, "}%s\n", i + 1 < n ? "," : "");
     } else {
       char sz[32];
       cs_units_format_size(r->bytes, sz, sizeof sz);
@@ -171,22 +158,25 @@ static void print_report(FILE *o, const struct point_rec *p, size_t n, int fmt, 
       fprintf(o, "\n");
     }
   }
-  if (fmt == CLI_JSON) fprintf(o, "]}\n");
 }
 
-/* Per shape (collective, algorithm, protocol, ranks, nodes, gpn): median and max error of ours
- * and, where known, NCCL's on the same points. */
-static void print_summary(FILE *o, const struct point_rec *p, size_t n, int have_nccl) {
+/* One shape (collective, algorithm, protocol, ranks, nodes, gpn) of the report: median and max
+ * error of ours and, where known (nb > 0), NCCL's on the same points. */
+struct shape_rec {
+  const struct cs_meas_row *row;
+  size_t na, nb;
+  double lo, hi, am, ax, bm, bx;
+};
+
+/* Groups the n points into shapes (out has room for n) and stores their number in *nshapes;
+ * returns -1 when out of memory. */
+static int group_shapes(const struct point_rec *p, size_t n, struct shape_rec *out,
+                        size_t *nshapes) {
   double *a = malloc((n ? n : 1) * sizeof *a), *b = malloc((n ? n : 1) * sizeof *b);
   char *done = calloc(n ? n : 1, 1);
-  if (!a || !b || !done) goto out;
-  fprintf(o, "# error per shape: commscale%s on the same points\n",
-          have_nccl ? " vs NCCL's own model" : "");
-  fprintf(o, "%-14s %-5s %-6s %5s %5s %4s %6s %13s %10s", "collective", "algo", "proto", "ranks",
-          "nodes", "gpn", "points", "sizes", "median");
-  fprintf(o, " %9s", "max");
-  if (have_nccl) fprintf(o, " %12s %9s", "nccl_median", "nccl_max");
-  fprintf(o, "\n");
+  size_t ns = 0;
+  int rc = a && b && done ? 0 : -1;
+  if (rc) goto out;
   for (size_t i = 0; i < n; i++) {
     if (done[i]) continue;
     const struct cs_meas_row *r = p[i].row;
@@ -203,63 +193,223 @@ static void print_summary(FILE *o, const struct point_rec *p, size_t n, int have
       if (s->bytes < lo) lo = s->bytes;
       if (s->bytes > hi) hi = s->bytes;
     }
-    double am, ax, bm, bx;
-    med_max(a, na, &am, &ax);
-    med_max(b, nb, &bm, &bx);
-    char sl[16], sh[16], range[40];
-    cs_units_format_size(lo, sl, sizeof sl);
-    cs_units_format_size(hi, sh, sizeof sh);
-    snprintf(range, sizeof range, "%s-%s", sl, sh);
-    fprintf(o, "%-14s %-5s %-6s %5d %5d %4d %6zu %13s %9.1f%% %8.1f%%", cs_coll_name(r->coll),
-            cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
-            na, range, percent(am), percent(ax));
-    if (have_nccl) {
-      if (nb)
-        fprintf(o, " %11.1f%% %8.1f%%", percent(bm), percent(bx));
-      else
-        fprintf(o, " %12s %9s", "-", "-");
-    }
-    fprintf(o, "\n");
+    struct shape_rec *x = &out[ns++];
+    x->row = r, x->na = na, x->nb = nb, x->lo = lo, x->hi = hi;
+    med_max(a, na, &x->am, &x->ax);
+    med_max(b, nb, &x->bm, &x->bx);
   }
 out:
   free(a);
   free(b);
   free(done);
+  *nshapes = ns;
+  return rc;
+}
+
+static void print_summary(FILE *o, const struct shape_rec *s, size_t ns, int have_nccl) {
+  fprintf(o, "# error per shape: commscale%s on the same points\n",
+          have_nccl ? " vs NCCL's own model" : "");
+  fprintf(o, "%-14s %-5s %-6s %5s %5s %4s %6s %13s %10s", "collective", "algo", "proto", "ranks",
+          "nodes", "gpn", "points", "sizes", "median");
+  fprintf(o, " %9s", "max");
+  if (have_nccl) fprintf(o, " %12s %9s", "nccl_median", "nccl_max");
+  fprintf(o, "\n");
+  for (size_t i = 0; i < ns; i++) {
+    const struct shape_rec *x = &s[i];
+    const struct cs_meas_row *r = x->row;
+    char sl[16], sh[16], range[40];
+    cs_units_format_size(x->lo, sl, sizeof sl);
+    cs_units_format_size(x->hi, sh, sizeof sh);
+    snprintf(range, sizeof range, "%s-%s", sl, sh);
+    fprintf(o, "%-14s %-5s %-6s %5d %5d %4d %6zu %13s %9.1f%% %8.1f%%", cs_coll_name(r->coll),
+            cs_algo_name(r->algo), cs_proto_name(r->proto), r->ranks, r->nodes, r->gpus_per_node,
+            x->na, range, percent(x->am), percent(x->ax));
+    if (have_nccl) {
+      if (x->nb)
+        fprintf(o, " %11.1f%% %8.1f%%", percent(x->bm), percent(x->bx));
+      else
+        fprintf(o, " %12s %9s", "-", "-");
+    }
+    fprintf(o, "\n");
+  }
+}
+
+/* The fit as one JSON object: provenance, every fitted parameter with its relative standard
+ * error, the quality and cross-validation, and with --report the points and the shapes. */
+static void write_json(FILE *o, int argc, char **argv, const char *out, size_t rows,
+                       const struct cs_cal *cal, const struct point_rec *p, size_t n,
+                       const struct shape_rec *s, size_t ns, int report) {
+  const struct cs_cal_quality *q = &cal->quality;
+  cli_json_head(o, argc, argv);
+  fputs(",\n \"calibration\": ", o);
+  cli_json_string(o, out);
+  fprintf(o, ", \"rows\": %zu, \"configuration\": ", rows);
+  cli_json_string(o, cal->prov.config);
+  fputs(", \"launch\": ", o);
+  cli_json_string(o, cal->prov.launch);
+  fputs(", \"gpu\": ", o);
+  cli_json_string(o, cal->prov.gpu);
+  fputs(", \"nccl\": ", o);
+  cli_json_string(o, cal->prov.nccl);
+  fputs(",\n \"parameters\": [", o);
+  for (int k = 0; k < cal->n_fit; k++) {
+    int i = cal->fit_index[k];
+    char name[64];
+    cs_model_param_name(i, name, sizeof name);
+    fprintf(o, "%s\n  {\"name\": ", k ? "," : "");
+    cli_json_string(o, name);
+    fputs(", \"value\": ", o);
+    cli_json_num(o, "%.10g", cs_model_param_get(&cal->model, i));
+    fputs(", \"unit\": ", o);
+    cli_json_string(o, cs_model_param_unit(i));
+    fputs(", \"rel_se\": ", o);
+    cli_json_num(o, "%.6g", cs_cal_param_se(cal, i));
+    fputc('}', o);
+  }
+  fprintf(o, "],\n \"quality\": {\"points\": %d, \"median_rel_err\": ", q->points);
+  cli_json_num(o, "%.6g", q->median_rel_err);
+  fputs(", \"p90_rel_err\": ", o);
+  cli_json_num(o, "%.6g", q->p90_rel_err);
+  fputs(", \"max_rel_err\": ", o);
+  cli_json_num(o, "%.6g", q->max_rel_err);
+  fputs(", \"noise_rel\": ", o);
+  cli_json_num(o, "%.6g", q->noise_rel);
+  fprintf(o, ", \"outliers\": %d, \"net_determined\": %s, \"net_form\": \"%s\", \"aic\": [",
+          q->outliers, q->net_determined ? "true" : "false",
+          cal->model.net_form == CS_NET_RING_LINEAR ? "ring-linear" : "tree-log");
+  cli_json_num(o, "%.6g", q->aic[0]);
+  fputs(", ", o);
+  cli_json_num(o, "%.6g", q->aic[1]);
+  fputs("]},\n \"cross_validation\": [", o);
+  for (int i = 0; i < q->n_cv; i++) {
+    fprintf(o, "%s\n  {\"held_out\": ", i ? "," : "");
+    cli_json_string(o, q->cv[i].group);
+    fprintf(o, ", \"points\": %d, \"median_rel_err\": ", q->cv[i].points);
+    cli_json_num(o, "%.6g", q->cv[i].median_rel_err);
+    fputs(", \"max_rel_err\": ", o);
+    cli_json_num(o, "%.6g", q->cv[i].max_rel_err);
+    fputc('}', o);
+  }
+  fputc(']', o);
+  if (report) {
+    fputs(",\n \"points\": [", o);
+    for (size_t i = 0; i < n; i++) {
+      const struct cs_meas_row *r = p[i].row;
+      fprintf(o,
+              "%s\n  {\"collective\": \"%s\", \"algorithm\": \"%s\", \"protocol\": \"%s\", "
+              "\"ranks\": %d, \"nodes\": %d, \"gpus_per_node\": %d, \"bytes\": %.0f, "
+              "\"measured_us\": ",
+              i ? "," : "", cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto),
+              r->ranks, r->nodes, r->gpus_per_node, r->bytes);
+      const double v[] = {r->time_us, p[i].model_us, percent(p[i].err), p[i].nccl_us,
+                          percent(p[i].nccl_err)};
+      static const char *const k[] = {"model_us", "err_pct", "nccl_us", "nccl_err_pct"};
+      cli_json_num(o, "%.6g", v[0]);
+      for (int j = 0; j < 4; j++) {
+        fprintf(o, ", \"%s\": ", k[j]);
+        cli_json_num(o, "%.6g", v[j + 1]);
+      }
+      fputc('}', o);
+    }
+    fputs("],\n \"shapes\": [", o);
+    for (size_t i = 0; i < ns; i++) {
+      const struct cs_meas_row *r = s[i].row;
+      fprintf(o,
+              "%s\n  {\"collective\": \"%s\", \"algorithm\": \"%s\", \"protocol\": \"%s\", "
+              "\"ranks\": %d, \"nodes\": %d, \"gpus_per_node\": %d, \"points\": %zu, "
+              "\"bytes_min\": %.0f, \"bytes_max\": %.0f, \"median_err_pct\": ",
+              i ? "," : "", cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto),
+              r->ranks, r->nodes, r->gpus_per_node, s[i].na, s[i].lo, s[i].hi);
+      cli_json_num(o, "%.6g", percent(s[i].am));
+      fputs(", \"max_err_pct\": ", o);
+      cli_json_num(o, "%.6g", percent(s[i].ax));
+      fputs(", \"nccl_median_err_pct\": ", o);
+      cli_json_num(o, "%.6g", s[i].nb ? percent(s[i].bm) : NAN);
+      fputs(", \"nccl_max_err_pct\": ", o);
+      cli_json_num(o, "%.6g", s[i].nb ? percent(s[i].bx) : NAN);
+      fputc('}', o);
+    }
+    fputc(']', o);
+  }
+  fputs("}\n", o);
+}
+
+/* The fitted parameters as one CSV table (--format csv without --report). */
+static void write_params_csv(FILE *o, const struct cs_cal *cal) {
+  fputs("parameter,value,unit,rel_se\n", o);
+  for (int k = 0; k < cal->n_fit; k++) {
+    int i = cal->fit_index[k];
+    char name[64];
+    cs_model_param_name(i, name, sizeof name);
+    cli_csv_field(o, name);
+    fprintf(o, ",%.10g,", cs_model_param_get(&cal->model, i));
+    cli_csv_field(o, cs_model_param_unit(i));
+    fprintf(o, ",%.6g\n", cs_cal_param_se(cal, i));
+  }
+}
+
+/* --report: every fitted point beside its measurement (and NCCL's own model from a tuning log,
+ * at the 2-rank shape it was printed for), and the points grouped by shape. */
+static enum cs_status points_report(const struct cs_meas_set *set, const struct cs_fit_result *res,
+                                    const struct cs_nccl_tuning *tuning, struct point_rec **ptsp,
+                                    struct shape_rec **shapesp, size_t *ns, struct cs_error *err) {
+  struct point_rec *pts = *ptsp = calloc(res->n ? res->n : 1, sizeof *pts);
+  struct shape_rec *shapes = *shapesp = calloc(res->n ? res->n : 1, sizeof *shapes);
+  if (pts == NULL || shapes == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; i < res->n; i++) {
+    pts[i].row = &set->rows[res->row[i]];
+    pts[i].model_us = res->pred_us[i];
+    pts[i].err = res->pred_us[i] / pts[i].row->time_us - 1.0;
+    pts[i].nccl_us = pts[i].nccl_err = NAN;
+    if (!tuning) continue;
+    const struct cs_meas_row *r = pts[i].row;
+    double t = -1;
+    if (r->algo == CS_ALGO_AUTO && r->proto == CS_PROTO_AUTO) {
+      t = cs_nccltests_tuning_time_us(tuning, r->coll, r->bytes, NULL, NULL);
+    } else if (r->algo != CS_ALGO_AUTO && r->proto != CS_PROTO_AUTO &&
+               tuning->bw_GBps[r->coll][r->algo][r->proto] > 0) {
+      t = tuning->lat_us[r->coll][r->algo][r->proto] +
+          r->bytes / (1000.0 * tuning->bw_GBps[r->coll][r->algo][r->proto]);
+    }
+    /* NCCL's table describes the shape it was printed for */
+    if (t > 0 && r->ranks == 2) {
+      pts[i].nccl_us = t;
+      pts[i].nccl_err = t / r->time_us - 1.0;
+    }
+  }
+  if (group_shapes(pts, res->n, shapes, ns) != 0)
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  return CS_OK;
+}
+
+/* The fit's options (configuration, launch, in-place rows, cross-validation) into fo. */
+static enum cs_status fit_opts(const struct cli_args *a, struct cs_fit_opts *fo,
+                               struct cs_error *err) {
+  cs_fit_opts_default(fo);
+  fo->config = cli_get(&verb, a, "config");
+  const char *launch = cli_get(&verb, a, "launch");
+  if (launch) {
+    enum cs_launch l;
+    if (cs_meas_launch_parse(launch, &l) != 0)
+      return cs_error_set(err, CS_ERR_USAGE, "--launch expects process or thread, got \"%s\"",
+                          launch);
+    fo->launch = (int)l;
+  }
+  fo->with_in_place = cli_get(&verb, a, "in-place") != NULL;
+  fo->cross_validate = cli_get(&verb, a, "no-cv") == NULL;
+  return CS_OK;
 }
 
 int cs_cmd_fit(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("fit", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  if (a.npos == 0) {
-    cs_error_set(&err, CS_ERR_USAGE,
-                 "expected at least one measurements file (see commscale fit --help)");
-    return cli_fail("fit", &err);
-  }
-  int fmt = cli_format(cli_get(&verb, &a, "format"), NULL);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("fit", &err);
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 1, CLI_MAX_POS,
+                        "expected at least one measurements file", &fmt);
+  if (begun >= 0) return begun;
+  if (!cli_get(&verb, &a, "format")) fmt = CLI_TABLE; /* -o names the calibration, not the report */
   struct cs_fit_opts fo;
-  cs_fit_opts_default(&fo);
-  fo.config = cli_get(&verb, &a, "config");
-  const char *launch = cli_get(&verb, &a, "launch");
-  if (launch) {
-    enum cs_launch l;
-    if (cs_meas_launch_parse(launch, &l) != 0) {
-      cs_error_set(&err, CS_ERR_USAGE, "--launch expects process or thread, got \"%s\"", launch);
-      return cli_fail("fit", &err);
-    }
-    fo.launch = (int)l;
-  }
-  fo.with_in_place = cli_get(&verb, &a, "in-place") != NULL;
-  fo.cross_validate = cli_get(&verb, &a, "no-cv") == NULL;
+  if (fit_opts(&a, &fo, &err) != CS_OK) return cli_fail("fit", &err);
   int quiet = cli_get(&verb, &a, "quiet") != NULL;
   const char *out = cli_get(&verb, &a, "output");
   if (out == NULL) out = "calibration.yaml";
@@ -285,16 +435,16 @@ int cs_cmd_fit(int argc, char **argv) {
   struct cs_fit_result res;
   memset(&res, 0, sizeof res);
   struct point_rec *pts = NULL;
+  struct shape_rec *shapes = NULL;
+  size_t ns = 0;
   enum cs_status st = CS_OK;
   a.npos = cli_unique_inputs("fit", a.pos, a.npos);
   for (int i = 0; i < a.npos && st == CS_OK; i++) {
     size_t before = set.n;
-    st = cli_read_measurements(a.pos[i], &set, &err);
+    st = cs_meas_read_any(a.pos[i], &set, &err);
     if (st == CS_OK && set.n == before) /* a header only: say so, not "no configuration" */
       st = cs_error_set(&err, CS_ERR_PARSE,
-                        "%s: expected measurement rows after the header, found "
-                        "none",
-                        a.pos[i]);
+                        "%s: expected measurement rows after the header, found none", a.pos[i]);
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }
@@ -305,44 +455,27 @@ int cs_cmd_fit(int argc, char **argv) {
       fprintf(stderr, "commscale fit: %s\n", res.notes[i]);
     fprintf(stderr, "commscale fit: wrote %s\n", out);
     FILE *o = strcmp(out, "-") == 0 ? stderr : stdout; /* "-": the calibration owns stdout */
-    fprintf(o, "# commscale fit: %zu rows, configuration \"%s\", launch %s, %s%s%s\n", res.n,
-            cal.prov.config, cal.prov.launch, cal.prov.gpu[0] ? cal.prov.gpu : "unknown GPU",
-            cal.prov.nccl[0] ? ", NCCL " : "", cal.prov.nccl);
-    print_model(o, &cal);
-    print_quality(o, &cal);
-    if (cli_get(&verb, &a, "report")) {
-      pts = calloc(res.n ? res.n : 1, sizeof *pts);
-      if (pts == NULL) {
-        st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-      } else {
-        for (size_t i = 0; i < res.n; i++) {
-          pts[i].row = &set.rows[res.row[i]];
-          pts[i].model_us = res.pred_us[i];
-          pts[i].err = res.pred_us[i] / pts[i].row->time_us - 1.0;
-          pts[i].nccl_us = pts[i].nccl_err = NAN;
-          if (tuning) {
-            const struct cs_meas_row *r = pts[i].row;
-            double t = -1;
-            if (r->algo == CS_ALGO_AUTO && r->proto == CS_PROTO_AUTO) {
-              t = cs_nccltests_tuning_time_us(tuning, r->coll, r->bytes, NULL, NULL);
-            } else if (r->algo != CS_ALGO_AUTO && r->proto != CS_PROTO_AUTO &&
-                       tuning->bw_GBps[r->coll][r->algo][r->proto] > 0) {
-              t = tuning->lat_us[r->coll][r->algo][r->proto] +
-                  r->bytes / (1000.0 * tuning->bw_GBps[r->coll][r->algo][r->proto]);
-            }
-            /* NCCL's table describes the shape it was printed for */
-            if (t > 0 && r->ranks == 2) {
-              pts[i].nccl_us = t;
-              pts[i].nccl_err = t / r->time_us - 1.0;
-            }
-          }
-        }
-        print_report(o, pts, res.n, fmt, tuning != NULL);
-        if (fmt == CLI_TABLE) print_summary(o, pts, res.n, tuning != NULL);
-      }
+    if (fmt == CLI_TABLE) {
+      fprintf(o, "# commscale fit: %zu rows, configuration \"%s\", launch %s, %s%s%s\n", res.n,
+              cal.prov.config, cal.prov.launch, cal.prov.gpu[0] ? cal.prov.gpu : "unknown GPU",
+              cal.prov.nccl[0] ? ", NCCL " : "", cal.prov.nccl);
+      print_model(o, &cal);
+      print_quality(o, &cal);
+    }
+    int report = cli_get(&verb, &a, "report") != NULL;
+    if (report) st = points_report(&set, &res, tuning, &pts, &shapes, &ns, &err);
+    if (st != CS_OK) {
+    } else if (fmt == CLI_JSON) {
+      write_json(o, argc, argv, out, res.n, &cal, pts, res.n, shapes, ns, report);
+    } else if (report) { /* the table, or the CSV of the points (one table per CSV) */
+      print_report(o, pts, res.n, fmt, tuning != NULL);
+      if (fmt == CLI_TABLE) print_summary(o, shapes, ns, tuning != NULL);
+    } else if (fmt == CLI_CSV) {
+      write_params_csv(o, &cal);
     }
     fflush(o);
   }
+  free(shapes);
   free(pts);
   free(tuning);
   cs_fit_result_fini(&res);

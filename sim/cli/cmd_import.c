@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "cmds.h"
-#include "inputs.h"
 #include "meas.h"
 #include "nccltests.h"
 #include "opts.h"
@@ -35,7 +34,8 @@ static const struct cli_verb verb = {
     "algorithm and protocol; other NCCL_* settings become the row's configuration tag.\n"
     "The CSV schema and what is accepted: docs/measurements.md.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 /* Number of distinct values among rows [from, to) under the equality same(). */
 static size_t count_distinct(const struct cs_meas_set *set, size_t from, size_t to,
@@ -64,24 +64,15 @@ static int same_test(const struct cs_meas_row *a, const struct cs_meas_row *b) {
 }
 
 int cs_cmd_import(int argc, char **argv) {
-  struct cli_args args;
   struct cs_error err = {0};
-  int help;
-  if (cli_parse(&verb, argc, argv, &args, &help, &err) != CS_OK) return cli_fail("import", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  struct cli_args args;
+  int begun = cli_begin(&verb, argc, argv, &args, 1, CLI_MAX_POS,
+                        "expected at least one nccl-tests log", NULL);
+  if (begun >= 0) return begun;
   const char *out = cli_get(&verb, &args, "output");
   int append = cli_get(&verb, &args, "append") != NULL;
   int quiet = cli_get(&verb, &args, "quiet") != NULL;
   if (out == NULL) out = "-";
-  if (args.npos == 0) {
-    cs_error_set(&err, CS_ERR_USAGE,
-                 "expected at least one nccl-tests log (see commscale import "
-                 "--help)");
-    return cli_fail("import", &err);
-  }
   if (append && strcmp(out, "-") == 0) {
     cs_error_set(&err, CS_ERR_USAGE, "--append needs -o FILE");
     return cli_fail("import", &err);

@@ -16,10 +16,10 @@
 #include <time.h>
 
 #include "cmds.h"
-#include "memory.h"
 #include "opts.h"
 #include "output.h"
 #include "plot.h"
+#include "predict.h"
 #include "setup.h"
 #include "step.h"
 #include "units.h"
@@ -50,8 +50,7 @@ static const struct cli_opt opts[] = {
     {"ignore-memory", 0, NULL, "do not reject plans that exceed the GPU's memory"},
     {"explain", 0, NULL, "also print the collectives of the first feasible row"},
     {"bench", 0, NULL, "print simulated steps per second on stderr"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
     {"plot", 0, "PREFIX",
      "also write PREFIX-speedup.{dat,gp,svg} (speedup vs nodes with bands and the ideal line) "
      "and PREFIX-breakdown.{dat,gp,svg} (stacked step breakdown per node count)"},
@@ -70,20 +69,10 @@ static const struct cli_verb verb = {
     "the critical pipeline stage: compute, exposed tp/cp/ep/dp comm, pp transfer waits, bubble,\n"
     "optimizer; they add up to the step.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 #define MAX_PLANS 16
-
-struct rec {
-  int pi, ni; /* index of the plan and of the network speed */
-  long nodes, gpus, dp;
-  double net_gbps; /* per NIC; 0 = the topology's */
-  int ok;
-  char reason[CS_ERROR_MSG_MAX];
-  char plan[256];
-  struct cs_sim_result r;
-  double speedup, efficiency, mem_gib;
-};
 
 static double now(void) {
   struct timespec ts;
@@ -91,8 +80,8 @@ static double now(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static void write_table(FILE *f, const struct rec *r, size_t n, const char *head, int nplan,
-                        char (*ptexts)[256]) {
+static void write_table(FILE *f, const struct cs_predict_row *r, size_t n, const char *head,
+                        int nplan, const char (*ptexts)[256]) {
   fprintf(f, "# commscale %s predict\n%s", CS_VERSION, head);
   fprintf(f,
           "#%5s %6s %5s %8s %9s %9s %9s %10s %11s %7s %6s %8s %6s %8s %7s %7s %7s %7s %7s %7s %7s "
@@ -106,7 +95,7 @@ static void write_table(FILE *f, const struct rec *r, size_t n, const char *head
           "", "", "", "(Gb/s)", "(s)", "(s)", "(s)", "", "", "(/GPU)", "(%)", "", "(%)", "(s)",
           "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(s)", "(GiB)");
   for (size_t i = 0; i < n; i++) {
-    const struct rec *x = &r[i];
+    const struct cs_predict_row *x = &r[i];
     if (nplan > 1 && (i == 0 || r[i - 1].pi != x->pi))
       fprintf(f, "# plan %d: %s\n", x->pi + 1, ptexts[x->pi]);
     if (!x->ok) {
@@ -129,13 +118,14 @@ static const char csv_head[] =
     "tflops_per_gpu,hw_tflops_per_gpu,mfu,speedup,efficiency,compute_s,tp_s,cp_s,ep_s,dp_s,pp_s,"
     "bubble_s,optimizer_s,critical_stage,microbatches,comm_bytes_per_gpu,memory_GiB,reason\n";
 
-static void write_csv(FILE *f, const struct rec *r, size_t n) {
+static void write_csv(FILE *f, const struct cs_predict_row *r, size_t n) {
   fputs(csv_head, f);
   for (size_t i = 0; i < n; i++) {
-    const struct rec *x = &r[i];
+    const struct cs_predict_row *x = &r[i];
     const struct cs_sim_breakdown *b = &x->r.part;
-    fprintf(f, "%ld,%ld,\"%s\",%g,%s,", x->nodes, x->gpus, x->plan, x->net_gbps,
-            x->ok ? "ok" : "rejected");
+    fprintf(f, "%ld,%ld,", x->nodes, x->gpus);
+    cli_csv_field(f, x->plan);
+    fprintf(f, ",%g,%s,", x->net_gbps, x->ok ? "ok" : "rejected");
     if (x->ok)
       fprintf(f,
               "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
@@ -146,14 +136,12 @@ static void write_csv(FILE *f, const struct rec *r, size_t n) {
               x->r.microbatches, x->r.comm_bytes, x->mem_gib);
     else
       fputs(",,,,,,,,,,,,,,,,,,,,,,", f);
-    fputc('"', f);
-    for (const char *s = x->reason; *s; s++)
-      fputs(*s == '"' ? "\"\"" : (char[]){*s, 0}, f);
-    fputs("\"\n", f);
+    cli_csv_field(f, x->reason);
+    fputc('\n', f);
   }
 }
 
-static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **argv,
+static void write_json(FILE *f, const struct cs_predict_row *r, size_t n, int argc, char **argv,
                        const struct cs_plan *plans, int nplan, const char *calpath, const char *wl,
                        const char *gpu, const char *topo) {
   cli_json_head(f, argc, argv);
@@ -181,7 +169,7 @@ static void write_json(FILE *f, const struct rec *r, size_t n, int argc, char **
   }
   fputs(",\n \"predictions\": [\n", f);
   for (size_t i = 0; i < n; i++) {
-    const struct rec *x = &r[i];
+    const struct cs_predict_row *x = &r[i];
     const struct cs_sim_breakdown *b = &x->r.part;
     fprintf(f, "  {\"nodes\": %ld, \"gpus\": %ld, \"plan\": ", x->nodes, x->gpus);
     cli_json_string(f, x->plan);
@@ -325,15 +313,15 @@ static enum cs_status plot_write(struct cs_plot *fig, const char *prefix, struct
  * smallest feasible node count, with its band, and the ideal line nodes / that count (dashed);
  * PREFIX-breakdown, the stacked parts of the step per node count, one panel per plan. Only the
  * feasible rows at the first network speed are drawn. */
-static enum cs_status plot(const char *prefix, const struct rec *r, size_t n, int nplan,
+static enum cs_status plot(const char *prefix, const struct cs_predict_row *r, size_t n, int nplan,
                            char (*ptexts)[256], int by_gpus, const char *wl, const char *topo,
                            struct cs_error *err) {
   static const char *const parts[] = {"compute", "tp", "cp",     "ep",
                                       "dp",      "pp", "bubble", "optimizer"};
   enum { NPART = sizeof parts / sizeof parts[0] };
-  const struct rec *ref = NULL;
+  const struct cs_predict_row *ref = NULL;
   for (size_t i = 0; i < n; i++) {
-    const struct rec *x = &r[i];
+    const struct cs_predict_row *x = &r[i];
     if (!x->ok || x->ni != 0) continue;
     long xv = by_gpus ? x->gpus : x->nodes, rv = ref ? (by_gpus ? ref->gpus : ref->nodes) : 0;
     if (!ref || xv < rv || (xv == rv && x->r.samples_per_s > ref->r.samples_per_s)) ref = x;
@@ -359,7 +347,7 @@ static enum cs_status plot(const char *prefix, const struct rec *r, size_t n, in
   for (int pi = 0; st == CS_OK && pi < nplan; pi++) {
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-      const struct rec *x = &r[i];
+      const struct cs_predict_row *x = &r[i];
       if (x->pi != pi || !x->ok || x->ni != 0) continue;
       const struct cs_sim_breakdown *b = &x->r.part;
       double y = x->r.samples_per_s / t0;
@@ -379,7 +367,7 @@ static enum cs_status plot(const char *prefix, const struct rec *r, size_t n, in
   if (st == CS_OK) { /* the ideal line at every drawn count from the reference on */
     size_t m = 0;
     for (size_t i = 0; i < n; i++) {
-      const struct rec *x = &r[i];
+      const struct cs_predict_row *x = &r[i];
       double v = (double)(by_gpus ? x->gpus : x->nodes);
       int seen = 0;
       for (size_t j = 0; j < m; j++)
@@ -417,223 +405,163 @@ static enum cs_status plot(const char *prefix, const struct rec *r, size_t n, in
   return st;
 }
 
-int cs_cmd_predict(int argc, char **argv) {
-  struct cs_error err = {0};
-  struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("predict", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
+/* The first feasible point: --bench times its simulator (stderr), --explain keeps it. */
+struct first_ctx {
+  int bench, keep;
+  struct cs_sim *sim;
+  const struct cs_predict_row *row;
+};
+
+/* The rows in the chosen format, the --explain breakdown after a table, and "no feasible plan"
+ * (a usage error) when no row has figures. */
+static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *recs, size_t nrec,
+                                const struct cs_predict_spec *sp, const struct cs_scenario *su,
+                                const char *calpath, const struct first_ctx *fc, int argc,
+                                char **argv, struct cs_error *err) {
+  char head[1024];
+  snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
+           su->workload->description, su->gpu.description, su->topo.description,
+           calpath ? calpath : "(default model)");
+  if (fmt == CLI_CSV)
+    write_csv(f, recs, nrec);
+  else if (fmt == CLI_JSON)
+    write_json(f, recs, nrec, argc, argv, sp->plans, sp->nplan, calpath, su->workload->name,
+               su->gpu.name, su->topo.name);
+  else
+    write_table(f, recs, nrec, head, sp->nplan, sp->texts);
+  if (fc->sim) {
+    fprintf(f, "#\n# explain: %ld GPUs, %s\n", fc->row->gpus, fc->row->plan);
+    explain(f, fc->sim);
   }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale predict --help)",
-                 a.pos[0]);
-    return cli_fail("predict", &err);
+  int any = 0;
+  for (size_t i = 0; i < nrec; i++)
+    any |= recs[i].ok;
+  if (!any && nrec > 0)
+    /* a failure, not a usage error: exit 1 as in search, sweep and size-network */
+    return cs_error_set(err, CS_ERR_RANGE, "no feasible plan: %s", recs[0].reason);
+  return CS_OK;
+}
+
+/* The first feasible point: --bench times its simulator (stderr), --explain keeps it. */
+static int on_first(void *ctx, struct cs_sim *sim, const struct cs_sim_inputs *in,
+                    const struct cs_predict_row *x) {
+  struct first_ctx *c = ctx;
+  if (c->bench) {
+    long reps = 0;
+    double t0 = now(), t1;
+    struct cs_sim_result tmp;
+    do {
+      for (int j = 0; j < 100; j++)
+        cs_sim_run(sim, &tmp);
+      reps += 100;
+    } while ((t1 = now()) - t0 < 0.5);
+    double replay = reps / (t1 - t0);
+    long reps2 = 0;
+    t0 = now();
+    do {
+      struct cs_sim *s2 = NULL;
+      if (cs_sim_alloc(in, &s2, NULL) == CS_OK) cs_sim_run(s2, &tmp);
+      cs_sim_free(s2);
+      reps2++;
+    } while ((t1 = now()) - t0 < 0.5);
+    fprintf(stderr,
+            "commscale predict: simulated steps per second: %.4g (replay of a prepared plan, "
+            "3 band levels + bubble split each), %.4g (prepare + replay); %s, %s, %ld GPUs, "
+            "%ld micro-batches, one core\n",
+            replay, reps2 / (t1 - t0), in->workload->name, x->plan, x->gpus, x->r.microbatches);
   }
-  const char *wname = cli_get(&verb, &a, "workload"), *gname = cli_get(&verb, &a, "gpu");
-  const char *tname = cli_get(&verb, &a, "topology"), *ptext = cli_get(&verb, &a, "plan");
-  const char *outpath = cli_get(&verb, &a, "output"), *calpath = cli_get(&verb, &a, "cal");
-  if (!wname || !gname || !tname) {
-    cs_error_set(&err, CS_ERR_USAGE, "--workload, --gpu and --topology are required");
-    return cli_fail("predict", &err);
-  }
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("predict", &err);
-  }
-  if (!ptext) ptext = "";
-  struct cs_plan plans[MAX_PLANS];
-  char ptexts[MAX_PLANS][256];
-  int fixed[MAX_PLANS], nplan = 0;
-  if (parse_plans(ptext, plans, ptexts, fixed, &nplan, &err) != CS_OK)
-    return usage_fail(&err, "--plan");
-  const struct cs_plan base = plans[0];
-  const char *s;
-  long accum = 1;
-  if ((s = cli_get(&verb, &a, "accum"))) {
+  if (!c->keep) return 0;
+  c->sim = sim; /* its collectives follow the table */
+  c->row = x;
+  return 1;
+}
+
+/* The grid of the options: plans, node or GPU counts, network speeds, accumulation. The lists
+ * are malloc'd into sp (counts, nets). Returns an exit status, or -1 to go on. */
+static int parse_grid(const struct cli_args *a, struct cs_predict_spec *sp, struct cs_plan *plans,
+                      char (*ptexts)[256], int *fixed, struct cs_error *err) {
+  const char *s = cli_get(&verb, a, "plan");
+  if (parse_plans(s ? s : "", plans, ptexts, fixed, &sp->nplan, err) != CS_OK)
+    return usage_fail(err, "--plan");
+  sp->plans = plans, sp->fixed = fixed, sp->texts = (const char(*)[256])ptexts;
+  sp->accum = 1;
+  if ((s = cli_get(&verb, a, "accum"))) {
     char *end;
-    accum = strtol(s, &end, 10);
-    if (*end || accum < 1 || accum > 1000000) {
-      cs_error_set(&err, CS_ERR_USAGE, "--accum expects a positive integer, got \"%s\"", s);
-      return cli_fail("predict", &err);
+    sp->accum = strtol(s, &end, 10);
+    if (*end || sp->accum < 1 || sp->accum > 1000000) {
+      cs_error_set(err, CS_ERR_USAGE, "--accum expects a positive integer, got \"%s\"", s);
+      return cli_fail("predict", err);
     }
   }
   long *counts = NULL, *nets = NULL;
-  size_t ncount = 0, nnet = 0;
-  int by_gpus = cli_get(&verb, &a, "gpus") != NULL;
-  s = by_gpus ? cli_get(&verb, &a, "gpus") : cli_get(&verb, &a, "nodes");
-  if (cs_units_parse_ints(s ? s : "1", 1, 1 << 24, &counts, &ncount, &err) != CS_OK)
-    return usage_fail(&err, by_gpus ? "--gpus" : "--nodes");
-  if ((s = cli_get(&verb, &a, "net-gbps")) &&
-      cs_units_parse_ints(s, 1, 1000000, &nets, &nnet, &err) != CS_OK) {
-    free(counts);
-    return usage_fail(&err, "--net-gbps");
-  }
+  sp->by_gpus = cli_get(&verb, a, "gpus") != NULL;
+  s = sp->by_gpus ? cli_get(&verb, a, "gpus") : cli_get(&verb, a, "nodes");
+  if (cs_units_parse_ints(s ? s : "1", 1, 1 << 24, &counts, &sp->ncount, err) != CS_OK)
+    return usage_fail(err, sp->by_gpus ? "--gpus" : "--nodes");
+  sp->counts = counts;
+  if ((s = cli_get(&verb, a, "net-gbps")) &&
+      cs_units_parse_ints(s, 1, 1000000, &nets, &sp->nnet, err) != CS_OK)
+    return usage_fail(err, "--net-gbps");
+  sp->nets = nets;
+  sp->ignore_memory = cli_get(&verb, a, "ignore-memory") != NULL;
+  return -1;
+}
 
-  struct cli_setup su;
-  struct rec *recs = NULL;
-  size_t nrec = 0;
-  int rc = 0;
-  enum cs_status st =
-      cli_setup_load_parts(&su, &verb, &a, &base, CLI_SETUP_TOPOLOGY | CLI_SETUP_CAL_NOTE, &err);
-  if (st != CS_OK) {
-    free(counts);
-    free(nets);
+/* --measured TIME: the compute model calibrated to one GPU's measured micro-batch time. */
+static enum cs_status measured(const struct cli_args *a, struct cs_scenario *su,
+                               struct cs_error *err) {
+  const char *s = cli_get(&verb, a, "measured");
+  double m;
+  if (!s) return CS_OK;
+  if (cs_units_parse_quantity(s, CS_UNIT_TIME, &m, err) != CS_OK) {
+    cs_error_prefix(err, "--measured");
+    return err->status = CS_ERR_USAGE;
+  }
+  return cs_scenario_calibrate(su, m, err);
+}
+
+int cs_cmd_predict(int argc, char **argv) {
+  struct cs_error err = {0};
+  struct cli_args a;
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
+  const char *calpath = cli_get(&verb, &a, "cal"), *s;
+  if (!cli_get(&verb, &a, "workload") || !cli_get(&verb, &a, "gpu") ||
+      !cli_get(&verb, &a, "topology")) {
+    cs_error_set(&err, CS_ERR_USAGE, "--workload, --gpu and --topology are required");
     return cli_fail("predict", &err);
   }
-  struct cs_workload *w = su.workload;
-  const struct cs_gpu *gpu = &su.gpu;
-  struct cs_topology *topo = &su.topo;
-  struct cs_compute *comp = &su.compute;
-  if ((s = cli_get(&verb, &a, "measured"))) {
-    double m;
-    struct cs_plan one = base;
-    one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-    one.sp = 0, one.gbs = 0, one.zero = 0;
-    if (cs_units_parse_quantity(s, CS_UNIT_TIME, &m, &err) != CS_OK) {
-      cs_error_prefix(&err, "--measured");
-      st = err.status = CS_ERR_USAGE;
-    } else
-      st = cs_compute_calibrate(comp, w, &one, m, &err);
+  struct cs_plan plans[MAX_PLANS];
+  char ptexts[MAX_PLANS][256];
+  int fixed[MAX_PLANS];
+  struct cs_predict_spec sp = {0};
+  struct cs_scenario su = {0};
+  struct cs_predict_row *recs = NULL;
+  size_t nrec = 0;
+  struct first_ctx fc = {cli_get(&verb, &a, "bench") != NULL,
+                         cli_get(&verb, &a, "explain") && fmt == CLI_TABLE, NULL, NULL};
+  int rc = parse_grid(&a, &sp, plans, ptexts, fixed, &err);
+  enum cs_status st = rc >= 0 ? CS_ERR_USAGE : CS_OK;
+  if (st == CS_OK)
+    st = cli_setup_load_parts(&su, &verb, &a, &plans[0], CLI_SETUP_TOPOLOGY | CLI_SETUP_CAL_NOTE,
+                              &err);
+  if (rc < 0 && st != CS_OK) rc = cli_fail("predict", &err);
+  if (rc < 0) {
+    st = measured(&a, &su, &err);
+    FILE *f = NULL;
+    if (st == CS_OK && !(f = cli_open_out(cli_get(&verb, &a, "output"), &err))) st = CS_ERR_IO;
+    if (st == CS_OK) st = cs_predict_run(&su, &sp, on_first, &fc, &recs, &nrec, &err);
+    if (st == CS_OK) st = write_all(f, fmt, recs, nrec, &sp, &su, calpath, &fc, argc, argv, &err);
+    st = cli_end_out(f, st, &err);
+    if (st == CS_OK && (s = cli_get(&verb, &a, "plot")))
+      st = plot(s, recs, nrec, sp.nplan, ptexts, sp.by_gpus, su.workload->name, su.topo.name, &err);
+    rc = st != CS_OK ? cli_fail("predict", &err) : 0;
   }
-  size_t nn = nnet ? nnet : 1;
-  if (st == CS_OK && !(recs = calloc((size_t)nplan * ncount * nn, sizeof *recs)))
-    st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-  const double nic0 = topo->net.nic_bw;
-  int explained = 0;
-  struct cs_sim *keep = NULL;
-  const struct rec *keep_rec = NULL;
-  FILE *f = NULL;
-  if (st == CS_OK && !(f = cli_open_out(outpath, &err))) st = CS_ERR_IO;
-  for (int pi = 0; st == CS_OK && pi < nplan; pi++)
-    for (size_t i = 0; st == CS_OK && i < ncount; i++)
-      for (size_t k = 0; k < nn; k++) {
-        struct rec *x = &recs[nrec++];
-        x->pi = pi;
-        x->ni = (int)k;
-        if (nplan > 1) /* each row names its plan, even when rejected before it is resolved */
-          snprintf(x->plan, sizeof x->plan, "%s", ptexts[pi]);
-        long gpn = topo->node.gpus;
-        x->gpus = by_gpus ? counts[i] : counts[i] * gpn;
-        x->nodes = by_gpus ? (counts[i] + gpn - 1) / gpn : counts[i];
-        x->net_gbps = nnet ? (double)nets[k] : topo->net.nic_bw * 8 / 1e9;
-        topo->net.nic_bw = nnet ? (double)nets[k] * 1e9 / 8 : nic0;
-        struct cs_plan plan = plans[pi];
-        long mp = (long)plan.tp * plan.pp * plan.cp;
-        struct cs_error e2 = {0};
-        if (!fixed[pi]) {
-          if (x->gpus % mp != 0) {
-            snprintf(x->reason, sizeof x->reason, "%ld GPUs are not a multiple of tp*pp*cp = %ld",
-                     x->gpus, mp);
-            continue;
-          }
-          plan.dp = (int)(x->gpus / mp);
-        } else if (cs_plan_gpus(&plan) != x->gpus) {
-          snprintf(x->reason, sizeof x->reason, "the plan occupies %ld GPUs, not %ld",
-                   cs_plan_gpus(&plan), x->gpus);
-          continue;
-        }
-        x->dp = plan.dp;
-        if (plan.gbs == 0 && accum > 1) plan.gbs = (int)(plan.mbs * plan.dp * accum);
-        cs_plan_format(&plan, x->plan, sizeof x->plan);
-        struct cs_memory mem;
-        if (cs_workload_check_plan(w, &plan, &e2) != CS_OK ||
-            cs_memory_estimate(w, &plan, gpu, &mem, &e2) != CS_OK ||
-            (!cli_get(&verb, &a, "ignore-memory") &&
-             cs_memory_check(&mem, gpu->name, &e2) != CS_OK)) {
-          if (e2.status == CS_ERR_NOMEM) { /* no reason to reject the plan: the run fails */
-            st = e2.status;
-            err = e2;
-            goto done;
-          }
-          snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
-          continue;
-        }
-        x->mem_gib = mem.total / 1073741824.0;
-        struct cs_sim_inputs in = {w, &plan, comp, topo, &su.cal, su.interference};
-        struct cs_sim *sim = NULL;
-        if (cs_sim_alloc(&in, &sim, &e2) != CS_OK) {
-          if (e2.status == CS_ERR_NOMEM) {
-            st = e2.status;
-            err = e2;
-            goto done;
-          }
-          snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
-          continue;
-        }
-        cs_sim_run(sim, &x->r);
-        double one;
-        if (cs_sim_single_gpu(w, &plan, comp, &one, &e2) == CS_OK) {
-          x->speedup = x->r.samples_per_s / one;
-          x->efficiency = x->speedup / (double)x->gpus;
-        }
-        x->ok = 1;
-        if (cli_get(&verb, &a, "bench") && !explained) {
-          long reps = 0;
-          double t0 = now(), t1;
-          struct cs_sim_result tmp;
-          do {
-            for (int j = 0; j < 100; j++)
-              cs_sim_run(sim, &tmp);
-            reps += 100;
-          } while ((t1 = now()) - t0 < 0.5);
-          double replay = reps / (t1 - t0);
-          long reps2 = 0;
-          t0 = now();
-          do {
-            struct cs_sim *s2 = NULL;
-            if (cs_sim_alloc(&in, &s2, NULL) == CS_OK) cs_sim_run(s2, &tmp);
-            cs_sim_free(s2);
-            reps2++;
-          } while ((t1 = now()) - t0 < 0.5);
-          fprintf(stderr,
-                  "commscale predict: simulated steps per second: %.4g (replay of a prepared plan, "
-                  "3 band levels + bubble split each), %.4g (prepare + replay); %s, %s, %ld GPUs, "
-                  "%ld micro-batches, one core\n",
-                  replay, reps2 / (t1 - t0), w->name, x->plan, x->gpus, x->r.microbatches);
-        }
-        if (!explained && cli_get(&verb, &a, "explain") && fmt == CLI_TABLE) {
-          keep = sim; /* its collectives follow the table */
-          keep_rec = x;
-          sim = NULL;
-        }
-        explained = 1;
-        cs_sim_free(sim);
-      }
-done:
-  if (st == CS_OK) {
-    char head[1024];
-    snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-             w->description, gpu->description, topo->description,
-             calpath ? calpath : "(default model)");
-    if (fmt == CLI_CSV)
-      write_csv(f, recs, nrec);
-    else if (fmt == CLI_JSON)
-      write_json(f, recs, nrec, argc, argv, plans, nplan, calpath, w->name, gpu->name, topo->name);
-    else
-      write_table(f, recs, nrec, head, nplan, ptexts);
-    if (keep) {
-      fprintf(f, "#\n# explain: %ld GPUs, %s\n", keep_rec->gpus, keep_rec->plan);
-      explain(f, keep);
-    }
-    int any = 0;
-    for (size_t i = 0; i < nrec; i++)
-      any |= recs[i].ok;
-    if (!any && nrec > 0) {
-      /* a failure, not a usage error: exit 1 as in search, sweep and size-network */
-      st = cs_error_set(&err, CS_ERR_RANGE, "no feasible plan: %s", recs[0].reason);
-    }
-  }
-  if (f) cli_close_out(f);
-  if (st == CS_OK && (s = cli_get(&verb, &a, "plot")))
-    st = plot(s, recs, nrec, nplan, ptexts, by_gpus, w->name, topo->name, &err);
-  if (st != CS_OK) rc = cli_fail("predict", &err);
-  cs_sim_free(keep);
+  cs_sim_free(fc.sim);
   free(recs);
-  free(counts);
-  free(nets);
-  cli_setup_fini(&su);
+  free((void *)sp.counts);
+  free((void *)sp.nets);
+  cs_scenario_fini(&su);
   return rc;
 }

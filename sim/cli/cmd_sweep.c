@@ -1,21 +1,18 @@
 /* cmd_sweep.c — `commscale sweep`: a grid over nodes x network Gb/s (per GPU, or per node with
  * --per-node) x plans x global batch. A plan is either given (--plans "P1;P2", dp filling the
- * GPUs as in predict) or a family (--families zero3,dp+tp,tp+pp,3d, the default): the fastest
- * feasible plan of the family at that grid point (sizing.h's context, one search per node count
- * and batch). One record per point feeds the table, CSV and JSON writers; --plot PREFIX draws
- * PREFIX-net (throughput or MFU vs Gb/s per GPU at the largest node count, one curve per plan)
- * and PREFIX-nodes (speedup over the smallest node count vs nodes, at the first speed).
+ * GPUs as in predict) or a family (--families zero3,dp+tp,tp+pp,3d, the default). The grid and
+ * the figures are sim/sweep.c's; this verb reads the options and writes the records as a table,
+ * CSV or JSON.
  */
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cmds.h"
-#include "memory.h"
-#include "plot.h"
+#include "output.h"
 #include "setup.h"
 #include "sizing.h"
 #include "step.h"
+#include "sweep.h"
 #include "units.h"
 
 static const struct cli_opt opts[] = {
@@ -28,8 +25,7 @@ static const struct cli_opt opts[] = {
     {"plans", 'p', "P1;P2", "explicit plans instead of families; dp fills the GPUs"},
     {"metric", 0, "NAME", "plotted value: tokens (default), mfu or samples"},
     {"plot", 0, "PREFIX", "write PREFIX-net.{dat,gp,svg} and PREFIX-nodes.{dat,gp,svg}"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -43,21 +39,8 @@ static const struct cli_verb verb = {
     "of\n"
     "the smallest node count of the same curve, speed and batch.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
-
-#define MAX_CURVES 16
-
-struct rec {
-  long nodes;
-  double gbps_gpu;
-  int gbs, curve, ok;
-  char name[64], plan[256], reason[256];
-  double step, samples_per_s, tokens_per_s, mfu, net_bytes, speedup;
-};
-
-static double metric_of(const struct rec *r, int m) {
-  return m == 1 ? 100 * r->mfu : m == 2 ? r->samples_per_s : r->tokens_per_s / 1e6;
-}
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 /* Parses option opt's integer list (1,2,4 or 50:400); a bad list is a usage error naming opt. */
 static enum cs_status int_list(const char *opt, const char *text, long lo, long hi, long **out,
@@ -70,269 +53,163 @@ static enum cs_status int_list(const char *opt, const char *text, long lo, long 
   return st;
 }
 
+/* The curves of --plans "P1;P2" or --families (default zero3,dp+tp,tp+pp,3d). */
+static enum cs_status parse_curves(const struct cli_args *a, struct cs_sweep_spec *sp,
+                                   struct cs_error *err) {
+  const char *plans = cli_get(&verb, a, "plans"), *fams = cli_get(&verb, a, "families");
+  if (plans && fams)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "give --plans or --families, not both (the curves are either the plans "
+                        "given or the best plan of each family)");
+  char buf[2048];
+  snprintf(buf, sizeof buf, "%s", plans ? plans : fams ? fams : "zero3,dp+tp,tp+pp,3d");
+  const char *sep = plans ? ";" : ",";
+  char *save = NULL;
+  enum cs_status st = CS_OK;
+  for (char *t = strtok_r(buf, sep, &save); t && st == CS_OK; t = strtok_r(NULL, sep, &save)) {
+    int c = sp->ncurve;
+    if (c == CS_SWEEP_MAX_CURVES)
+      return cs_error_set(err, CS_ERR_USAGE, "at most %d plans or families", CS_SWEEP_MAX_CURVES);
+    if (plans) {
+      if ((st = cs_plan_parse(t, &sp->plans[c], err)) != CS_OK) {
+        cs_error_prefix(err, "--plans");
+        if (st != CS_ERR_NOMEM) err->status = st = CS_ERR_USAGE; /* out of memory is no misuse */
+      }
+      snprintf(sp->names[c], sizeof sp->names[0], "%.63s", t);
+      sp->fam[sp->ncurve++] = -1;
+    } else if ((sp->fam[c] = cs_family_parse(t)) < 0)
+      st = cs_error_set(err, CS_ERR_USAGE, "--families: unknown family \"%s\"", t);
+    else
+      snprintf(sp->names[sp->ncurve++], sizeof sp->names[0], "%s", cs_family_name(sp->fam[c]));
+  }
+  if (st == CS_OK && sp->ncurve == 0)
+    st = cs_error_set(err, CS_ERR_USAGE, "%s: expected at least one %s",
+                      plans ? "--plans" : "--families", plans ? "plan (\"P1;P2\")" : "family");
+  return st;
+}
+
+/* The grid and the plotted metric from the options (lists malloc'd into sp). */
+static enum cs_status parse_grid(const struct cli_args *a, struct cs_sweep_spec *sp, int *metric,
+                                 struct cs_error *err) {
+  long *v[3] = {NULL, NULL, NULL};
+  const char *s = cli_get(&verb, a, "net-gbps");
+  enum cs_status st = CS_OK;
+  if (!cli_get(&verb, a, "nodes") || !cli_get(&verb, a, "gbs"))
+    st = cs_error_set(err, CS_ERR_USAGE, "--nodes and --gbs are required");
+  if (st == CS_OK)
+    st = int_list("--nodes", cli_get(&verb, a, "nodes"), 1, 1 << 20, &v[0], &sp->nn, err);
+  if (st == CS_OK)
+    st = int_list("--gbs", cli_get(&verb, a, "gbs"), 1, 1 << 30, &v[1], &sp->ng, err);
+  /* 1 Pb/s per GPU (or node) is beyond any real network: the cap keeps the model's sums finite */
+  if (st == CS_OK)
+    st = int_list("--net-gbps", s ? s : "50,100,200,400,800", 1, 1000000, &v[2], &sp->nnet, err);
+  sp->nodes = v[0], sp->gbs = v[1], sp->nets = v[2];
+  sp->per_node = cli_get(&verb, a, "per-node") != NULL;
+  *metric = CS_SWEEP_TOKENS;
+  if (st == CS_OK && (s = cli_get(&verb, a, "metric"))) {
+    if (strcmp(s, "mfu") == 0)
+      *metric = CS_SWEEP_MFU;
+    else if (strcmp(s, "samples") == 0)
+      *metric = CS_SWEEP_SAMPLES;
+    else if (strcmp(s, "tokens") != 0)
+      st = cs_error_set(err, CS_ERR_USAGE, "--metric expects tokens, mfu or samples");
+  }
+  return st == CS_OK ? parse_curves(a, sp, err) : st;
+}
+
+static void write_table(FILE *f, const struct cs_scenario *su, const struct cs_sweep_rec *R,
+                        size_t k) {
+  fprintf(f,
+          "# commscale %s sweep\n# workload  %s\n# topology  %s\n#%5s %9s %6s %-6s %9s %11s "
+          "%6s %8s %9s  %s\n",
+          CS_VERSION, su->workload->description, su->topo.description, "nodes", "Gb/s/GPU", "gbs",
+          "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
+  for (size_t i = 0; i < k; i++) {
+    const struct cs_sweep_rec *r = &R[i];
+    if (!r->ok) {
+      fprintf(f, " %5ld %9.4g %6d %-6.6s rejected: %s\n", r->nodes, r->gbps_gpu, r->gbs, r->name,
+              r->reason);
+      continue;
+    }
+    fprintf(f, " %5ld %9.4g %6d %-6.6s %9.4g %11.4g %6.1f %8.2f %9.3g  %s\n", r->nodes, r->gbps_gpu,
+            r->gbs, r->name, r->step, r->tokens_per_s, 100 * r->mfu, r->speedup, r->net_bytes / 1e9,
+            r->plan);
+  }
+}
+
+static void write_csv(FILE *f, const struct cs_scenario *su, const struct cs_sweep_rec *R,
+                      size_t k) {
+  fputs("nodes,net_Gbps_per_gpu,net_Gbps_per_node,gbs,curve,status,plan,step_s,samples_per_s,"
+        "tokens_per_s,mfu,speedup_vs_first,net_bytes_per_gpu,reason\n",
+        f);
+  for (size_t i = 0; i < k; i++) {
+    const struct cs_sweep_rec *r = &R[i];
+    fprintf(f, "%ld,%g,%g,%d,", r->nodes, r->gbps_gpu, r->gbps_gpu * su->topo.node.gpus, r->gbs);
+    cli_csv_field(f, r->name);
+    fprintf(f, ",%s,", r->ok ? "ok" : "rejected");
+    cli_csv_field(f, r->plan);
+    if (r->ok)
+      fprintf(f, ",%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", r->step, r->samples_per_s, r->tokens_per_s,
+              r->mfu, r->speedup, r->net_bytes);
+    else
+      fputs(",,,,,,,", f);
+    cli_csv_field(f, r->ok ? "" : r->reason);
+    fputc('\n', f);
+  }
+}
+
+static void write_json(FILE *f, const struct cs_scenario *su, const struct cs_sweep_rec *R,
+                       size_t k, int argc, char **argv) {
+  cli_json_head(f, argc, argv);
+  fprintf(f, ", \"workload\": \"%s\", \"topology\": \"%s\",\n \"points\": [\n", su->workload->name,
+          su->topo.name);
+  for (size_t i = 0; i < k; i++) {
+    const struct cs_sweep_rec *r = &R[i];
+    fprintf(f, "  {\"nodes\": %ld, \"net_Gbps_per_gpu\": %g, \"gbs\": %d, \"curve\": ", r->nodes,
+            r->gbps_gpu, r->gbs);
+    cli_json_string(f, r->name);
+    fprintf(f, ", \"ok\": %s, \"plan\": ", r->ok ? "true" : "false");
+    cli_json_string(f, r->ok ? r->plan : r->reason);
+    if (r->ok)
+      fprintf(f,
+              ", \"step_s\": %.6g, \"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, "
+              "\"mfu\": %.6g, \"speedup_vs_first\": %.6g, \"net_bytes_per_gpu\": %.6g",
+              r->step, r->samples_per_s, r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
+    fprintf(f, "}%s\n", i + 1 < k ? "," : "");
+  }
+  fputs("]}\n", f);
+}
+
 int cs_cmd_sweep(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("sweep", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
-  const char *outpath = cli_get(&verb, &a, "output"), *s;
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  long *nodes = NULL, *gbs = NULL, *nets = NULL;
-  size_t nn = 0, ng = 0, nnet = 0;
-  enum cs_status st =
-      fmt < 0 ? cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json") : CS_OK;
-  if (st == CS_OK && (!cli_get(&verb, &a, "nodes") || !cli_get(&verb, &a, "gbs")))
-    st = cs_error_set(&err, CS_ERR_USAGE, "--nodes and --gbs are required");
-  if (st == CS_OK)
-    st = int_list("--nodes", cli_get(&verb, &a, "nodes"), 1, 1 << 20, &nodes, &nn, &err);
-  if (st == CS_OK) st = int_list("--gbs", cli_get(&verb, &a, "gbs"), 1, 1 << 30, &gbs, &ng, &err);
-  s = cli_get(&verb, &a, "net-gbps");
-  /* 1 Pb/s per GPU (or node) is beyond any real network: the cap keeps the model's sums finite */
-  if (st == CS_OK)
-    st = int_list("--net-gbps", s ? s : "50,100,200,400,800", 1, 1000000, &nets, &nnet, &err);
-  int metric = 0;
-  if (st == CS_OK && (s = cli_get(&verb, &a, "metric"))) {
-    if (strcmp(s, "mfu") == 0)
-      metric = 1;
-    else if (strcmp(s, "samples") == 0)
-      metric = 2;
-    else if (strcmp(s, "tokens") != 0)
-      st = cs_error_set(&err, CS_ERR_USAGE, "--metric expects tokens, mfu or samples");
-  }
-  /* curves: families or plans */
-  int fam[MAX_CURVES], ncurve = 0;
-  struct cs_plan plans[MAX_CURVES];
-  char names[MAX_CURVES][64];
-  int explicit_plans = cli_get(&verb, &a, "plans") != NULL;
-  if (st == CS_OK && explicit_plans && cli_get(&verb, &a, "families"))
-    st = cs_error_set(&err, CS_ERR_USAGE,
-                      "give --plans or --families, not both (the curves are either the plans "
-                      "given or the best plan of each family)");
-  char buf[2048];
-  if (st == CS_OK) {
-    snprintf(buf, sizeof buf, "%s",
-             explicit_plans                   ? cli_get(&verb, &a, "plans")
-             : cli_get(&verb, &a, "families") ? cli_get(&verb, &a, "families")
-                                              : "zero3,dp+tp,tp+pp,3d");
-    char *save = NULL;
-    for (char *t = strtok_r(buf, explicit_plans ? ";" : ",", &save); t && st == CS_OK;
-         t = strtok_r(NULL, explicit_plans ? ";" : ",", &save)) {
-      if (ncurve == MAX_CURVES) {
-        st = cs_error_set(&err, CS_ERR_USAGE, "at most %d plans or families", MAX_CURVES);
-        break;
-      }
-      if (explicit_plans) {
-        if ((st = cs_plan_parse(t, &plans[ncurve], &err)) != CS_OK) {
-          cs_error_prefix(&err, "--plans");
-          if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE; /* out of memory is no misuse */
-        }
-        snprintf(names[ncurve], sizeof names[0], "%.63s", t);
-        fam[ncurve++] = -1;
-      } else {
-        int f = cs_family_parse(t);
-        if (f < 0)
-          st = cs_error_set(&err, CS_ERR_USAGE, "--families: unknown family \"%s\"", t);
-        else {
-          snprintf(names[ncurve], sizeof names[0], "%s", cs_family_name(f));
-          fam[ncurve++] = f;
-        }
-      }
-    }
-    if (st == CS_OK && ncurve == 0)
-      st = cs_error_set(&err, CS_ERR_USAGE, "%s: expected at least one %s",
-                        explicit_plans ? "--plans" : "--families",
-                        explicit_plans ? "plan (\"P1;P2\")" : "family");
-  }
-  struct cli_setup su;
+  int fmt, metric;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
+  struct cs_sweep_spec sp = {0};
+  struct cs_scenario su;
+  struct cs_sweep_rec *R = NULL;
+  size_t k = 0;
   int loaded = 0;
+  const char *plot = cli_get(&verb, &a, "plot");
+  enum cs_status st = parse_grid(&a, &sp, &metric, &err);
   if (st == CS_OK && (st = cli_setup_load(&su, &verb, &a, NULL, &err)) == CS_OK) loaded = 1;
-  size_t nrec = nn * ng * nnet * (size_t)ncurve, k = 0;
-  struct rec *R = st == CS_OK ? calloc(nrec + 1, sizeof *R) : NULL;
-  if (st == CS_OK && !R) st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
-  int per_node = cli_get(&verb, &a, "per-node") != NULL;
-  for (size_t i = 0; st == CS_OK && i < nn; i++)
-    for (size_t b = 0; st == CS_OK && b < ng; b++) {
-      struct cs_decide *d = NULL;
-      if (!explicit_plans) {
-        struct cs_search_space sp;
-        cs_search_space_init(&sp, nodes[i] * su.topo.node.gpus, (int)gbs[b]);
-        struct cs_search_inputs in = cli_setup_inputs(&su);
-        struct cs_error e2 = {0};
-        enum cs_status s2 = cs_decide_alloc(&in, &su.topo, &sp, &d, &e2);
-        if (s2 == CS_ERR_NOMEM)
-          st = s2, err = e2;
-        else if (s2 != CS_OK)
-          d = NULL;
-      }
-      for (size_t c = 0; st == CS_OK && c < (size_t)ncurve; c++)
-        for (size_t q = 0; st == CS_OK && q < nnet; q++) {
-          struct rec *r = &R[k++];
-          r->nodes = nodes[i], r->gbs = (int)gbs[b], r->curve = (int)c;
-          r->gbps_gpu = per_node ? (double)nets[q] / su.topo.node.gpus : (double)nets[q];
-          snprintf(r->name, sizeof r->name, "%s", names[c]);
-          struct cs_search_entry e;
-          struct cs_error e2 = {0};
-          if (!explicit_plans) {
-            if (!d || cs_decide_best(d, fam[c], r->gbps_gpu, &e, &e2) != CS_OK) {
-              if (e2.status == CS_ERR_NOMEM) st = e2.status, err = e2;
-              snprintf(r->reason, sizeof r->reason, "%.200s", d ? e2.msg : "no feasible plan");
-              continue;
-            }
-          } else {
-            struct cs_plan p = plans[c];
-            long mp = (long)p.tp * p.pp * p.cp, g = nodes[i] * su.topo.node.gpus;
-            if (g % mp) {
-              snprintf(r->reason, sizeof r->reason, "%ld GPUs not a multiple of tp*pp*cp", g);
-              continue;
-            }
-            p.dp = (int)(g / mp);
-            p.gbs = (int)gbs[b];
-            struct cs_topology t = su.topo;
-            cs_topo_set_gbps_per_gpu(&t, r->gbps_gpu);
-            struct cs_search_inputs in = cli_setup_inputs(&su);
-            in.topology = &t;
-            if (cs_search_eval(&in, &p, &e, &e2) != CS_OK) {
-              if (e2.status == CS_ERR_NOMEM) st = e2.status, err = e2;
-              snprintf(r->reason, sizeof r->reason, "%.200s", e2.msg);
-              continue;
-            }
-          }
-          r->ok = 1;
-          cs_plan_format(&e.plan, r->plan, sizeof r->plan);
-          r->step = e.step, r->samples_per_s = e.samples_per_s, r->tokens_per_s = e.tokens_per_s;
-          r->mfu = e.mfu, r->net_bytes = e.net_bytes;
-        }
-      cs_decide_free(d);
-    }
-  /* speedup over the smallest node count of the same curve, speed and batch */
-  for (size_t i = 0; i < k; i++) {
-    const struct rec *ref = NULL;
-    for (size_t j = 0; j < k; j++)
-      if (R[j].ok && R[j].curve == R[i].curve && R[j].gbs == R[i].gbs &&
-          R[j].gbps_gpu == R[i].gbps_gpu && (!ref || R[j].nodes < ref->nodes))
-        ref = &R[j];
-    if (R[i].ok && ref) R[i].speedup = R[i].samples_per_s / ref->samples_per_s;
-  }
-  if (st == CS_OK && (s = cli_get(&verb, &a, "plot"))) {
-    static const char *ylab[] = {"throughput (million tokens/s)", "MFU (%)", "samples/s"};
-    for (int fig = 0; fig < 2 && st == CS_OK; fig++) {
-      char title[512], prefix[4096];
-      long N = nodes[nn - 1];
-      if (fig == 0)
-        snprintf(title, sizeof title, "%s on %ld x %s, gbs %ld: %s vs network", su.workload->name,
-                 N, su.topo.name, gbs[0], ylab[metric]);
-      else
-        snprintf(title, sizeof title, "%s on %s, gbs %ld, %.0f Gb/s per GPU: speedup vs nodes",
-                 su.workload->name, su.topo.name, gbs[0],
-                 per_node ? (double)nets[0] / su.topo.node.gpus : (double)nets[0]);
-      snprintf(prefix, sizeof prefix, "%s-%s", s, fig == 0 ? "net" : "nodes");
-      struct cs_plot *pl = cs_plot_alloc("sweep", title, &err);
-      if (!pl) {
-        st = err.status;
-        break;
-      }
-      double xs[512], ys[512];
-      for (int c = 0; c < ncurve && st == CS_OK; c++) {
-        size_t m = 0;
-        for (size_t i = 0; i < k && m < 512; i++) {
-          const struct rec *r = &R[i];
-          if (!r->ok || r->curve != c || r->gbs != gbs[0]) continue;
-          if (fig == 0 && r->nodes == N) xs[m] = r->gbps_gpu, ys[m++] = metric_of(r, metric);
-          if (fig == 1 && r->gbps_gpu == R[0].gbps_gpu)
-            xs[m] = (double)r->nodes, ys[m++] = r->speedup;
-        }
-        if (m > 0)
-          st = cs_plot_add_xy(pl, CS_PLOT_PREDICTED, names[c], fam[c] >= 0 ? fam[c] : c, m, xs, ys,
-                              NULL, NULL, &err);
-      }
-      if (st == CS_OK && fig == 1) {
-        double ix[2] = {(double)nodes[0], (double)nodes[nn - 1]},
-               iy[2] = {1, (double)nodes[nn - 1] / nodes[0]};
-        st = cs_plot_add_xy(pl, CS_PLOT_FITTED, "ideal (linear)", 7, 2, ix, iy, NULL, NULL, &err);
-      }
-      if (st == CS_OK) {
-        snprintf(pl->xlabel, sizeof pl->xlabel, "%s",
-                 fig == 0 ? "network per GPU (Gb/s)" : "nodes");
-        snprintf(pl->ylabel, sizeof pl->ylabel, "%s",
-                 fig == 0 ? ylab[metric] : "speedup over the smallest node count");
-        pl->xlog = 1;
-        struct cs_plot_opts po = {prefix, CS_PLOT_SVG, NULL, NULL};
-        if (pl->n > 0) st = cs_plot_write(pl, &po, &err);
-      }
-      cs_plot_free(pl);
-    }
-  }
-  if (st == CS_OK) {
-    FILE *f = cli_open_out(outpath, &err);
-    if (!f) st = CS_ERR_IO;
-    if (f && fmt == CLI_TABLE) {
-      fprintf(f,
-              "# commscale %s sweep\n# workload  %s\n# topology  %s\n#%5s %9s %6s %-6s %9s %11s "
-              "%6s %8s %9s  %s\n",
-              CS_VERSION, su.workload->description, su.topo.description, "nodes", "Gb/s/GPU", "gbs",
-              "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
-      for (size_t i = 0; i < k; i++) {
-        const struct rec *r = &R[i];
-        if (!r->ok) {
-          fprintf(f, " %5ld %9.4g %6d %-6.6s rejected: %s\n", r->nodes, r->gbps_gpu, r->gbs,
-                  r->name, r->reason);
-          continue;
-        }
-        fprintf(f, " %5ld %9.4g %6d %-6.6s %9.4g %11.4g %6.1f %8.2f %9.3g  %s\n", r->nodes,
-                r->gbps_gpu, r->gbs, r->name, r->step, r->tokens_per_s, 100 * r->mfu, r->speedup,
-                r->net_bytes / 1e9, r->plan);
-      }
-    } else if (f && fmt == CLI_CSV) {
-      fputs("nodes,net_Gbps_per_gpu,net_Gbps_per_node,gbs,curve,status,plan,step_s,samples_per_s,"
-            "tokens_per_s,mfu,speedup_vs_first,net_bytes_per_gpu,reason\n",
-            f);
-      for (size_t i = 0; i < k; i++) {
-        const struct rec *r = &R[i];
-        fprintf(f, "%ld,%g,%g,%d,\"%s\",%s,\"%s\",", r->nodes, r->gbps_gpu,
-                r->gbps_gpu * su.topo.node.gpus, r->gbs, r->name, r->ok ? "ok" : "rejected",
-                r->plan);
-        if (r->ok)
-          fprintf(f, "%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,\"\"\n", r->step, r->samples_per_s,
-                  r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
-        else
-          fprintf(f, ",,,,,,\"%s\"\n", r->reason);
-      }
-    } else if (f) {
-      fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
-      for (int i = 0; i < argc; i++) {
-        if (i) fputs(", ", f);
-        cli_json_string(f, argv[i]);
-      }
-      fprintf(f, "], \"workload\": \"%s\", \"topology\": \"%s\",\n \"points\": [\n",
-              su.workload->name, su.topo.name);
-      for (size_t i = 0; i < k; i++) {
-        const struct rec *r = &R[i];
-        fprintf(f,
-                "  {\"nodes\": %ld, \"net_Gbps_per_gpu\": %g, \"gbs\": %d, \"curve\": ", r->nodes,
-                r->gbps_gpu, r->gbs);
-        cli_json_string(f, r->name);
-        fprintf(f, ", \"ok\": %s, \"plan\": ", r->ok ? "true" : "false");
-        cli_json_string(f, r->ok ? r->plan : r->reason);
-        if (r->ok)
-          fprintf(f,
-                  ", \"step_s\": %.6g, \"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, "
-                  "\"mfu\": %.6g, \"speedup_vs_first\": %.6g, \"net_bytes_per_gpu\": %.6g",
-                  r->step, r->samples_per_s, r->tokens_per_s, r->mfu, r->speedup, r->net_bytes);
-        fprintf(f, "}%s\n", i + 1 < k ? "," : "");
-      }
-      fputs("]}\n", f);
-    }
-    if (f) cli_close_out(f);
-  }
+  if (st == CS_OK) st = cs_sweep_run(&su, &sp, &R, &k, &err);
+  if (st == CS_OK && plot) st = cs_sweep_plot(&su, &sp, R, k, metric, plot, &err);
+  FILE *f = st == CS_OK ? cli_open_out(cli_get(&verb, &a, "output"), &err) : NULL;
+  if (st == CS_OK && !f) st = CS_ERR_IO;
+  if (f && fmt == CLI_TABLE)
+    write_table(f, &su, R, k);
+  else if (f && fmt == CLI_CSV)
+    write_csv(f, &su, R, k);
+  else if (f)
+    write_json(f, &su, R, k, argc, argv);
+  if (f) st = cli_close_out(f, &err);
   int rc = st != CS_OK ? cli_fail("sweep", &err) : 0;
   free(R);
-  free(nodes);
-  free(gbs);
-  free(nets);
-  if (loaded) cli_setup_fini(&su);
+  free((void *)sp.nodes);
+  free((void *)sp.gbs);
+  free((void *)sp.nets);
+  if (loaded) cs_scenario_fini(&su);
   return rc;
 }

@@ -48,7 +48,8 @@ static const struct cli_verb verb = {
     "spanned, GPUs per node, the slowest tier, NICs and flows sharing them, the switch level\n"
     "crossed, and the bandwidth and latency its collectives see.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static enum cs_status load_named(const char *name, struct cs_topology *t, struct cs_error *err) {
   char path[1024];
@@ -182,14 +183,10 @@ static void write_map(FILE *out, int json, const struct cs_topology *t, char nam
 }
 
 int cs_cmd_topology(int argc, char **argv) {
-  struct cli_args a;
   struct cs_error err = {0};
-  int help = 0;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("topology", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  struct cli_args a;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, CLI_MAX_POS, NULL, NULL);
+  if (begun >= 0) return begun;
   int listopt = cli_get(&verb, &a, "list") != NULL;
   if (a.npos < 1 && !listopt) {
     cs_error_set(&err, CS_ERR_USAGE, "expected show, list, import-smi or map (see --help)");
@@ -276,6 +273,6 @@ int cs_cmd_topology(int argc, char **argv) {
       st = cs_topo_map(&t, nd, sizes, dim, rank, cli_get(&verb, &a, "alone") == NULL, &g, &err);
     if (st == CS_OK) write_map(out, json, &t, names, sizes, nd, dim, &g);
   }
-  cli_close_out(out);
+  st = cli_end_out(out, st, &err);
   return st == CS_OK ? 0 : cli_fail("topology", &err);
 }

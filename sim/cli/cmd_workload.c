@@ -13,6 +13,7 @@
 #include "cmds.h"
 #include "datadir.h"
 #include "memory.h"
+#include "wlsummary.h"
 #include "opts.h"
 #include "output.h"
 #include "probe.h"
@@ -32,11 +33,12 @@ static const struct cli_opt opts[] = {
     {"gemm", 0, "FILE",
      "measured GEMM throughput: a probe CSV (commscale-run --probes gemm); its "
      "gemm rows of the plan's precision replace the efficiency curve"},
-    {"layers", 0, NULL, "also print one row per layer"},
+    {"layers", 0, NULL,
+     "also print one row per layer (JSON: a \"layers\" array; CSV: one table per file, so the "
+     "layers go to FILE.layers.csv beside -o FILE.csv)"},
     {"list", 0, NULL, "list the bundled workloads and GPUs"},
     {"help-config", 0, NULL, "list the plan and workload keys with their defaults"},
-    {"format", 0, "FMT", "table (default), csv or json; -o FILE.csv/.json implies it"},
-    {"output", 'o', "FILE", "write to FILE instead of stdout"},
+    CLI_OUTPUT_OPTS,
 };
 
 static const struct cli_verb verb = {
@@ -50,24 +52,8 @@ static const struct cli_verb verb = {
     "Bundled files are searched in $COMMSCALE_DATA_DIR, <prefix>/share/commscale, then the\n"
     "source tree.",
     opts,
-    (int)(sizeof opts / sizeof opts[0])};
-
-#define GIB 1073741824.0
-
-struct rec {
-  const char *key;
-  double value;
-  const char *unit;
-};
-
-struct out {
-  struct rec r[48];
-  int n;
-};
-
-static void put(struct out *o, const char *key, double value, const char *unit) {
-  if (o->n < (int)(sizeof o->r / sizeof o->r[0])) o->r[o->n++] = (struct rec){key, value, unit};
-}
+    (int)(sizeof opts / sizeof opts[0]),
+    NULL};
 
 static int list_all(const char *exe) {
   struct cs_error err = {0};
@@ -116,8 +102,8 @@ static void write_layers(FILE *f, int fmt, const struct cs_workload *w, const st
             "fwd_flops", "activations", "fwd", "bwd", "comm", "colls");
     fprintf(f, "#%-19s %5s %12s %12s %12s %10s %10s %10s %5s\n", "", "", "(per GPU)", "(GFLOP)",
             "(MiB)", "(ms)", "(ms)", "(MiB)", "");
-  } else {
-    fprintf(f, "\nlayer,stage,params,fwd_flops,bwd_flops,recompute_flops,act_bytes,fwd_s,bwd_s,"
+  } else if (fmt == CLI_CSV) {
+    fprintf(f, "layer,stage,params,fwd_flops,bwd_flops,recompute_flops,act_bytes,fwd_s,bwd_s,"
                "recompute_s,comm_bytes,collectives\n");
   }
   for (size_t i = 0; i < w->nlayer; i++) {
@@ -134,213 +120,188 @@ static void write_layers(FILE *f, int fmt, const struct cs_workload *w, const st
       fprintf(f, " %-19s %5d %12.4g %12.4g %12.2f %10.4f %10.4f %10.2f %5d\n", w->layer[i].name,
               stage, lc.params, lc.fwd_flops / 1e9, lc.act_bytes / 1048576.0, t.fwd * 1e3,
               t.bwd * 1e3, comm / 1048576.0, ncoll);
-    else
-      fprintf(f, "%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", w->layer[i].name, stage,
-              lc.params, lc.fwd_flops, lc.bwd_flops, lc.recompute_flops, lc.act_bytes, t.fwd, t.bwd,
+    else if (fmt == CLI_CSV) {
+      cli_csv_field(f, w->layer[i].name);
+      fprintf(f, ",%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%d\n", stage, lc.params,
+              lc.fwd_flops, lc.bwd_flops, lc.recompute_flops, lc.act_bytes, t.fwd, t.bwd,
               t.recompute, comm, ncoll);
+    } else {
+      fprintf(f, "%s\n  {\"layer\": ", i ? "," : "");
+      cli_json_string(f, w->layer[i].name);
+      fprintf(f, ", \"stage\": %d, \"params\": ", stage);
+      const double v[] = {lc.params,    lc.fwd_flops, lc.bwd_flops, lc.recompute_flops,
+                          lc.act_bytes, t.fwd,        t.bwd,        t.recompute,
+                          comm};
+      static const char *const k[] = {"fwd_flops", "bwd_flops", "recompute_flops", "act_bytes",
+                                      "fwd_s",     "bwd_s",     "recompute_s",     "comm_bytes"};
+      cli_json_num(f, "%.6g", v[0]);
+      for (int j = 0; j < 8; j++) {
+        fprintf(f, ", \"%s\": ", k[j]);
+        cli_json_num(f, "%.6g", v[j + 1]);
+      }
+      fprintf(f, ", \"collectives\": %d}", ncoll);
+    }
   }
+}
+
+static void write_table(FILE *f, const struct cs_scenario *su, const char *ptxt, const char *gemm,
+                        const struct cs_plan *plan, const struct cs_wl_summary *o) {
+  fprintf(f, "# commscale %s workload\n# workload  %s: %s\n# gpu       %s: %s\n# plan      %s\n",
+          CS_VERSION, su->workload->name, su->workload->description, su->gpu.name,
+          su->gpu.description, ptxt);
+  if (gemm)
+    fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, su->ngemm,
+            cs_precision_name(plan->precision));
+  fprintf(f, "#%-21s %16s  %s\n", "quantity", "value", "unit");
+  for (int i = 0; i < o->n; i++)
+    fprintf(f, " %-21s %16.6g  %s\n", o->q[i].key, o->q[i].value, o->q[i].unit);
+}
+
+static void write_csv(FILE *f, const struct cs_scenario *su, const char *ptxt,
+                      const struct cs_wl_summary *o) {
+  fputs("workload,gpu,plan", f);
+  for (int i = 0; i < o->n; i++) {
+    const char *u = o->q[i].unit;
+    if (strcmp(u, "GiB") == 0)
+      fprintf(f, ",%s_GiB", o->q[i].key);
+    else if (strncmp(u, "ms", 2) == 0)
+      fprintf(f, ",%s_ms", o->q[i].key);
+    else if (strncmp(u, "s ", 2) == 0)
+      fprintf(f, ",%s_s", o->q[i].key);
+    else if (strcmp(u, "TFLOP/s") == 0)
+      fprintf(f, ",%s_TFLOPS", o->q[i].key);
+    else
+      fprintf(f, ",%s", o->q[i].key);
+  }
+  fputc('\n', f);
+  cli_csv_field(f, su->workload->name);
+  fputc(',', f);
+  cli_csv_field(f, su->gpu.name);
+  fputc(',', f);
+  cli_csv_field(f, ptxt);
+  for (int i = 0; i < o->n; i++)
+    fprintf(f, ",%.8g", o->q[i].value);
+  fputc('\n', f);
+}
+
+static void write_json(FILE *f, const struct cs_scenario *su, const struct cs_plan *plan,
+                       const struct cs_wl_summary *o, int layers, int argc, char **argv) {
+  cli_json_head(f, argc, argv);
+  fputs(",\n \"workload\": ", f);
+  cli_json_string(f, su->workload->name);
+  fputs(", \"gpu\": ", f);
+  cli_json_string(f, su->gpu.name);
+  fputs(", \"plan\": ", f);
+  cli_json_plan(f, plan);
+  fputs(",\n \"results\": {", f);
+  for (int i = 0; i < o->n; i++) {
+    fprintf(f, "%s\"%s\": {\"value\": ", i ? ", " : "", o->q[i].key);
+    cli_json_num(f, "%.8g", o->q[i].value);
+    fputs(", \"unit\": ", f);
+    cli_json_string(f, o->q[i].unit);
+    fputc('}', f);
+  }
+  fputc('}', f);
+  if (layers) {
+    fputs(",\n \"layers\": [", f);
+    write_layers(f, CLI_JSON, su->workload, plan, &su->compute);
+    fputs("]", f);
+  }
+  fputs("}\n", f);
+}
+
+static int help_config(void) {
+  size_t n;
+  const struct cs_cfg_field *f = cs_plan_fields(&n);
+  printf("plan keys (--plan \"key=value,...\"):\n");
+  cs_cfg_help(stdout, f, n);
+  f = cs_workload_fields(&n);
+  printf("\nworkload keys (workload YAML files; --set key=value,...):\n");
+  cs_cfg_help(stdout, f, n);
+  f = cs_gpu_fields(&n);
+  printf("\nGPU keys (GPU YAML files):\n");
+  cs_cfg_help(stdout, f, n);
+  return 0;
+}
+
+/* With --layers and CSV the layer table goes to FILE.layers.csv beside -o FILE.csv (one table per
+ * CSV): its path, or a usage error. */
+static enum cs_status layers_csv_path(const char *outpath, char *buf, size_t len,
+                                      struct cs_error *err) {
+  size_t n = outpath && strcmp(outpath, "-") ? strlen(outpath) : 0;
+  if (n > 4 && strcmp(outpath + n - 4, ".csv") == 0) n -= 4;
+  if (n == 0 || n + 12 > len)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "--layers with CSV output needs -o FILE.csv (the layer "
+                        "table is written to FILE.layers.csv: one table per CSV)");
+  snprintf(buf, len, "%.*s.layers.csv", (int)n, outpath);
+  return CS_OK;
+}
+
+/* Writes the summary (and with --layers the layer table) in the chosen format. */
+static enum cs_status write_all(const struct cli_args *a, int fmt, const struct cs_scenario *su,
+                                const struct cs_plan *plan, const struct cs_wl_summary *o,
+                                const char *layers_path, int argc, char **argv,
+                                struct cs_error *err) {
+  int layers = cli_get(&verb, a, "layers") != NULL;
+  FILE *f = cli_open_out(cli_get(&verb, a, "output"), err);
+  if (f == NULL) return CS_ERR_IO;
+  char ptxt[512];
+  cs_plan_format(plan, ptxt, sizeof ptxt);
+  if (fmt == CLI_TABLE)
+    write_table(f, su, ptxt, cli_get(&verb, a, "gemm"), plan, o);
+  else if (fmt == CLI_CSV)
+    write_csv(f, su, ptxt, o);
+  else
+    write_json(f, su, plan, o, layers, argc, argv);
+  if (layers && fmt == CLI_TABLE) write_layers(f, fmt, su->workload, plan, &su->compute);
+  enum cs_status st = cli_close_out(f, err);
+  if (st == CS_OK && layers && fmt == CLI_CSV) { /* one table per CSV: the layers beside it */
+    if ((f = cli_open_out(layers_path, err)) == NULL) return CS_ERR_IO;
+    write_layers(f, fmt, su->workload, plan, &su->compute);
+    st = cli_close_out(f, err);
+  }
+  return st;
 }
 
 int cs_cmd_workload(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int help;
-  if (cli_parse(&verb, argc, argv, &a, &help, &err) != CS_OK) return cli_fail("workload", &err);
-  if (help) {
-    cli_usage(stdout, &verb);
-    return 0;
-  }
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
   char exe[4096];
   cli_exe_path(exe, sizeof exe);
   if (cli_get(&verb, &a, "list")) return list_all(exe);
-  if (cli_get(&verb, &a, "help-config")) {
-    size_t n;
-    const struct cs_cfg_field *f = cs_plan_fields(&n);
-    printf("plan keys (--plan \"key=value,...\"):\n");
-    cs_cfg_help(stdout, f, n);
-    f = cs_workload_fields(&n);
-    printf("\nworkload keys (workload YAML files; --set key=value,...):\n");
-    cs_cfg_help(stdout, f, n);
-    f = cs_gpu_fields(&n);
-    printf("\nGPU keys (GPU YAML files):\n");
-    cs_cfg_help(stdout, f, n);
-    return 0;
-  }
-  if (a.npos > 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "unexpected argument \"%s\" (see commscale workload --help)",
-                 a.pos[0]);
-    return cli_fail("workload", &err);
-  }
-  const char *wname = cli_get(&verb, &a, "workload"), *gname = cli_get(&verb, &a, "gpu");
-  const char *ptext = cli_get(&verb, &a, "plan"), *outpath = cli_get(&verb, &a, "output");
-  if (wname == NULL || gname == NULL) {
+  if (cli_get(&verb, &a, "help-config")) return help_config();
+  const char *ptext = cli_get(&verb, &a, "plan"), *s;
+  if (!cli_get(&verb, &a, "workload") || !cli_get(&verb, &a, "gpu")) {
     cs_error_set(&err, CS_ERR_USAGE, "--workload and --gpu are required (or --list)");
     return cli_fail("workload", &err);
   }
-  int fmt = cli_format(cli_get(&verb, &a, "format"), outpath);
-  if (fmt < 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--format expects table, csv or json");
-    return cli_fail("workload", &err);
-  }
-
+  char layers_path[4096] = "";
+  double measured = -1; /* none */
   struct cs_plan plan;
-  if (cli_setup_plan(ptext ? ptext : "", &plan, &err) != CS_OK) {
+  enum cs_status st = CS_OK;
+  if (cli_get(&verb, &a, "layers") && fmt == CLI_CSV)
+    st = layers_csv_path(cli_get(&verb, &a, "output"), layers_path, sizeof layers_path, &err);
+  if (st == CS_OK && (st = cli_setup_plan(ptext ? ptext : "", &plan, &err)) != CS_OK)
     cs_error_prefix(&err, "--plan");
-    return cli_fail("workload", &err);
+  if (st == CS_OK && (s = cli_get(&verb, &a, "measured")) &&
+      cs_units_parse_quantity(s, CS_UNIT_TIME, &measured, &err) != CS_OK) {
+    cs_error_prefix(&err, "--measured");
+    st = err.status = CS_ERR_USAGE;
   }
+  if (st != CS_OK) return cli_fail("workload", &err);
   /* the workload with --set, the GPU and the compute model of the plan's precision */
-  struct cli_setup su;
+  struct cs_scenario su;
   if (cli_setup_load_parts(&su, &verb, &a, &plan, 0, &err) != CS_OK)
     return cli_fail("workload", &err);
-  struct cs_workload *w = su.workload;
-  const struct cs_gpu *gpu = &su.gpu;
-  struct cs_compute *comp = &su.compute;
-  struct cs_gemm_point *gemm_pts = NULL; /* the measured GEMM table, borrowed by comp */
-  size_t ngemm = 0;
-  int rc = 0;
-  if (cs_workload_check_plan(w, &plan, &err) != CS_OK) {
-    rc = cli_fail("workload", &err);
-    goto done;
-  }
-
-  double model_flops, hw_flops;
-  struct cs_memory mem;
-  struct cs_layer_time mb;
-  if (cs_workload_step_flops(w, &plan, &model_flops, &hw_flops, &err) != CS_OK ||
-      cs_memory_estimate(w, &plan, gpu, &mem, &err) != CS_OK) {
-    rc = cli_fail("workload", &err);
-    goto done;
-  }
-  const char *gemm = cli_get(&verb, &a, "gemm");
-  if (gemm) {
-    struct cs_probe_set ps;
-    cs_probe_set_init(&ps);
-    enum cs_status gs = cs_probe_read_file(gemm, &ps, &err);
-    if (gs == CS_OK && (gs = cs_probe_gemm_table(&ps, cs_precision_name(plan.precision), comp->peak,
-                                                 &gemm_pts, &ngemm, &err)) != CS_OK)
-      cs_error_prefix(&err, gemm);
-    cs_probe_set_fini(&ps);
-    if (gs != CS_OK) {
-      rc = cli_fail("workload", &err);
-      goto done;
-    }
-    cs_compute_set_gemm_table(comp, gemm_pts, ngemm);
-  }
-  const char *measured = cli_get(&verb, &a, "measured");
-  if (measured) {
-    double m;
-    struct cs_plan one = plan;
-    one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
-    one.sp = 0;
-    one.gbs = 0;
-    one.zero = 0;
-    if (cs_units_parse_quantity(measured, CS_UNIT_TIME, &m, &err) != CS_OK) {
-      cs_error_prefix(&err, "--measured");
-      err.status = CS_ERR_USAGE;
-      rc = cli_fail("workload", &err);
-      goto done;
-    }
-    if (cs_compute_calibrate(comp, w, &one, m, &err) != CS_OK) {
-      rc = cli_fail("workload", &err);
-      goto done;
-    }
-  }
-  if (cs_compute_microbatch(comp, w, &plan, mem.stage, NULL, &mb, &err) != CS_OK) {
-    rc = cli_fail("workload", &err);
-    goto done;
-  }
-
-  long gpus = cs_plan_gpus(&plan), micro = cs_plan_microbatches(&plan);
-  double mbt = mb.fwd + mb.bwd + mb.recompute;
-  double samples = plan.gbs ? plan.gbs : (double)plan.mbs * plan.dp;
-  struct out o = {.n = 0};
-  put(&o, "gpus", (double)gpus, "");
-  put(&o, "microbatches", (double)micro, "per step");
-  put(&o, "samples", samples, "per step");
-  put(&o, "tokens", cs_workload_is_transformer(w) ? samples * w->seq : 0, "per step");
-  put(&o, "params_total", cs_workload_params(w), "");
-  put(&o, "params_active", cs_workload_active_params(w), "per token");
-  put(&o, "params_per_gpu", mem.params, "");
-  put(&o, "model_flops", model_flops, "FLOP per step");
-  put(&o, "hw_flops", hw_flops, "FLOP per step");
-  put(&o, "model_flops_per_gpu", model_flops / gpus, "FLOP per step");
-  put(&o, "peak", comp->peak / 1e12, "TFLOP/s");
-  put(&o, "stage", mem.stage, "fullest pipeline stage");
-  put(&o, "weights", mem.weights / GIB, "GiB");
-  put(&o, "grads", mem.grads / GIB, "GiB");
-  put(&o, "optimizer", mem.optimizer / GIB, "GiB");
-  put(&o, "activations", mem.activations / GIB, "GiB");
-  put(&o, "act_microbatch", mem.act_microbatch / GIB, "GiB");
-  put(&o, "inflight", mem.inflight, "micro-batches");
-  put(&o, "temp", mem.temp / GIB, "GiB");
-  put(&o, "reserve", mem.reserve / GIB, "GiB");
-  put(&o, "total", mem.total / GIB, "GiB");
-  put(&o, "capacity", mem.capacity / GIB, "GiB");
-  put(&o, "fits", cs_memory_fits(&mem), "1 = yes");
-  put(&o, "fwd_time", mb.fwd * 1e3, "ms per micro-batch");
-  put(&o, "bwd_time", mb.bwd * 1e3, "ms per micro-batch");
-  put(&o, "recompute_time", mb.recompute * 1e3, "ms per micro-batch");
-  put(&o, "microbatch_time", mbt * 1e3, "ms");
-  put(&o, "compute_per_step", mbt * micro, "s (no comm, no bubble)");
-  put(&o, "compute_scale", comp->scale, "measured/modelled");
-
-  FILE *f = cli_open_out(outpath, &err);
-  if (f == NULL) {
-    rc = cli_fail("workload", &err);
-    goto done;
-  }
-  char ptxt[512];
-  cs_plan_format(&plan, ptxt, sizeof ptxt);
-  if (fmt == CLI_TABLE) {
-    fprintf(f, "# commscale %s workload\n# workload  %s: %s\n# gpu       %s: %s\n# plan      %s\n",
-            CS_VERSION, w->name, w->description, gpu->name, gpu->description, ptxt);
-    if (gemm)
-      fprintf(f, "# gemm      %s: %zu measured %s shapes\n", gemm, ngemm,
-              cs_precision_name(plan.precision));
-    fprintf(f, "#%-21s %16s  %s\n", "quantity", "value", "unit");
-    for (int i = 0; i < o.n; i++)
-      fprintf(f, " %-21s %16.6g  %s\n", o.r[i].key, o.r[i].value, o.r[i].unit);
-  } else if (fmt == CLI_CSV) {
-    fputs("workload,gpu,plan", f);
-    for (int i = 0; i < o.n; i++) {
-      const char *u = o.r[i].unit;
-      if (strcmp(u, "GiB") == 0)
-        fprintf(f, ",%s_GiB", o.r[i].key);
-      else if (strncmp(u, "ms", 2) == 0)
-        fprintf(f, ",%s_ms", o.r[i].key);
-      else if (strncmp(u, "s ", 2) == 0)
-        fprintf(f, ",%s_s", o.r[i].key);
-      else if (strcmp(u, "TFLOP/s") == 0)
-        fprintf(f, ",%s_TFLOPS", o.r[i].key);
-      else
-        fprintf(f, ",%s", o.r[i].key);
-    }
-    fprintf(f, "\n%s,%s,\"%s\"", w->name, gpu->name, ptxt);
-    for (int i = 0; i < o.n; i++)
-      fprintf(f, ",%.8g", o.r[i].value);
-    fputc('\n', f);
-  } else {
-    cli_json_head(f, argc, argv);
-    fputs(",\n \"workload\": ", f);
-    cli_json_string(f, w->name);
-    fputs(", \"gpu\": ", f);
-    cli_json_string(f, gpu->name);
-    fputs(", \"plan\": ", f);
-    cli_json_plan(f, &plan);
-    fputs(",\n \"results\": {", f);
-    for (int i = 0; i < o.n; i++) {
-      fprintf(f, "%s\"%s\": {\"value\": %.8g, \"unit\": ", i ? ", " : "", o.r[i].key, o.r[i].value);
-      cli_json_string(f, o.r[i].unit);
-      fputc('}', f);
-    }
-    fputs("}}\n", f);
-  }
-  if (cli_get(&verb, &a, "layers") && fmt != CLI_JSON) write_layers(f, fmt, w, &plan, comp);
-  cli_close_out(f);
-  if (cs_memory_check(&mem, gpu->name, &err) != CS_OK) rc = cli_fail("workload", &err);
-
-done:
-  free(gemm_pts);
-  cli_setup_fini(&su);
+  static struct cs_wl_summary o; /* 1.5 KiB */
+  st = cs_wl_summary(&su, &plan, cli_get(&verb, &a, "gemm"), measured, &o, &err);
+  if (st == CS_OK) st = write_all(&a, fmt, &su, &plan, &o, layers_path, argc, argv, &err);
+  if (st == CS_OK) st = cs_memory_check(&o.mem, su.gpu.name, &err);
+  int rc = st != CS_OK ? cli_fail("workload", &err) : 0;
+  cs_scenario_fini(&su);
   return rc;
 }

@@ -9,6 +9,7 @@
 
 #include "cmds.h"
 #include "opts.h"
+#include "wfile.h"
 
 struct verb {
   const char *name;
@@ -95,8 +96,8 @@ static int man(void) {
   return rc;
 }
 
-int main(int argc, char **argv) {
-  gsl_set_error_handler_off();
+/* Runs the verb argv[1]; returns the exit status. */
+static int dispatch(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
     return 2;
@@ -115,4 +116,18 @@ int main(int argc, char **argv) {
     if (strcmp(argv[1], verbs[i].name) == 0) return verbs[i].run(argc - 1, argv + 1);
   fprintf(stderr, "commscale: unknown verb \"%s\" (see commscale --help)\n", argv[1]);
   return 2;
+}
+
+int main(int argc, char **argv) {
+  gsl_set_error_handler_off();
+  cs_wfile_install_signal_cleanup(); /* an interrupted run leaves no temporary behind */
+  int rc = dispatch(argc, argv);
+  /* whatever went to stdout (tables, --help, --man, lists) must have arrived: a full disk or a
+   * closed pipe is a failure, not a silent truncation */
+  struct cs_error err = {0};
+  if (cli_close_out(stdout, &err) != CS_OK && rc == 0) {
+    fprintf(stderr, "commscale: %s\n", err.msg);
+    rc = 1;
+  }
+  return rc;
 }

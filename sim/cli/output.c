@@ -1,6 +1,9 @@
 /* output.c — see output.h. */
 #include "output.h"
 
+#include <math.h>
+#include <string.h>
+
 #include "yamlcfg.h"
 
 void cli_json_string(FILE *f, const char *s) {
@@ -14,6 +17,23 @@ void cli_json_string(FILE *f, const char *s) {
       fputc(*s, f);
   }
   fputc('"', f);
+}
+
+void cli_csv_field(FILE *f, const char *s) {
+  if (s == NULL) return;
+  fputc('"', f);
+  for (; *s; s++) {
+    if (*s == '"') fputc('"', f);
+    fputc(*s, f);
+  }
+  fputc('"', f);
+}
+
+void cli_json_num(FILE *f, const char *fmt, double x) {
+  if (isfinite(x))
+    fprintf(f, fmt, x);
+  else
+    fputs("null", f);
 }
 
 void cli_json_head(FILE *f, int argc, char **argv) {
@@ -39,7 +59,7 @@ void cli_json_plan(FILE *f, const struct cs_plan *plan) {
     else if (pf[i].type == CS_CFG_INT)
       fprintf(f, "%d", *(const int *)ptr);
     else
-      fprintf(f, "%.10g", *(const double *)ptr);
+      cli_json_num(f, "%.10g", *(const double *)ptr);
   }
   fputc('}', f);
 }

@@ -6,10 +6,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "calfile.h"
-#include "datadir.h"
-#include "probe.h"
-#include "step.h"
 #include "units.h"
 
 void cli_exe_path(char *buf, size_t len) {
@@ -43,16 +39,22 @@ enum cs_status cli_int_opt(const struct cli_verb *v, const struct cli_args *a, c
 }
 
 /* The network edits named by the options. */
-static enum cs_status edits(const struct cli_verb *v, const struct cli_args *a,
-                            struct cs_topology *t, struct cs_error *err) {
-  struct cs_net_edit e;
-  cs_net_edit_init(&e);
+struct opts {
+  const struct cli_verb *v;
+  const struct cli_args *a;
+};
+
+static enum cs_status edits(struct cs_topology *t, void *ctx, struct cs_error *err) {
+  const struct cli_verb *v = ((struct opts *)ctx)->v;
+  const struct cli_args *a = ((struct opts *)ctx)->a;
+  struct cs_netedit e;
+  cs_netedit_init(&e);
   long rails;
   enum cs_status st = cli_int_opt(v, a, "rails", 1, CS_TOPO_MAX_NICS, 0, &rails, err);
   e.rails = (int)rails;
   const char *s;
   if (st == CS_OK && (s = cli_get(v, a, "oversub")) &&
-      (st = cs_net_edit_parse_oversub(t, s, &e, err)) != CS_OK && strncmp(err->msg, "--", 2) != 0)
+      (st = cs_netedit_parse_oversub(t, s, &e, err)) != CS_OK && strncmp(err->msg, "--", 2) != 0)
     cs_error_prefix(err, "--oversub");
   if (st == CS_OK) st = onoff(cli_get(v, a, "sharp"), "sharp", &e.sharp, err);
   if (st == CS_OK) st = onoff(cli_get(v, a, "nvls"), "nvls", &e.nvls, err);
@@ -73,23 +75,16 @@ static enum cs_status edits(const struct cli_verb *v, const struct cli_args *a,
       st = err->status = CS_ERR_USAGE;
     }
   }
-  if (st == CS_OK) st = cs_net_edit_apply(t, &e, err);
+  if (st == CS_OK) st = cs_netedit_apply(t, &e, err);
   if (st != CS_OK) err->status = st = CS_ERR_USAGE;
   return st;
 }
 
-/* s empty: no workload, default calibration, default plan and interference. */
-static void reset(struct cli_setup *s) {
-  memset(s, 0, sizeof *s);
-  cs_cal_init(&s->cal);
-  cs_plan_init(&s->base);
-  s->interference = CS_SIM_DEFAULT_INTERFERENCE;
-}
-
-enum cs_status cli_setup_load(struct cli_setup *s, const struct cli_verb *v,
+enum cs_status cli_setup_load(struct cs_scenario *s, const struct cli_verb *v,
                               const struct cli_args *a, const char *plan_text,
                               struct cs_error *err) {
-  reset(s);
+  memset(s, 0, sizeof *s);
+  s->calp = &s->cal;
   if (!cli_get(v, a, "workload") || !cli_get(v, a, "gpu") || !cli_get(v, a, "topology"))
     return cs_error_set(err, CS_ERR_USAGE, "--workload, --gpu and --topology are required");
   /* the decision verbs choose the parallel layout themselves: --plan holds fixed fields only */
@@ -117,122 +112,51 @@ enum cs_status cli_setup_load(struct cli_setup *s, const struct cli_verb *v,
   return cli_setup_load_parts(s, v, a, &plan, CLI_SETUP_TOPOLOGY, err);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-/* --probes: the GEMM table of the plan's precision into s->compute, and the median interference
- * factor into s->interference when take_interference. */
-static enum cs_status load_probes(struct cli_setup *s, const char *path, int take_interference,
-                                  struct cs_error *err) {
-  struct cs_probe_set ps;
-  cs_probe_set_init(&ps);
-  enum cs_status st = cs_probe_read_file(path, &ps, err);
-  if (st == CS_OK)
-    st = cs_probe_gemm_table(&ps, cs_precision_name(s->base.precision), s->compute.peak, &s->gemm,
-                             &s->ngemm, err);
-  if (st == CS_OK) cs_compute_set_gemm_table(&s->compute, s->gemm, s->ngemm);
-  double *f = NULL;
-  size_t nf = 0;
-  if (st == CS_OK && take_interference && ps.n > 0) {
-    f = malloc(ps.n * sizeof *f);
-    if (f == NULL) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; f && i < ps.n; i++)
-      if (ps.rows[i].kind == CS_PROBE_INTERFERENCE && ps.rows[i].factor >= 1 &&
-          ps.rows[i].factor <= 10)
-        f[nf++] = ps.rows[i].factor;
-    if (nf > 0) {
-      qsort(f, nf, sizeof *f, cmp_double);
-      s->interference = nf % 2 ? f[nf / 2] : 0.5 * (f[nf / 2 - 1] + f[nf / 2]);
-    }
-  }
-  free(f);
-  cs_probe_set_fini(&ps);
-  if (st != CS_OK) cs_error_prefix(err, path);
-  return st;
-}
-
-enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *v,
+enum cs_status cli_setup_load_parts(struct cs_scenario *s, const struct cli_verb *v,
                                     const struct cli_args *a, const struct cs_plan *plan,
                                     unsigned parts, struct cs_error *err) {
-  reset(s);
-  s->base = *plan;
+  memset(s, 0, sizeof *s);
+  s->calp = &s->cal;
   int topo = (parts & CLI_SETUP_TOPOLOGY) != 0;
-  const char *wname = cli_get(v, a, "workload"), *gname = cli_get(v, a, "gpu");
-  const char *tname = cli_get(v, a, "topology"), *calpath = cli_get(v, a, "cal");
-  if (!wname || !gname || (topo && !tname))
+  struct opts o = {v, a};
+  char exe[4096];
+  cli_exe_path(exe, sizeof exe);
+  struct cs_scenario_spec sp = {
+      .workload = cli_get(v, a, "workload"),
+      .set = cli_get(v, a, "set"),
+      .gpu = cli_get(v, a, "gpu"),
+      .topology = topo ? cli_get(v, a, "topology") : NULL,
+      .cal = topo ? cli_get(v, a, "cal") : NULL,
+      .edit_topology = edits,
+      .edit_ctx = &o,
+      .plan = plan,
+      .probes = cli_get(v, a, "probes"),
+      .probes_interference = 1,
+      .exe = exe,
+  };
+  if (!sp.workload || !sp.gpu || (topo && !sp.topology))
     return cs_error_set(err, CS_ERR_USAGE,
                         topo ? "--workload, --gpu and --topology are required"
                              : "--workload and --gpu are required");
-  char exe[4096], path[4096];
-  cli_exe_path(exe, sizeof exe);
-  enum cs_status st = CS_OK;
   const char *x;
   if ((x = cli_get(v, a, "interference"))) {
     char *end;
-    s->interference = strtod(x, &end);
-    if (*end || !(s->interference >= 1 && s->interference <= 10))
+    sp.interference = strtod(x, &end);
+    if (*end || !(sp.interference >= 1 && sp.interference <= 10))
       return cs_error_set(err, CS_ERR_USAGE,
                           "--interference expects a number from 1 to 10, got "
                           "\"%s\"",
                           x);
   }
-  st = cs_datadir_find("workloads", "model/workloads", wname, exe, path, sizeof path, err);
-  if (st == CS_OK) st = cs_workload_load(path, &s->workload, err);
-  if (st == CS_OK) st = cs_datadir_find("gpus", "model/gpus", gname, exe, path, sizeof path, err);
-  if (st == CS_OK) st = cs_gpu_load(path, &s->gpu, err);
-  if (st == CS_OK && topo) st = cs_topo_find(tname, path, sizeof path, err);
-  if (st == CS_OK && topo) st = cs_topo_load(path, &s->topo, err);
-  if (st == CS_OK && topo && calpath) {
-    st = cs_calfile_read(calpath, &s->cal, err);
-    snprintf(s->calpath, sizeof s->calpath, "%s", calpath);
-  } else if (st == CS_OK && topo && (parts & CLI_SETUP_CAL_NOTE))
+  enum cs_status st = cs_scenario_load(s, &sp, err);
+  if (st == CS_OK && topo && !sp.cal && (parts & CLI_SETUP_CAL_NOTE))
     fprintf(stderr,
             "commscale %s: no --cal given: collectives costed with the default "
             "(NCCL-anchored) model and the topology's link rates\n",
             v->name);
-  if (st == CS_OK && (x = cli_get(v, a, "set"))) {
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", x);
-    char *save = NULL;
-    for (char *t = strtok_r(buf, ",", &save); t && st == CS_OK; t = strtok_r(NULL, ",", &save))
-      st = cs_workload_set(s->workload, t, err);
-  }
-  if (st == CS_OK && topo) st = edits(v, a, &s->topo, err);
-  if (st == CS_OK) st = cs_compute_init(&s->compute, &s->gpu, s->base.precision, err);
-  if (st == CS_OK && (x = cli_get(v, a, "probes")))
-    st = load_probes(s, x, cli_get(v, a, "interference") == NULL, err);
-  if (st != CS_OK) cli_setup_fini(s);
   return st;
 }
 
 enum cs_status cli_setup_plan(const char *text, struct cs_plan *p, struct cs_error *err) {
-  size_t n = strlen(text);
-  int file =
-      (n > 5 && strcmp(text + n - 5, ".yaml") == 0) || (n > 4 && strcmp(text + n - 4, ".yml") == 0);
-  if (!file) return cs_plan_parse(text, p, err);
-  struct cs_yaml *d = NULL;
-  enum cs_status st = cs_yaml_load(text, &d, err);
-  if (st == CS_OK) {
-    int root = cs_yaml_root(d), sec = cs_yaml_get(d, root, "plan");
-    st = cs_plan_read(d, sec ? sec : root, p, err);
-  }
-  cs_yaml_free(d);
-  return st;
-}
-
-void cli_setup_fini(struct cli_setup *s) {
-  cs_workload_free(s->workload);
-  s->workload = NULL;
-  free(s->gemm);
-  s->gemm = NULL;
-  s->ngemm = 0;
-  cs_compute_set_gemm_table(&s->compute, NULL, 0);
-  cs_cal_fini(&s->cal);
-}
-
-struct cs_search_inputs cli_setup_inputs(const struct cli_setup *s) {
-  return (struct cs_search_inputs){s->workload, &s->compute, &s->gpu,
-                                   &s->topo,    &s->cal,     s->interference};
+  return cs_scenario_plan(text, p, err);
 }

@@ -1,8 +1,8 @@
-/* setup.h — the inputs the simulating verbs share: workload, GPU, topology (with the network edits
- * of sizing.h), calibration, compute model and the fixed part of the plan, loaded from names or
- * files with one set of options. The decision verbs (sweep, search, size-network, report) load all
- * of it with cli_setup_load(); predict and workload parse their plan themselves (it may be a file)
- * and load what they need with cli_setup_load_parts().
+/* setup.h — the options of the inputs the simulating verbs share (workload, GPU, topology with
+ * the network edits of sizing.h, calibration, probes, interference) mapped onto the scenario
+ * loader (scenario.h), which loads them. The decision verbs (sweep, search, size-network, report)
+ * load all of it with cli_setup_load(); predict and workload parse their plan themselves (it may be
+ * a file) and load what they need with cli_setup_load_parts().
  */
 #ifndef CS_CLI_SETUP_H
 #define CS_CLI_SETUP_H
@@ -13,23 +13,11 @@
 #include "opts.h"
 #include "output.h"
 #include "plan.h"
+#include "scenario.h"
 #include "sizing.h"
 #include "status.h"
 #include "topology.h"
 #include "workload.h"
-
-struct cli_setup {
-  struct cs_workload *workload; /* owned */
-  struct cs_gpu gpu;
-  struct cs_topology topo; /* with the edits applied */
-  struct cs_cal cal;       /* owned */
-  struct cs_compute compute;
-  struct cs_plan base; /* the --plan text's fields (precision, overlaps, ...) */
-  double interference;
-  char calpath[512];          /* "" = the default model */
-  struct cs_gemm_point *gemm; /* owned: the measured GEMM table of --probes (NULL = curve) */
-  size_t ngemm;
-};
 
 /* The option rows every decision verb has, for its table (CLI_SETUP_NOPTS of them). */
 #define CLI_SETUP_OPTS                                                                             \
@@ -54,10 +42,9 @@ struct cli_setup {
 
 /* Loads everything named by the options of a (plan text may be NULL). Errors name the option or
  * the file; on failure s is finalised. */
-enum cs_status cli_setup_load(struct cli_setup *s, const struct cli_verb *v,
+enum cs_status cli_setup_load(struct cs_scenario *s, const struct cli_verb *v,
                               const struct cli_args *a, const char *plan_text,
                               struct cs_error *err);
-void cli_setup_fini(struct cli_setup *s);
 
 /* What cli_setup_load_parts() loads beyond the workload (--workload, then --set) and the GPU
  * (--gpu), and the compute model of the plan's precision. */
@@ -71,8 +58,8 @@ void cli_setup_fini(struct cli_setup *s);
  * is given, the interference factor: the median of the file's interference rows (kept at the
  * default when it has none). The verb's option table needs only the
  * options of the parts it asks for (an option it lacks counts as not given). Errors name the
- * option or the file; on failure s is finalised. */
-enum cs_status cli_setup_load_parts(struct cli_setup *s, const struct cli_verb *v,
+ * option or the file; on failure s is finalised (cs_scenario_fini after success). */
+enum cs_status cli_setup_load_parts(struct cs_scenario *s, const struct cli_verb *v,
                                     const struct cli_args *a, const struct cs_plan *plan,
                                     unsigned parts, struct cs_error *err);
 
@@ -82,9 +69,6 @@ enum cs_status cli_setup_plan(const char *text, struct cs_plan *p, struct cs_err
 
 /* The path of the running executable ("" when unknown), where bundled data is searched from. */
 void cli_exe_path(char *buf, size_t len);
-
-/* The search inputs of s. */
-struct cs_search_inputs cli_setup_inputs(const struct cli_setup *s);
 
 /* Parses a positive integer option (def when absent). */
 enum cs_status cli_int_opt(const struct cli_verb *v, const struct cli_args *a, const char *name,

@@ -190,12 +190,17 @@ printf "$scen" | sed 's/nodes: 1/nodes: -3/' >"$tmp/sc-neg-nodes.yaml"
 printf "$scen" | sed 's/gbs: 16/gbs: 1,2/' >"$tmp/sc-two-gbs.yaml"
 printf "$scen" | sed 's/"100"/"1e30"/' >"$tmp/sc-absurd-net.yaml"
 printf "$scen" | sed 's/version: 1/version: 7/' >"$tmp/sc-version.yaml"
+printf "$scen" | sed 's/eff=0.8/eff=7/' >"$tmp/sc-target.yaml"
+printf "$scen"'cal: nope-cal.yaml\n' >"$tmp/sc-nocal.yaml"
+printf "$scen" | sed 's/gpt2-124m/nope-wl/' >"$tmp/sc-noworkload.yaml"
+printf 'bogus: 1\n' >"$tmp/sc-bad-prices.yaml"
+printf "$scen"'plan: "tp=4"\nprices: sc-bad-prices.yaml\n' >"$tmp/sc-prices.yaml"
 printf -- '- a\n- b\n' >"$tmp/sc-seq.yaml"
 : >"$tmp/sc-empty.yaml"
 }
-expect 1 "sc-unknown.yaml:9:1: unknown key or non-scalar value \"bogus\"" -- report "$tmp/sc-unknown.yaml" -o "$tmp/rep"
+expect 1 "sc-unknown.yaml:9:1: unknown key \"bogus\"; expected one of: version, title" -- report "$tmp/sc-unknown.yaml" -o "$tmp/rep"
 expect 1 "sc-syntax.yaml:3:1: YAML syntax" -- report "$tmp/sc-syntax.yaml" -o "$tmp/rep"
-expect 1 "sc-missing.yaml:1:1: the scenario needs \"gpu\"" -- report "$tmp/sc-missing.yaml" -o "$tmp/rep"
+expect 1 "sc-missing.yaml:1:1: missing required key \"gpu\"" -- report "$tmp/sc-missing.yaml" -o "$tmp/rep"
 expect 1 "sc-plan.yaml:9:7: plan: plan item 1 \"tp=x\": tp: expected an integer" -- report "$tmp/sc-plan.yaml" -o "$tmp/rep"
 expect 1 "sc-zero-nodes.yaml:5:8: nodes: expected an integer from 1 to 1048576, got 0" -- report "$tmp/sc-zero-nodes.yaml" -o "$tmp/rep"
 expect 1 "sc-neg-nodes.yaml:5:8: nodes: expected an integer from 1 to 1048576, got -3" -- report "$tmp/sc-neg-nodes.yaml" -o "$tmp/rep"
@@ -206,6 +211,23 @@ expect 1 "sc-seq.yaml:1:1: expected a mapping of scenario keys" -- report "$tmp/
 expect 1 "sc-empty.yaml:1:1: expected a YAML mapping" -- report "$tmp/sc-empty.yaml" -o "$tmp/rep"
 expect 1 "nope-sc.yaml: cannot open" -- report "$tmp/nope-sc.yaml" -o "$tmp/rep"
 expect 2 "expected one scenario file" -- report
+# every value is checked at load, and a bad one is named once, before any part runs
+rm -rf "$tmp/rep"
+expect 1 "sc-target.yaml:7:9: target: target \"eff=7\": expected a value in \(0, 1\]" -- report "$tmp/sc-target.yaml" -o "$tmp/rep"
+expect 1 "sc-nocal.yaml:9:6: cal: nope-cal.yaml: cannot open" -- report "$tmp/sc-nocal.yaml" -o "$tmp/rep"
+expect 1 "sc-noworkload.yaml:2:11: workload: no workloads file named \"nope-wl\"" -- report "$tmp/sc-noworkload.yaml" -o "$tmp/rep"
+if [ -e "$tmp/rep" ]; then fail=$((fail + 1)); echo "FAIL: a report that failed at load left $tmp/rep"; else pass=$((pass + 1)); fi
+# a part that fails (a price file that does not parse) leaves the old report as it was, whole
+mkdir -p "$tmp/rep-old" && echo old >"$tmp/rep-old/report.md" && : >"$tmp/rep-old/.commscale-output"
+err=$(cd "$tmp" && timeout 120 "$cs" report sc-prices.yaml -o rep-old 2>&1 >/dev/null)
+st=$?
+if [ "$st" -eq 1 ] && printf '%s' "$err" | grep -q "part.* of the report failed.*rep-old is left as it was" &&
+  [ "$(cat "$tmp/rep-old/report.md")" = old ] && [ "$(ls -a "$tmp" | grep -c '^\.\?rep-old.')" -eq 0 ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: report with a failing part: status $st, stderr: $err; rep-old/report.md: $(cat "$tmp/rep-old/report.md"); $(ls -a "$tmp" | grep rep-old)"
+fi
 expect 2 "unknown option" -- validate --bogus
 expect 2 "--format expects table, csv or json" -- validate --format xml
 expect 1 "sc-syntax.yaml:3:1: YAML syntax" -- validate --cases "$tmp/sc-syntax.yaml"

@@ -38,6 +38,10 @@ n=$(grep -c '^all_reduce,' "$tmp/c2.csv")
 
 "$cs" coll --cal "$tmp/cal.yaml" --nodes 4 -g 8 --sizes 1M --format json >"$tmp/c.json" && ok || bad "json"
 grep -q '"predictions": \[' "$tmp/c.json" && grep -q '"time_lo_us"' "$tmp/c.json" && ok || bad "json fields"
+# the JSON quotes the arguments as they were given (the option parser must not reorder them)
+"$cs" fit "$tmp/m.csv" -o "$tmp/cal3.yaml" --format json --no-cv >"$tmp/f.json" 2>/dev/null &&
+  python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["arguments"]
+sys.exit(a[1:3] != [sys.argv[2], "-o"])' "$tmp/f.json" "$tmp/m.csv" && ok || bad "fit JSON arguments reordered: $(head -c 300 "$tmp/f.json")"
 
 # NCCL's own model on the same points scores a median near 32%: the report must show both
 "$cs" fit "$tmp/m.csv" -o "$tmp/cal2.yaml" --report --nccl-log "$h/nccl-tests-tuning-debug.log" \

@@ -3,7 +3,8 @@
 #   1. no include cycle between modules (a module is NAME.c + NAME.h; tsort finds the loops);
 #   2. the measurement runner and the measurement CSVs (calibrate/runner, calibrate/meas), which
 #      build on GPU nodes with nothing but libc, CUDA, NCCL and MPI, include no header of the
-#      models: only their own folders' headers and those of cs_core (passed in, from its sources).
+#      models: only their own folders' headers and those of cs_core (passed in, from its sources);
+#      the CSVs, below the runner, include none of the runner's.
 # usage: deps.sh SOURCE_DIR "CORE_SOURCE;CORE_SOURCE;..."
 set -u
 src=${1:?usage: deps.sh SOURCE_DIR CORE_SOURCES}
@@ -30,30 +31,30 @@ if ! out=$(printf '%s\n' "$edges" | tsort 2>&1 >/dev/null); then
   bad=1
 fi
 
-# 2. runner and measurement CSVs: own folders and cs_core only
-allowed=" "
+# 2. the measurement CSVs: their own folder and cs_core; the runner: those and its own folder
+core_h=" "
 for s in ${core//;/ }; do
   b=$(basename "$s")
-  allowed+="${b%.*}.h "
+  core_h+="${b%.*}.h "
 done
-core_h=$allowed
-for d in calibrate/meas calibrate/runner; do
-  for f in "$d"/*.[ch]; do
-    allowed+="$(basename "$f") "
+names() { for f in "$@"; do printf '%s ' "$(basename "$f")"; done; }
+meas_h="$core_h$(names calibrate/meas/*.[ch])"
+runner_h="$meas_h$(names calibrate/runner/*.[ch])"
+check_dir() { # DIR ALLOWED WHAT
+  for f in "$1"/*.[ch]; do
+    while IFS=: read -r line inc; do
+      case "$2" in
+      *" $(basename "$inc") "*) ;;
+      *)
+        echo "deps: $f:$line: includes \"$inc\", which is not in $3"
+        bad=1
+        ;;
+      esac
+    done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):#include "\([^"]*\)".*/\1:\2/')
   done
-done
-for f in calibrate/meas/*.[ch] calibrate/runner/*.[ch]; do
-  while IFS=: read -r line inc; do
-    h=$(basename "$inc")
-    case "$allowed" in
-    *" $h "*) ;;
-    *)
-      echo "deps: $f:$line: includes \"$inc\", which is neither in calibrate/meas, calibrate/runner nor cs_core"
-      bad=1
-      ;;
-    esac
-  done < <(grep -n '^#include "' "$f" | sed 's/^\([0-9]*\):#include "\([^"]*\)".*/\1:\2/')
-done
+}
+check_dir calibrate/meas "$meas_h" "calibrate/meas or cs_core"
+check_dir calibrate/runner "$runner_h" "calibrate/runner, calibrate/meas or cs_core"
 n=$(printf '%s\n' "$edges" | grep -c .)
 echo "deps: $(echo "$files" | wc -w) files, $n module edges, cs_core headers:$core_h"
 exit $bad

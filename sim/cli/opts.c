@@ -109,6 +109,17 @@ void cli_roff(FILE *f, const char *s) {
 }
 
 /* The option table as a roff subsection of commscale(1). */
+/* How a LIST option's ranges read, for every verb that has one (--help and --man). */
+static const char list_note[] =
+    "LIST: comma-separated items; a range a:b doubles from a and ends at b (1:400 is 1, 2,\n"
+    "4, ..., 256, 400), a:b:+k steps by k (50:400:+50), a:b:xf multiplies by f (1:64:x4).";
+
+static int has_list(const struct cli_verb *v) {
+  for (int k = 0; k < v->nopts; k++)
+    if (v->opts[k].argname && strcmp(v->opts[k].argname, "LIST") == 0) return 1;
+  return 0;
+}
+
 static void usage_man(FILE *f, const struct cli_verb *v) {
   fprintf(f, ".SS \"%s\"\n.B commscale %s\n", v->name, v->name);
   cli_roff(f, v->synopsis);
@@ -128,6 +139,11 @@ static void usage_man(FILE *f, const struct cli_verb *v) {
     }
     fputc('\n', f);
     cli_roff(f, o->help);
+    fputc('\n', f);
+  }
+  if (has_list(v)) {
+    fputs(".PP\n", f);
+    cli_roff(f, list_note);
     fputc('\n', f);
   }
   if (v->details) {
@@ -167,15 +183,7 @@ void cli_usage(FILE *f, const struct cli_verb *v) {
     fprintf(f, "  %-30s %s\n", left, o->help);
   }
   fprintf(f, "  %-30s %s\n", "-h, --help", "print this help");
-  for (int k = 0; k < v->nopts; k++)
-    if (v->opts[k].argname && strcmp(v->opts[k].argname, "LIST") == 0) {
-      fputs(
-          "\nLIST: comma-separated items; a range a:b doubles from a and ends at b (1:400 is 1, "
-          "2,\n"
-          "4, ..., 256, 400), a:b:+k steps by k (50:400:+50), a:b:xf multiplies by f (1:64:x4).\n",
-          f);
-      break;
-    }
+  if (has_list(v)) fprintf(f, "\n%s\n", list_note);
   if (v->details) fprintf(f, "\n%s\n", v->details);
   if (v->more) v->more(f);
 }

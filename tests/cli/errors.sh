@@ -349,6 +349,10 @@ ln -sf "$(cd "$data/h200x2" && pwd)/nccl-tests-mpirun.log" "$tmp/link.log"
 ok "P16 import twice" "" "link.log is the same file as .*nccl-tests-mpirun.log: read once" -- import "$data/h200x2/nccl-tests-mpirun.log" "$tmp/link.log" -o "$tmp/twice.csv"
 expect 1 "no feasible plan" -- predict $W --plan tp=3 --gpus 8
 ok "P16 coll -g" "" "2 GPUs per node, as in the calibration \(give -g N" -- coll --cal "$tmp/twice.yaml" --sizes 1M
+ok "P16 coll -b/-e/-f" "" "" -- coll -b 8 -e 1M -f 4 -g 8 --format csv
+[ "$(grep -v '^#' "$tmp/stdout" | tail -n +2 | cut -d, -f5 | paste -sd, -)" = "8,32,128,512,2048,8192,32768,131072,524288" ] &&
+  pass=$((pass + 1)) || { fail=$((fail + 1)); echo "FAIL: P16: coll -b 8 -e 1M -f 4 gave sizes $(cut -d, -f5 "$tmp/stdout" | paste -sd, -)"; }
+expect 2 "give --sizes or -b/-e/-f, not both" -- coll -b 8 --sizes 8
 ok "P16 grammar" "" "60 rows, 1 test, 1 shape, 1 config$" -- import "$data/h200x2/nccl-tests-mpirun.log" -o "$tmp/g.csv"
 ok "P16 verb list" "^  size-network least" "" -- --help
 "$cs" --help | awk '/^  [a-z]/ { match($0, /^  [a-z-]+ +/); if (p && RLENGTH != p) bad = 1; p = RLENGTH }

@@ -123,7 +123,10 @@ int cs_coll_algo_valid(enum cs_coll c, enum cs_algo a) {
            a == CS_ALGO_COLLNET;
   case CS_COLL_ALL_GATHER:
   case CS_COLL_REDUCE_SCATTER:
-    return a == CS_ALGO_RING || a == CS_ALGO_PAT || a == CS_ALGO_NVLS || a == CS_ALGO_COLLNET;
+    /* CollNet/SHARP reduces in the switch: it serves all_reduce (NCCL's CollNet all-gather and
+     * reduce-scatter of 2.18+ move the same bytes over the same NICs, and the NCCL of the
+     * published runs had none), so these stay on ring, PAT or NVLS */
+    return a == CS_ALGO_RING || a == CS_ALGO_PAT || a == CS_ALGO_NVLS;
   case CS_COLL_BROADCAST:
   case CS_COLL_REDUCE:
     return a == CS_ALGO_RING;

@@ -15,7 +15,16 @@
  * 2205.05198). The output layer's activations (fp32 logits) are held for one micro-batch.
  *
  * Temporary buffers: under ZeRO-3 the gathered weights of the largest layer, twice (the layer
- * running and the one prefetched); otherwise, with data parallelism, two gradient buckets.
+ * running and the one prefetched), or all of them where the profile does not reshard after
+ * forward; under DDP whose gradients are not views into its buckets (the
+ * framework profile's bucket_view; PyTorch's default) a copy of every gradient; otherwise, with
+ * data parallelism, two gradient buckets. With the profile's fp32_logits the last stage also
+ * holds the loss's logits gradient in fp32 and in the compute type.
+ *
+ * The plan's framework profile (framework.h) is applied first: a distributed optimizer shards the
+ * optimizer state, an fp32 reduction makes gradients 4 bytes. FP8 adds Transformer Engine's FP8
+ * weight and transpose copies (2 bytes per parameter); 16-bit autocast over 32-bit weights adds
+ * the cached 16-bit copy (2 bytes per parameter). An unknown profile is CS_ERR_IO.
  */
 #ifndef CS_MEMORY_H
 #define CS_MEMORY_H

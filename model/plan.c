@@ -58,6 +58,8 @@ static const struct cs_cfg_field fields[] = {
       "memory per GPU held back (CUDA context, allocator, workspaces)"),
     F("dp_mode", CS_CFG_ENUM, dp_mode, 0, 0, 0, 0, "ddp", dp_mode_names,
       "data parallelism: ddp, or dataparallel (one process, one node: no overlap)"),
+    F("framework", CS_CFG_STRING, framework, 64, 0, 0, 0, "pytorch-ddp", NULL,
+      "framework profile (model/frameworks/NAME.yaml): buckets, overlap, ZeRO-3 gathers"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -240,6 +242,7 @@ void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
   if (p->recompute != CS_RECOMPUTE_NONE) ADD(",recompute=%s", cs_recompute_name(p->recompute));
   if (p->sp) ADD(",sp=true");
   if (p->precision != CS_PREC_BF16) ADD(",precision=%s", cs_precision_name(p->precision));
+  if (strcmp(p->framework, "pytorch-ddp") != 0) ADD(",framework=%s", p->framework);
 #undef ADD
 }
 
@@ -256,4 +259,16 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
                         "that hold the same dense weights)",
                         p->ep, (long)p->dp * p->cp);
   return CS_OK;
+}
+
+int cs_plan_text_names(const char *text, const char *key) {
+  size_t k = strlen(key);
+  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
+    int start = s == text || s[-1] == ',' || s[-1] == ' ';
+    const char *e = s + k;
+    while (*e == ' ')
+      e++;
+    if (start && *e == '=') return 1;
+  }
+  return 0;
 }

@@ -42,6 +42,7 @@ struct cs_plan {
   double weight_bytes, grad_bytes, optim_bytes; /* per parameter; 0 = from precision */
   double reserve; /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
   int dp_mode;    /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
+  char framework[64]; /* the framework profile (framework.h), "pytorch-ddp" by default */
 };
 
 /* Data parallelism as DDP (every rank reduces gradients in buckets beside backward) or as
@@ -54,8 +55,8 @@ const struct cs_cfg_field *cs_plan_fields(size_t *n);
 
 /* Sets every field to its default: dp=tp=pp=vpp=cp=ep=1, zero=0, mbs=1, gbs=0, recompute=none,
  * sp=false, precision=bf16, bucket=25MiB, overlap_grad=overlap_param=true, overlap_tp=false,
- * bytes per parameter from the precision, reserve=1GiB. The defaults are converted from the
- * schema once per process and copied: this allocates nothing and cannot fail. */
+ * bytes per parameter from the precision, reserve=1GiB, framework=pytorch-ddp. The defaults are
+ * converted from the schema once per process and copied: this allocates nothing and cannot fail. */
 void cs_plan_init(struct cs_plan *p);
 
 /* Parses "tp=8,pp=8,dp=16,zero=1,mbs=1,gbs=1536,recompute=selective" on top of the defaults.
@@ -78,6 +79,10 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
  * every other field kept. A measured single-GPU time is taken on this plan (cs_compute_calibrate)
  * and speedups are relative to it. */
 struct cs_plan cs_plan_single_gpu(const struct cs_plan *p);
+
+/* 1 when the plan text names key ("dp=" at the start of an item, spaces allowed before '='), so
+ * that a caller does not fill that field in itself (predict fills dp from the GPUs). */
+int cs_plan_text_names(const char *text, const char *key);
 
 /* GPUs the plan occupies: dp * tp * pp * cp. */
 long cs_plan_gpus(const struct cs_plan *p);

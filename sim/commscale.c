@@ -139,19 +139,6 @@ EXPORT commscale_status commscale_predict_collective(commscale *h, const char *n
 
 /* ---- a training step ------------------------------------------------------------------------ */
 
-/* 1 when plan text names key ("dp=" at the start of an item), as `commscale predict` reads it. */
-static int names_key(const char *text, const char *key) {
-  size_t k = strlen(key);
-  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
-    int start = s == text || s[-1] == ',' || s[-1] == ' ';
-    const char *e = s + k;
-    while (*e == ' ')
-      e++;
-    if (start && *e == '=') return 1;
-  }
-  return 0;
-}
-
 static enum cs_status load(const commscale *h, const commscale_step_query *q, struct cs_scenario *s,
                            struct cs_error *err) {
   if (q->framework)
@@ -220,7 +207,7 @@ EXPORT commscale_status commscale_predict_step(commscale *h, const commscale_ste
   shape(q, &s, &gpus, &nodes);
   struct cs_plan plan = s.base;
   long mp = (long)plan.tp * plan.pp * plan.cp;
-  if (!names_key(q->plan ? q->plan : "", "dp")) {
+  if (!cs_plan_text_names(q->plan ? q->plan : "", "dp")) {
     if (gpus % mp != 0)
       st = cs_error_set(&err, CS_ERR_USAGE, "%ld GPUs are not a multiple of tp*pp*cp = %ld", gpus,
                         mp);
@@ -252,7 +239,7 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
   static const char *const searched[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
                                          "zero", "mbs", "gbs", "recompute", "sp"};
   for (size_t i = 0; q->plan && i < sizeof searched / sizeof searched[0]; i++)
-    if (names_key(q->plan, searched[i]))
+    if (cs_plan_text_names(q->plan, searched[i]))
       return done(cs_error_set(&err, CS_ERR_USAGE,
                                "plan: %s is chosen by the search; the plan sets fixed fields only "
                                "(precision, bucket, overlaps, reserve, ...)",

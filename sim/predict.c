@@ -43,7 +43,7 @@ static enum cs_status cost_row(struct cs_scenario *s, const struct cs_predict_sp
     return CS_OK;
   }
   x->mem_gib = mem.total / 1073741824.0;
-  struct cs_sim_inputs in = {s->workload, plan, &s->compute, &s->topo, s->calp, s->interference};
+  struct cs_sim_inputs in = cs_scenario_sim_inputs(s, plan);
   if (cs_sim_alloc(&in, sim, &e2) != CS_OK) {
     if (e2.status == CS_ERR_NOMEM) return *err = e2, e2.status;
     snprintf(x->reason, sizeof x->reason, "%s", e2.msg);
@@ -88,8 +88,7 @@ enum cs_status cs_predict_run(struct cs_scenario *s, const struct cs_predict_spe
         if (!resolve_plan(sp, x, &plan)) continue;
         st = cost_row(s, sp, x, &plan, &sim, err);
         if (x->ok && !firsted++ && first) {
-          struct cs_sim_inputs in = {s->workload, &plan,   &s->compute,
-                                     topo,        s->calp, s->interference};
+          struct cs_sim_inputs in = cs_scenario_sim_inputs(s, &plan);
           if (first(ctx, sim, &in, x)) sim = NULL; /* the caller took it */
         }
         cs_sim_free(sim);

@@ -172,7 +172,8 @@ void cs_scenario_fini(struct cs_scenario *s) {
 }
 
 struct cs_sim_inputs cs_scenario_sim_inputs(const struct cs_scenario *s, const struct cs_plan *p) {
-  return (struct cs_sim_inputs){s->workload, p, &s->compute, &s->topo, s->calp, s->interference};
+  return (struct cs_sim_inputs){s->workload,     p,   &s->compute, &s->topo, s->calp,
+                                s->interference, NULL};
 }
 
 struct cs_search_inputs cs_scenario_search_inputs(const struct cs_scenario *s) {

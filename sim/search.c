@@ -163,7 +163,8 @@ static double net_bytes(const struct cs_sim *s) {
 static enum cs_status simulate(const struct cs_search_inputs *in, struct cs_sim_cache *cache,
                                const struct cs_plan *p, const struct cs_memory *mem,
                                struct cs_search_entry *e, struct cs_error *err) {
-  struct cs_sim_inputs si = {in->workload, p, in->compute, in->topology, in->cal, in->interference};
+  struct cs_sim_inputs si = {in->workload,     p,   in->compute, in->topology, in->cal,
+                             in->interference, NULL};
   struct cs_sim *s = NULL;
   enum cs_status st = cs_sim_alloc_cached(&si, cache, &s, err);
   if (st != CS_OK) return st;
@@ -199,8 +200,8 @@ enum cs_status cs_search_band(const struct cs_search_inputs *in, struct cs_searc
                               size_t k, struct cs_error *err) {
   for (size_t i = 0; i < k && i < r->n; i++) {
     struct cs_search_entry *e = &r->e[i];
-    struct cs_sim_inputs si = {in->workload, &e->plan, in->compute,
-                               in->topology, in->cal,  in->interference};
+    struct cs_sim_inputs si = {in->workload, &e->plan,         in->compute, in->topology,
+                               in->cal,      in->interference, NULL};
     struct cs_sim_result res;
     enum cs_status st = cs_sim_predict(&si, &res, err);
     if (st != CS_OK) return st;

@@ -105,8 +105,8 @@ const struct cs_search_result *cs_decide_search(const struct cs_decide *d) {
 /* Step of entry e's plan on d->topo at its current rate. */
 static enum cs_status step_of(struct cs_decide *d, const struct cs_search_entry *e, double *step,
                               struct cs_error *err) {
-  struct cs_sim_inputs si = {d->in.workload, &e->plan,  d->in.compute,
-                             &d->topo,       d->in.cal, d->in.interference};
+  struct cs_sim_inputs si = {d->in.workload, &e->plan,           d->in.compute, &d->topo,
+                             d->in.cal,      d->in.interference, NULL};
   struct cs_sim *s = NULL;
   enum cs_status st = cs_sim_alloc_cached(&si, d->cache, &s, err);
   if (st != CS_OK) return st;

@@ -16,9 +16,11 @@
 #include "step.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "framework.h"
 #include "map.h"
 #include "pipeline.h"
 
@@ -66,6 +68,7 @@ struct cslot {
 
 struct cs_sim_cache {
   const struct cs_cal *cal;
+  struct cs_framework fw; /* the last profile loaded by name (fw.name[0] = none) */
   struct cslot *slot;
   size_t cap, n; /* cap a power of two */
   long hits, misses;
@@ -146,7 +149,8 @@ struct schunk {
 struct cs_sim {
   struct cs_sim_inputs in;
   struct cs_sim_cache *shared; /* borrowed; NULL = none */
-  struct cs_plan plan;
+  struct cs_framework fw;      /* the plan's profile */
+  struct cs_plan plan;         /* the plan with the profile applied (cs_framework_apply) */
   int pp, v;
   long m;
   double interference;
@@ -346,14 +350,18 @@ static double optimizer_time(const struct cs_compute *c, const struct cs_plan *p
 
 /* The forward or backward of one micro-batch through a chunk's layers under ZeRO-3: weights are
  * gathered on the data-parallel stream (one layer ahead with prefetch), gradients reduce-scattered
- * after each layer's backward. dur[i], ag[i], rs[i], cmp[i] per layer in execution order. Returns
- * the chunk's duration; *extra receives the interference added to compute. */
+ * after each layer's backward. dur[i], ag[i], rs[i], cmp[i] per layer (or gather unit) in
+ * execution order; pf[i] (NULL = all) says whether the next gather may be issued while unit i
+ * runs (a live-parameter limit forbids it). Returns the chunk's duration; *extra receives the
+ * interference added to compute. */
 static double zero3_chunk(int n, const double *dur, const double *cmp, const double *ag,
-                          const double *rs, int prefetch, double interf, double *extra) {
+                          const double *rs, int prefetch_all, const int *pf, double interf,
+                          double *extra) {
   double t = 0, free_at = 0, ag_end = n > 0 ? ag[0] : 0;
   *extra = 0;
   free_at = ag_end;
   for (int i = 0; i < n; i++) {
+    const int prefetch = prefetch_all && (!pf || pf[i]);
     double start = t > ag_end ? t : ag_end;
     double next_end = 0;
     if (i + 1 < n && prefetch) {
@@ -442,6 +450,175 @@ static enum cs_status dataparallel(struct cs_sim *s, double params, double grad_
   return CS_OK;
 }
 
+/* ---- ZeRO-3 gather units (framework.h) ------------------------------------------------------ */
+
+#define MAXU 4 /* gather units per layer: qkv, projection, fc1, fc2 */
+
+/* Per layer: its gather units, each with the share of the layer's compute it runs, its gathers
+ * and reduce-scatters at three levels and its host work per pass. */
+struct zunits {
+  int n;
+  double frac[MAXU];
+  double agf[MAXU][NLEV], agb[MAXU][NLEV], rs[MAXU][NLEV];
+  double hostf[MAXU], hostb[MAXU];
+  int pf[MAXU]; /* the next unit's gather may be issued while this one runs */
+};
+
+/* Whether the profile's ZeRO-3 schedule differs from one cost-free gather per block with one
+ * prefetch ahead (the schedule of plain cs_sim before profiles, kept bit for bit). */
+static int zero3_by_units(const struct cs_sim *s) {
+  const struct cs_framework *f = &s->fw;
+  return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
+         f->host_rank > 0 || f->rank_copies || f->fetch_norm || !f->zero_reduce_scatter ||
+         f->sync_per_fetch || f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 ||
+         !f->reshard_after_forward ||
+         (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
+}
+
+/* The weight matrices of a dense transformer block on one GPU (after tp), in execution order:
+ * query-key-value, attention projection, first and second FFN matrix (the gated FFN's two input
+ * matrices as one, as Megatron fuses them). Returns how many (0: not a dense block). */
+static int block_weights(const struct cs_workload *w, const struct cs_plan *p,
+                         const struct cs_layer *L, double *wt) {
+  if (L->type != CS_LAYER_BLOCK || L->moe) return 0;
+  const double h = w->hidden, a = w->heads, g = w->kv_heads, t = p->tp, d = h / a;
+  const double gl = g >= t ? g / t : 1;
+  const double f = w->ffn, gated = w->ffn_type == CS_FFN_SWIGLU;
+  wt[0] = h * (a / t * d + 2 * gl * d);
+  wt[1] = a / t * d * h;
+  wt[2] = h * (gated ? 2 * f : f) / t;
+  wt[3] = f * h / t;
+  return 4;
+}
+
+/* The gather units of layer i (Li, lc) whose ZeRO-3 traffic per pass is zb[g][k] bytes (group g:
+ * DP, EDP; k: forward gather, backward gather, gradient reduce-scatter), priced with the profile:
+ * one unit per block, or per weight matrix (module) with matrices at or under the persistence
+ * threshold and the small tensors (biases, norms) kept whole when the threshold covers them. */
+static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_layer *Li,
+                                  const struct cs_layer_cost *lc, double zb[2][3],
+                                  struct zunits *zu, struct cs_error *err) {
+  const struct cs_framework *f = &s->fw;
+  const struct cs_plan *p = &s->plan;
+  const struct cs_workload *w = s->in.workload;
+  memset(zu, 0, sizeof *zu);
+  double wt[MAXU], dense = lc->params - lc->params_expert;
+  int n = f->unit == CS_FW_UNIT_MODULE ? block_weights(w, p, Li, wt) : 0;
+  double gath[MAXU]; /* params gathered per unit, of the dense group */
+  if (n == 0 || dense <= 0) {
+    n = 1;
+    wt[0] = dense;
+    gath[0] = dense > f->persistence ? dense : 0;
+  } else {
+    double sum = 0, small = dense;
+    for (int u = 0; u < n; u++)
+      small -= wt[u];
+    for (int u = 0; u < n; u++)
+      sum += wt[u];
+    for (int u = 0; u < n; u++)
+      gath[u] = wt[u] > f->persistence ? wt[u] : 0;
+    /* biases and norms: each no larger than the widest bias, ffn (or 2 ffn gated) / tp */
+    double widest = (w->ffn_type == CS_FFN_SWIGLU ? 2.0 : 1.0) * w->ffn / p->tp;
+    if (widest < w->hidden) widest = w->hidden;
+    if (small > 0 && f->persistence < widest) gath[0] += small;
+    (void)sum;
+  }
+  double total_w = 0;
+  for (int u = 0; u < n; u++)
+    total_w += wt[u];
+  const int regather = f->regather_recompute && p->recompute == CS_RECOMPUTE_FULL;
+  const int kb = f->reshard_after_forward ? 1 + regather : 0; /* backward gathers */
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  const double rscale = f->reduce_dtype == CS_FW_RD_FP32 ? 4.0 / gb : 1.0;
+  zu->n = n;
+  for (int u = 0; u < n; u++) {
+    zu->frac[u] = total_w > 0 ? wt[u] / total_w : 1.0 / n;
+    for (int g = 0; g < 2; g++) {
+      int group = g ? CS_GROUP_EDP : CS_GROUP_DP;
+      if (zb[g][0] <= 0 && zb[g][2] <= 0) continue;
+      /* the unit's share of the group's bytes: the dense group by gathered params, the expert
+       * group (MoE blocks are one unit) whole */
+      double gshare = g ? 1.0 : dense > 0 ? gath[u] / dense : 0;
+      double rshare = g ? 1.0 : zu->frac[u];
+      double agb = zb[g][0] * gshare, rsb = zb[g][2] * rshare * rscale;
+      double t[NLEV];
+      double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
+      double hc = f->host_call + ranks * f->host_rank;
+      /* one copy kernel per rank beside the collective on its stream */
+      double copies = f->rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
+      enum cs_status st;
+      if (agb > 0) {
+        st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_FWD, agb, s->m * (1 + kb), t, err);
+        if (st != CS_OK) return st;
+        for (int l = 0; l < NLEV; l++) {
+          zu->agf[u][l] += t[l] + copies;
+          zu->agb[u][l] += kb * (t[l] + copies);
+        }
+        /* a norm of the gathered weight after each fetch: one streaming read of it on the
+         * compute stream, waited for (fetch_norm) */
+        const struct cs_gpu *gpu = &s->in.compute->gpu;
+        double norm =
+            f->fetch_norm ? agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead : 0;
+        zu->hostf[u] += hc + norm;
+        zu->hostb[u] += kb * (hc + norm);
+        s->comm_bytes[stage] +=
+            s->m * (1 + kb) * agb * cs_coll_busbw_factor(CS_COLL_ALL_GATHER, (int)ranks);
+      }
+      if (rsb > 0) {
+        /* reduce-scattered, or (zero_reduce_scatter off) all-reduced from a flattened copy
+         * that is copied back: two streaming reads and writes of the gradients */
+        const struct cs_gpu *gpu = &s->in.compute->gpu;
+        int rc = f->zero_reduce_scatter ? CS_COLL_REDUCE_SCATTER : CS_COLL_ALL_REDUCE;
+        double flat = f->zero_reduce_scatter ? 0 : 4 * rsb / (gpu->hbm_bw * gpu->mem_efficiency);
+        st = cost(s, rc, group, CS_PHASE_BWD, rsb, s->m, t, err);
+        if (st != CS_OK) return st;
+        for (int l = 0; l < NLEV; l++)
+          zu->rs[u][l] += t[l] + (f->zero_reduce_scatter ? copies : flat);
+        zu->hostb[u] += f->zero_reduce_scatter ? hc : f->host_call; /* one flat tensor */
+        s->comm_bytes[stage] += s->m * rsb * cs_coll_busbw_factor(rc, (int)ranks);
+      }
+    }
+    zu->hostf[u] += f->host_module;
+    zu->hostb[u] += f->host_module;
+    /* stage3.py prefetch_next_sub_modules (v0.3.16): no prefetch while the gathered parameters
+     * reach max_live (stage3_max_live_parameters) */
+    double live = gath[u] + (dense > 0 ? lc->params_expert : lc->params);
+    zu->pf[u] = !(f->max_live > 0 && live >= f->max_live);
+  }
+  return CS_OK;
+}
+
+/* A unit's duration with its host work: exposed in full when each fetch synchronises the device,
+ * else hidden behind the unit's GPU work as far as that lasts. */
+static double with_host(const struct cs_framework *f, double dur, double host) {
+  if (f->sync_per_fetch) return dur + host;
+  return dur > host ? dur : host;
+}
+
+/* ZeRO-1/2's gather of the updated weights of stage sg (bytes on group), in calls of the
+ * profile's allgather_bucket parameters, each with one copy per rank when the framework gathers
+ * into a list of per-rank tensors (rank_copies): into s->param. */
+static enum cs_status param_gather(struct cs_sim *s, int sg, int group, double bytes,
+                                   struct cs_error *err) {
+  double wb, gb, ob;
+  cs_plan_param_bytes(&s->plan, &wb, &gb, &ob);
+  double B = s->fw.allgather_bucket * wb, full = floor(bytes / B), rem = bytes - full * B;
+  double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
+  double copies = s->fw.rank_copies ? ranks * s->in.compute->gpu.kernel_overhead : 0;
+  double t[NLEV], r[NLEV] = {0, 0, 0};
+  enum cs_status st = CS_OK;
+  if (full > 0) st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_PARAM, B, (long)full, t, err);
+  if (st == CS_OK && rem > 0)
+    st = cost(s, CS_COLL_ALL_GATHER, group, CS_PHASE_PARAM, rem, 1, r, err);
+  if (st != CS_OK) return st;
+  double calls = full + (rem > 0);
+  for (int l = 0; l < NLEV; l++)
+    s->param[l][sg] += (full > 0 ? full * t[l] : 0) + r[l] + calls * copies;
+  s->comm_bytes[sg] += bytes * cs_coll_busbw_factor(CS_COLL_ALL_GATHER, (int)ranks);
+  return CS_OK;
+}
+
 static enum cs_status prepare_run(struct cs_sim *s, struct cs_error *err);
 
 static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
@@ -451,7 +628,9 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
   const int pp = s->pp, v = s->v, nc = pp * v;
   const double interf = s->interference;
   enum cs_status st = CS_OK;
-  s->grad_coll = p->zero == 0 ? CS_COLL_ALL_REDUCE : CS_COLL_REDUCE_SCATTER;
+  s->grad_coll = p->zero == 0 || (p->zero <= 2 && !s->fw.zero_reduce_scatter)
+                     ? CS_COLL_ALL_REDUCE
+                     : CS_COLL_REDUCE_SCATTER;
   for (int g = 0; g < 2; g++) {
     int group = g ? CS_GROUP_EDP : CS_GROUP_DP;
     st = cost(s, s->grad_coll, group, CS_PHASE_GRAD, p->bucket, 0, s->bucket_cost[g], err);
@@ -466,12 +645,20 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
   if (!z) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   double *fdur = z, *bdur = z + nl * NLEV, *agf = z + 2 * nl * NLEV, *agb = z + 3 * nl * NLEV,
          *rs = z + 4 * nl * NLEV, *cf = z + 5 * nl * NLEV, *cb = z + 6 * nl * NLEV;
-  double *dense = calloc((size_t)pp * 2, sizeof *dense);
+  double *dense = calloc((size_t)pp * 4, sizeof *dense);
   if (!dense) {
     free(z);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   }
   double zero[NLEV] = {0, 0, 0};
+  double *pg = dense + (size_t)pp * 2; /* [pp * 2] ZeRO-1/2 weight bytes to gather, DP and EDP */
+  const int byunits = p->zero == 3 && zero3_by_units(s);
+  struct zunits *zu = byunits ? calloc(nl + 1, sizeof *zu) : NULL;
+  if (byunits && !zu) {
+    free(z);
+    free(dense);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
 
   struct cs_layer_cost lc;
   struct cs_layer_time lt;
@@ -503,6 +690,7 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
            epb[NLEV] = {0};
     double *ag_f = agf + i * NLEV, *ag_b = agb + i * NLEV, *r_s = rs + i * NLEV;
     double ring[2] = {0, 0}; /* bytes one rank sends per ring step, forward and backward */
+    double zb[2][3] = {{0, 0, 0}, {0, 0, 0}}; /* ZeRO-3 bytes per pass for zero3_units */
     dense[stage * 2] += lc.params - lc.params_expert;
     dense[stage * 2 + 1] += lc.params_expert;
     for (size_t k = 0; k < lc.ncomm && st == CS_OK; k++) {
@@ -515,6 +703,21 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
         if (p->dp_mode != CS_DP_DATAPARALLEL)
           s->comm_bytes[stage] += cm->count * cm->bytes *
                                   cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group));
+        continue;
+      }
+      if (byunits && (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP) &&
+          cm->phase <= CS_PHASE_BWD &&
+          (cm->coll == CS_COLL_ALL_GATHER || cm->coll == CS_COLL_REDUCE_SCATTER)) {
+        /* ZeRO-3 gathers and reduce-scatters: priced per unit below (zero3_units) */
+        int kk = cm->coll == CS_COLL_REDUCE_SCATTER ? 2 : cm->phase == CS_PHASE_BWD;
+        zb[cm->group == CS_GROUP_EDP][kk] += cm->count * cm->bytes;
+        continue;
+      }
+      if (s->fw.allgather_bucket > 0 && cm->phase == CS_PHASE_PARAM &&
+          cm->coll == CS_COLL_ALL_GATHER &&
+          (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP)) {
+        /* ZeRO-1/2 updated weights: gathered in allgather_bucket calls (param_gather below) */
+        pg[stage * 2 + (cm->group == CS_GROUP_EDP)] += cm->count * cm->bytes;
         continue;
       }
       if (cm->group == CS_GROUP_CP && cm->phase <= CS_PHASE_BWD) {
@@ -555,6 +758,10 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
     if (st != CS_OK) break;
     if (p->cp > 1 && (ring[0] > 0 || ring[1] > 0)) {
       st = cp_ring(s, stage, ring, attn_f, attn_b, cpf, cpb, err);
+      if (st != CS_OK) break;
+    }
+    if (byunits) {
+      st = zero3_units(s, stage, Li, &lc, zb, &zu[i], err);
       if (st != CS_OK) break;
     }
     for (int l = 0; l < NLEV; l++) {
@@ -609,7 +816,51 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
       }
       C->F[l] = F, C->B[l] = B;
       C->z3[l] = C->interf[l] = 0;
-      if (p->zero == 3 && s->grp[CS_GROUP_DP].exists) {
+      if (byunits && s->grp[CS_GROUP_DP].exists) {
+        /* execution order by gather unit: forward in model order, backward reversed */
+        size_t nu = 0;
+        for (size_t i = C->first; i <= C->last; i++)
+          nu += (size_t)zu[i].n;
+        double *e = malloc(nu * 8 * sizeof *e + 1);
+        int *pf = malloc(nu * 2 * sizeof *pf + 1);
+        if (!e || !pf) {
+          free(e);
+          free(pf);
+          st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+          break;
+        }
+        double *d1 = e, *c1 = e + nu, *a1 = e + 2 * nu, *r1 = e + 3 * nu;
+        double *d2 = e + 4 * nu, *c2 = e + 5 * nu, *a2 = e + 6 * nu, *r2 = e + 7 * nu;
+        size_t j = 0;
+        for (size_t i = C->first; i <= C->last; i++)
+          for (int u = 0; u < zu[i].n; u++, j++) {
+            const struct zunits *x = &zu[i];
+            d1[j] = with_host(&s->fw, fdur[i * NLEV + l] * x->frac[u], x->hostf[u]);
+            c1[j] = cf[i * NLEV + l] * x->frac[u];
+            a1[j] = x->agf[u][l];
+            r1[j] = 0;
+            pf[j] = x->pf[u];
+          }
+        j = 0;
+        for (size_t i = C->last + 1; i-- > C->first;)
+          for (int u = zu[i].n; u-- > 0; j++) {
+            const struct zunits *x = &zu[i];
+            d2[j] = with_host(&s->fw, bdur[i * NLEV + l] * x->frac[u], x->hostb[u]);
+            c2[j] = cb[i * NLEV + l] * x->frac[u];
+            a2[j] = x->agb[u][l];
+            r2[j] = x->rs[u][l];
+            pf[nu + j] = x->pf[u];
+          }
+        int pre = p->overlap_param && s->fw.prefetch_depth > 0;
+        double x1, x2;
+        double f3 = zero3_chunk((int)nu, d1, c1, a1, r1, pre, pf, interf, &x1);
+        double b3 = zero3_chunk((int)nu, d2, c2, a2, r2, pre, pf + nu, interf, &x2);
+        free(e);
+        free(pf);
+        C->interf[l] = x1 + x2;
+        C->z3[l] = (f3 - F - x1) + (b3 - B - x2);
+        C->F[l] = f3, C->B[l] = b3;
+      } else if (p->zero == 3 && s->grp[CS_GROUP_DP].exists) {
         /* execution order arrays for this level: forward in model order, backward reversed */
         double *e = malloc((size_t)n * 8 * sizeof *e);
         if (!e) {
@@ -626,8 +877,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
           r2[j] = rs[bi * NLEV + l];
         }
         double x1, x2;
-        double f3 = zero3_chunk(n, d1, c1, a1, r1, p->overlap_param, interf, &x1);
-        double b3 = zero3_chunk(n, d2, c2, a2, r2, p->overlap_param, interf, &x2);
+        double f3 = zero3_chunk(n, d1, c1, a1, r1, p->overlap_param, NULL, interf, &x1);
+        double b3 = zero3_chunk(n, d2, c2, a2, r2, p->overlap_param, NULL, interf, &x2);
         free(e);
         C->interf[l] = x1 + x2;
         C->z3[l] = (f3 - F - x1) + (b3 - B - x2);
@@ -638,6 +889,8 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
     for (int g = 0; g < 2; g++)
       s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
   }
+  for (int i = 0; i < pp * 2 && st == CS_OK; i++)
+    if (pg[i] > 0) st = param_gather(s, i / 2, i % 2 ? CS_GROUP_EDP : CS_GROUP_DP, pg[i], err);
   if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL && p->dp > 1)
     st = dataparallel(s, (dense[0] + dense[1]), dp_grad, err);
   for (int sg = 0; sg < pp && st == CS_OK; sg++)
@@ -651,11 +904,22 @@ static enum cs_status prepare(struct cs_sim *s, struct cs_error *err) {
         out = lc.out_bytes;
       }
     }
-    if (st == CS_OK)
+    if (st == CS_OK && s->fw.pp_send == CS_FW_PP_SPLIT && p->tp > 1 && !p->sp) {
+      /* Megatron-LM's scatter-gather: each TP rank sends 1/tp of the output and the receiving
+       * stage all-gathers it over its TP group before the chunk can start */
+      double ag[NLEV];
+      st = cost(s, CS_COLL_SEND_RECV, CS_GROUP_PP, CS_PHASE_FWD, out / p->tp, 2 * s->m * v, s->p2p,
+                err);
+      if (st == CS_OK)
+        st = cost(s, CS_COLL_ALL_GATHER, CS_GROUP_TP, CS_PHASE_FWD, out, 2 * s->m * v, ag, err);
+      for (int l = 0; l < NLEV && st == CS_OK; l++)
+        s->p2p[l] += ag[l];
+    } else if (st == CS_OK)
       st = cost(s, CS_COLL_SEND_RECV, CS_GROUP_PP, CS_PHASE_FWD, out, 2 * s->m * v, s->p2p, err);
   }
   free(z);
   free(dense);
+  free(zu);
   return st;
 }
 
@@ -677,7 +941,23 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
   enum cs_status st = cs_workload_check_plan(in->workload, in->plan, err);
   if (st != CS_OK) return st;
   if (in->plan->bucket <= 0) return cs_error_set(err, CS_ERR_USAGE, "bucket must be > 0");
-  const struct cs_plan *ip = in->plan;
+  /* the framework profile: given, the one the shared cache loaded last, or found by name */
+  struct cs_framework fw;
+  if (in->framework)
+    fw = *in->framework;
+  else if (cache && cache->fw.name[0] && strcmp(cache->fw.name, in->plan->framework) == 0)
+    fw = cache->fw;
+  else {
+    st = cs_framework_find(in->plan->framework, NULL, &fw, err);
+    if (st != CS_OK) return st;
+    if (cache) {
+      cache->fw = fw;
+      snprintf(cache->fw.name, sizeof cache->fw.name, "%s", in->plan->framework);
+    }
+  }
+  struct cs_plan eff = *in->plan;
+  cs_framework_apply(&fw, &eff);
+  const struct cs_plan *ip = &eff;
   if (ip->dp_mode == CS_DP_DATAPARALLEL &&
       (ip->zero > 0 || ip->tp > 1 || ip->pp > 1 || ip->cp > 1 || ip->ep > 1))
     return cs_error_set(err, CS_ERR_USAGE,
@@ -694,7 +974,8 @@ enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim
     cache->n = 0;
     cache->cal = in->cal;
   }
-  s->plan = *in->plan;
+  s->plan = eff;
+  s->fw = fw;
   s->pp = s->plan.pp;
   s->v = s->plan.vpp;
   s->m = cs_plan_microbatches(&s->plan);

@@ -66,6 +66,7 @@
 
 #include "cal.h"
 #include "compute.h"
+#include "framework.h"
 #include "plan.h"
 #include "status.h"
 #include "topology.h"
@@ -95,6 +96,9 @@ struct cs_sim_inputs {
   const struct cs_topology *topology;
   const struct cs_cal *cal; /* collective model and its uncertainty */
   double interference;      /* >= 1: compute slowdown under overlapped collectives */
+  /* the framework profile (framework.h); NULL = the one the plan names, found with
+   * cs_framework_find (a shared cache keeps the last one loaded) */
+  const struct cs_framework *framework;
 };
 
 /* Where the time of the step goes, on the pipeline stage that finishes last (seconds). The parts

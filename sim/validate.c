@@ -2,9 +2,10 @@
  *
  * A case is a setup (a training step: workload, gpu, topology, plan, gpus; or one
  * collective: collective, size, nodes, gpus_per_node, topology, algo, proto), a metric (speedup,
- * hw_tflops, step, busbw or time), the published value, the tolerance the issue accepts (12% unless
- * the source justifies another) and, for a known miss, the `bound` its error stays within today
- * (a regression guard) with a `note` saying why it misses. Published values carry their units
+ * hw_tflops, tflops, step, busbw or time), the published value, the tolerance the issue accepts
+ * (12% unless the source justifies another) and, for a known miss, the `bound` its error stays
+ * within today (a regression guard) with a `note` saying why it misses. Published values carry
+ * their units
  * ("1.42s", "326GBps", "137TFLOPS"); where a log holds the figure the case names the log instead
  * of copying the number: `{log: FILE, key: step_ms}` reads a "# result ... key=value" line,
  * `per: {log, key}` divides by another, `{nccl_tests: FILE, field: busbw|time}` reads the row of
@@ -48,10 +49,12 @@
 #define MAX_CASES 1024
 #define MAX_CALS 16
 
-static const char *const metric_names[] = {"speedup", "hw_tflops", "step", "busbw", "time", NULL};
-static const char *const metric_units[] = {"x", "TFLOP/s", "s", "GB/s", "us"};
-static const double metric_scale[] = {1, 1e-12, 1, 1e-9, 1e6}; /* SI -> the printed unit */
-static const int metric_kind[] = {-1, CS_UNIT_FLOPS, CS_UNIT_TIME, CS_UNIT_BANDWIDTH, CS_UNIT_TIME};
+static const char *const metric_names[] = {"speedup", "hw_tflops", "step", "tflops",
+                                           "busbw",   "time",      NULL};
+static const char *const metric_units[] = {"x", "TFLOP/s", "s", "TFLOP/s", "GB/s", "us"};
+static const double metric_scale[] = {1, 1e-12, 1, 1e-12, 1e-9, 1e6}; /* SI -> printed unit */
+static const int metric_kind[] = {
+    -1, CS_UNIT_FLOPS, CS_UNIT_TIME, CS_UNIT_FLOPS, CS_UNIT_BANDWIDTH, CS_UNIT_TIME};
 
 static const char *const status_names[] = {"ok", "MISS (known, within bound)", "MISS"};
 struct cfile {
@@ -87,7 +90,7 @@ static const struct cs_cfg_field fields[] = {
     F("name", CS_CFG_STRING, name, 128, 0, 0, NULL, NULL, "what the case is, one line"),
     F("section", CS_CFG_STRING, section, 16, 0, 0, "", NULL, "section of VALIDATION.md"),
     F("metric", CS_CFG_ENUM, metric, 0, 0, 0, NULL, metric_names,
-      "speedup, hw_tflops, step, busbw or time"),
+      "speedup, hw_tflops, tflops (model FLOPs), step, busbw or time"),
     F("workload", CS_CFG_STRING, workload, 512, 0, 0, "", NULL, "a bundled workload or a file"),
     F("gpu", CS_CFG_STRING, gpu, 128, 0, 0, "", NULL, "a bundled GPU or a file"),
     F("topology", CS_CFG_STRING, topology, 512, 0, 0, "", NULL, "a bundled topology or a file"),
@@ -180,7 +183,7 @@ static enum cs_status check_case(const struct vcase *c, struct cs_error *err) {
     need = "name";
   else if (!(c->given & bit("metric")))
     need = "metric";
-  else if (c->metric <= CS_VAL_STEP) {
+  else if (c->metric <= CS_VAL_TFLOPS) { /* a training step */
     if (!c->workload[0])
       need = "workload";
     else if (!c->gpu[0])
@@ -711,6 +714,8 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
   if (st == CS_OK) {
     if (c->metric == CS_VAL_HW_TFLOPS)
       *v = r.hw_tflops_per_gpu * 1e12;
+    else if (c->metric == CS_VAL_TFLOPS)
+      *v = r.tflops_per_gpu * 1e12;
     else if (c->metric == CS_VAL_STEP)
       *v = r.step;
     else {

@@ -21,7 +21,15 @@
 #define CS_VAL_ACCEPT_MEAN 0.05
 #define CS_VAL_ACCEPT_MAX 0.12
 
-enum cs_val_metric { CS_VAL_SPEEDUP, CS_VAL_HW_TFLOPS, CS_VAL_STEP, CS_VAL_BUSBW, CS_VAL_TIME };
+/* Training-step metrics first (up to CS_VAL_TFLOPS, model FLOPs per GPU), then collectives. */
+enum cs_val_metric {
+  CS_VAL_SPEEDUP,
+  CS_VAL_HW_TFLOPS,
+  CS_VAL_STEP,
+  CS_VAL_TFLOPS,
+  CS_VAL_BUSBW,
+  CS_VAL_TIME
+};
 enum cs_val_status { CS_VAL_OK, CS_VAL_KNOWN, CS_VAL_MISS };
 
 /* One case and its outcome. Values are SI; cs_val_metric_scale gives the printed unit's factor. */

@@ -135,7 +135,7 @@ int main(int argc, char **argv) {
       double v[NVAL] = {0};
       char status[256] = "ok";
       if (load(c, &w, &g, &t, &p, &comp, &err) == 0) {
-        struct cs_sim_inputs in = {w, &p, &comp, &t, &cal, CS_SIM_DEFAULT_INTERFERENCE};
+        struct cs_sim_inputs in = {w, &p, &comp, &t, &cal, CS_SIM_DEFAULT_INTERFERENCE, NULL};
         struct cs_sim *s = NULL;
         if (cs_sim_alloc_cached(&in, mode == 2 ? cache : NULL, &s, &err) == CS_OK) {
           struct cs_sim_result r;

@@ -12,6 +12,8 @@
  * Expected values are computed here from those expressions, never from the code under test.
  */
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "datadir.h"
@@ -21,6 +23,8 @@
 #include "testmodel.h"
 #include "testutil.h"
 #include "workload.h"
+
+#define GIB_BYTES 1073741824.0
 
 static double block_act(const struct cs_workload *w, const char *plan) {
   struct cs_plan p;
@@ -116,11 +120,17 @@ static void zero_stages(void **state) {
     assert_close(m.weights + m.grads + m.optimizer, expect[z][0] + expect[z][1] + expect[z][2],
                  0.01);
     assert_close(m.params, psi, 0.01);
-    /* temporary buffers: two DDP buckets, or two gathered layers under ZeRO-3 */
-    if (z < 3)
-      assert_close(m.temp, 2 * 25 * 1048576.0, 1e-12);
+    /* temporary buffers: DDP's buckets, a copy of every gradient (gradient_as_bucket_view off
+     * by default), two buckets for ZeRO-1/2, or two gathered layers under ZeRO-3; and the loss's
+     * backward (the default profile keeps fp32 logits): the logits gradient in fp32 and in bf16,
+     * s b V (4 + 2) bytes with b = 1 */
+    const double loss = s * V * (4 + 2);
+    if (z == 0)
+      assert_close(m.temp, 2 * psi + loss, 0.01);
+    else if (z < 3)
+      assert_close(m.temp, 2 * 25 * 1048576.0 + loss, 1e-12);
     else
-      assert_close(m.temp, 2 * 2 * (V + s) * h, 1e-9); /* the largest layer: embeddings */
+      assert_close(m.temp, 2 * 2 * (V + s) * h + loss, 1e-9); /* the largest layer: embeddings */
   }
   /* Adam in fp32: 4 + 4 + 8 bytes; K set explicitly */
   struct cs_plan p;
@@ -128,7 +138,8 @@ static void zero_stages(void **state) {
   cs_test_plan("precision=fp32", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
   assert_close(m.weights + m.grads + m.optimizer, 16 * psi, 0.01);
-  assert_close(m.temp, 0, 0); /* no data parallelism, no buckets */
+  /* no data parallelism, no buckets: only the loss's logits gradient, fp32 twice */
+  assert_close(m.temp, s * V * (4 + 4), 1e-12);
   cs_test_plan("optim_bytes=14,grad_bytes=4", &p);
   assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
   assert_close(m.weights + m.grads + m.optimizer, 20 * psi, 0.01);
@@ -179,12 +190,213 @@ static void fits(void **state) {
   cs_workload_free(w);
 }
 
+/* No configuration that was published as run may be rejected for memory: VALIDATION.md sections
+ * 3, 4, 8 and 9 and NVIDIA's MLPerf Training v3.1 GPT-3 175B submission on 80 GB H100s (TP 4,
+ * PP 8, interleaved 12, micro-batch 1, SP, FP8, TP communication overlap, no recomputation, fp32
+ * main parameters; NeMo with Transformer Engine's fused attention, hence flash_attention). Each
+ * under the framework that ran it. */
+struct published {
+  const char *workload, *gpu, *plan;
+};
+
+static const char *gpt3_fused =
+    "version: 1\nname: gpt3-175b-fused\ntype: decoder\nlayers: 96\nhidden: 12288\nheads: 96\n"
+    "vocab: 50257\nseq: 2048\nmax_positions: 2048\ntied_embeddings: true\nbias: true\n"
+    "dropout: true\nflash_attention: true\n";
+
+static const struct published runs[] = {
+    /* section 3 */
+    {"megatron-1.7b", "a100-80gb", "dp=32,mbs=1,gbs=512,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-3.6b", "a100-80gb",
+     "tp=2,dp=32,mbs=1,gbs=512,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-7.5b", "a100-80gb",
+     "tp=4,dp=32,mbs=1,gbs=512,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-18.4b", "a100-80gb",
+     "tp=8,dp=32,mbs=1,gbs=1024,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-39.1b", "a100-80gb",
+     "tp=8,pp=2,dp=32,mbs=1,gbs=1536,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-76.1b", "a100-80gb",
+     "tp=8,pp=4,dp=32,mbs=1,gbs=1792,recompute=full,framework=megatron-lm-2021"},
+    /* section 4, both recomputation settings */
+    {"megatron-22b", "a100-80gb", "tp=8,mbs=4,gbs=4,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-22b", "a100-80gb",
+     "tp=8,mbs=4,gbs=4,sp=true,recompute=selective,framework=megatron-lm-2021"},
+    {"megatron-175b", "a100-80gb",
+     "tp=8,pp=8,vpp=3,mbs=1,gbs=64,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-175b", "a100-80gb",
+     "tp=8,pp=8,vpp=3,mbs=1,gbs=64,sp=true,recompute=selective,framework=megatron-lm-2021"},
+    {"megatron-530b", "a100-80gb",
+     "tp=8,pp=35,vpp=3,mbs=1,gbs=280,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-530b", "a100-80gb",
+     "tp=8,pp=35,vpp=3,mbs=1,gbs=280,sp=true,recompute=selective,framework=megatron-lm-2021"},
+    {"megatron-1t", "a100-80gb",
+     "tp=8,pp=64,mbs=1,gbs=512,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-1t", "a100-80gb",
+     "tp=8,pp=64,mbs=1,gbs=512,sp=true,recompute=selective,framework=megatron-lm-2021"},
+    /* section 8 */
+    {"megatron-175b", "a100-80gb",
+     "dp=384,zero=3,mbs=4,gbs=1536,recompute=full,framework=deepspeed-zero3-v0.3"},
+    {"megatron-175b", "a100-80gb",
+     "dp=768,zero=3,mbs=2,gbs=1536,recompute=full,framework=deepspeed-zero3-v0.3"},
+    {"megatron-175b", "a100-80gb",
+     "dp=1536,zero=3,mbs=1,gbs=1536,recompute=full,framework=deepspeed-zero3-v0.3"},
+    {"megatron-530b", "a100-80gb",
+     "dp=640,zero=3,mbs=4,gbs=2560,recompute=full,framework=deepspeed-zero3-v0.3"},
+    {"megatron-530b", "a100-80gb",
+     "dp=2240,zero=3,mbs=1,gbs=2240,recompute=full,framework=deepspeed-zero3-v0.3"},
+    {"megatron-175b", "a100-80gb",
+     "tp=8,pp=12,dp=4,mbs=1,gbs=1536,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-175b", "a100-80gb",
+     "tp=8,pp=12,dp=16,mbs=1,gbs=1536,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-530b", "a100-80gb",
+     "tp=8,pp=35,dp=2,mbs=1,gbs=2240,recompute=full,framework=megatron-lm-2021"},
+    {"megatron-530b", "a100-80gb",
+     "tp=8,pp=35,dp=8,mbs=1,gbs=2240,recompute=full,framework=megatron-lm-2021"},
+    /* section 9 */
+    {"mcore-gpt-1.7b", "h100-sxm", "dp=48,mbs=1,gbs=192,framework=megatron-core"},
+    {"mcore-gpt-7.1b", "h100-sxm", "tp=2,dp=48,mbs=1,gbs=192,sp=true,framework=megatron-core"},
+    {"mcore-gpt-16b", "h100-sxm", "tp=4,dp=48,mbs=1,gbs=192,sp=true,framework=megatron-core"},
+    {"mcore-gpt-32b", "h100-sxm", "tp=8,dp=48,mbs=1,gbs=192,sp=true,framework=megatron-core"},
+    {"mcore-gpt-70b", "h100-sxm", "tp=8,pp=2,dp=48,mbs=1,gbs=384,sp=true,framework=megatron-core"},
+    {"mcore-gpt-119b", "h100-sxm", "tp=8,pp=4,dp=48,mbs=1,gbs=768,sp=true,framework=megatron-core"},
+    {"mcore-gpt-177b", "h100-sxm",
+     "tp=8,pp=6,dp=48,mbs=1,gbs=1152,sp=true,framework=megatron-core"},
+    {"mcore-gpt-314b", "h100-sxm",
+     "tp=8,pp=8,dp=48,mbs=1,gbs=1536,sp=true,framework=megatron-core"},
+    {"mcore-gpt-462b", "h100-sxm",
+     "tp=8,pp=16,dp=48,mbs=1,gbs=3072,sp=true,framework=megatron-core"},
+    /* MLPerf Training v3.1, GPT-3 175B, at several data-parallel sizes */
+    {NULL, "h100-sxm",
+     "tp=4,pp=8,vpp=12,dp=8,mbs=1,gbs=2048,sp=true,precision=fp8,overlap_tp=true,"
+     "framework=megatron-core"},
+    {NULL, "h100-sxm",
+     "tp=4,pp=8,vpp=12,dp=64,mbs=1,gbs=2048,sp=true,precision=fp8,overlap_tp=true,"
+     "framework=megatron-core"},
+    {NULL, "h100-sxm",
+     "tp=4,pp=8,vpp=12,dp=256,mbs=1,gbs=2048,sp=true,precision=fp8,overlap_tp=true,"
+     "framework=megatron-core"},
+};
+
+static void published_runs_fit(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof runs / sizeof runs[0]; i++) {
+    struct cs_error err = {0};
+    struct cs_workload *w = NULL;
+    if (runs[i].workload)
+      w = cs_test_workload(runs[i].workload);
+    else
+      assert_int_equal(cs_workload_load_string(gpt3_fused, "gpt3.yaml", &w, &err), CS_OK);
+    char path[4096];
+    assert_int_equal(
+        cs_datadir_find("gpus", "model/gpus", runs[i].gpu, NULL, path, sizeof path, &err), CS_OK);
+    struct cs_gpu g;
+    assert_int_equal(cs_gpu_load(path, &g, &err), CS_OK);
+    struct cs_plan p;
+    cs_test_plan(runs[i].plan, &p);
+    struct cs_memory m;
+    assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
+    assert_int_equal(cs_memory_estimate(w, &p, &g, &m, &err), CS_OK);
+    if (cs_memory_check(&m, g.name, &err) != CS_OK)
+      fail_msg("%s %s: %s", runs[i].workload ? runs[i].workload : "gpt3-175b-fused", runs[i].plan,
+               err.msg);
+    cs_workload_free(w);
+  }
+}
+
+/* Framework profiles change memory as the frameworks do: Megatron-Core's distributed optimizer
+ * shards the optimizer state over dp and keeps fp32 gradients (reduced in fp32 under bf16); FP8
+ * adds Transformer Engine's FP8 weight and transpose copies, 2 bytes per parameter. */
+static void framework_memory(void **state) {
+  (void)state;
+  struct cs_workload *w = cs_test_workload("megatron-7.5b");
+  struct cs_error err = {0};
+  struct cs_plan p;
+  struct cs_memory ddp, mc, f8;
+  cs_test_plan("dp=64,mbs=1", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &ddp, &err), CS_OK);
+  cs_test_plan("dp=64,mbs=1,framework=megatron-core", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &mc, &err), CS_OK);
+  const double psi = ddp.params;
+  assert_close(mc.optimizer, 12 * psi / 64, 1e-9);
+  assert_close(mc.grads, 4 * psi, 1e-9);
+  assert_close(mc.weights, 2 * psi, 1e-9);
+  cs_test_plan("dp=64,mbs=1,precision=fp8", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &f8, &err), CS_OK);
+  assert_close(f8.weights, (2 + 2) * psi, 1e-9);
+  /* FSDP2 without resharding holds every gathered weight from forward to backward */
+  struct cs_memory rs, nrs;
+  cs_test_plan("dp=64,zero=3,mbs=1,framework=fsdp2", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &rs, &err), CS_OK);
+  cs_test_plan("dp=64,zero=3,mbs=1,framework=fsdp2-noreshard", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &nrs, &err), CS_OK);
+  assert_close(nrs.temp - rs.temp, 2 * psi - 2 * 2 * (51200.0 + 2048) * 4096, 1e-9);
+  /* an unknown profile is an error, not the default */
+  cs_test_plan("dp=64,framework=no-such-framework", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &f8, &err), CS_ERR_IO);
+  assert_non_null(strstr(err.msg, "framework"));
+  cs_workload_free(w);
+}
+
+/* Peak memory against torch.cuda.max_memory_allocated of real steps (tests/gpu/steps.py, the
+ * GPT 1.3B of tests/data/h200x2-steps/gpt-1b.yaml at micro-batch 8 on H200s, bf16 autocast over
+ * fp32 weights, fused AdamW): the peak_gib of each log's "# result" line, read here, against the
+ * model's total less its reserve (max_memory_allocated counts neither the CUDA context nor the
+ * allocator's cache). Within 10% for one GPU, DDP and FSDP2; Megatron-style TP holds about
+ * 3.4 GiB more than the model at both tp=2 and tp=4 (-10% and -16%): a known miss, held to 20%. */
+static double log_peak(const char *rel) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", CS_TEST_DATA, rel);
+  FILE *f = fopen(path, "r");
+  if (!f) fail_msg("cannot open %s", path);
+  char line[1024];
+  double peak = -1;
+  while (fgets(line, sizeof line, f)) {
+    const char *k = strstr(line, "peak_gib=");
+    if (strncmp(line, "# result ", 9) == 0 && k) peak = strtod(k + 9, NULL);
+  }
+  fclose(f);
+  if (peak <= 0) fail_msg("%s: no peak_gib in a # result line", path);
+  return peak * GIB_BYTES;
+}
+
+static void measured_peaks(void **state) {
+  (void)state;
+  static const struct {
+    const char *log, *plan;
+    double tol;
+  } logs[] = {
+      {"h200x2-steps/single.log", "dp=1,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h200x2-steps/ddp2.log", "dp=2,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h200x4/steps/ddp4.log", "dp=4,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h200x2-steps/fsdp2.log", "dp=2,zero=3,mbs=8,grad_bytes=4,framework=fsdp2", 0.10},
+      {"h200x4/steps/fsdp4.log", "dp=4,zero=3,mbs=8,grad_bytes=4,framework=fsdp2", 0.10},
+      {"h200x2-steps/tp2.log", "tp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.20},
+      {"h200x4/steps/tp4.log", "tp=4,mbs=8,gbs=32,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.20},
+  };
+  char path[4096];
+  snprintf(path, sizeof path, "%s/h200x2-steps/gpt-1b.yaml", CS_TEST_DATA);
+  struct cs_workload *w = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_workload_load(path, &w, &err), CS_OK);
+  for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+    struct cs_plan p;
+    cs_test_plan(logs[i].plan, &p);
+    struct cs_memory m;
+    assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
+    double measured = log_peak(logs[i].log), model = m.total - m.reserve;
+    print_message("%-24s measured %6.2f GiB, model %6.2f GiB (%+.1f%%)\n", logs[i].log,
+                  measured / GIB_BYTES, model / GIB_BYTES, 100 * (model / measured - 1));
+    assert_close(model, measured, logs[i].tol);
+  }
+  cs_workload_free(w);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(activations_per_layer),
-      cmocka_unit_test(activations_pipeline),
-      cmocka_unit_test(zero_stages),
-      cmocka_unit_test(fits),
+      cmocka_unit_test(activations_per_layer), cmocka_unit_test(activations_pipeline),
+      cmocka_unit_test(zero_stages),           cmocka_unit_test(fits),
+      cmocka_unit_test(published_runs_fit),    cmocka_unit_test(measured_peaks),
+      cmocka_unit_test(framework_memory),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

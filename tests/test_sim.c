@@ -14,6 +14,7 @@
 #include "calfile.h"
 #include "compute.h"
 #include "datadir.h"
+#include "framework.h"
 #include "gpu.h"
 #include "pipeline.h"
 #include "plan.h"
@@ -244,6 +245,94 @@ static struct cs_sim_result run_in(struct cs_sim_inputs *in, int share) {
   return r;
 }
 
+/* ZeRO-3 priced per gather unit from a framework profile. Without prefetch and with a device
+ * sync per fetch the schedule is serial, so host work adds to the step exactly: with one
+ * micro-batch, every gathered unit pays host_call three times (its forward gather, its backward
+ * gather, its reduce-scatter): GPT-3 1.3B per weight matrix has 24 x 4 block units plus the
+ * embedding and the final norm, 98 units. Weights under the persistence threshold are never
+ * gathered, so a threshold above every weight leaves no all-gather (the gradients are still
+ * reduce-scattered). */
+static void test_zero3_units(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,zero=3,mbs=1,gbs=8");
+  struct cs_framework f;
+  cs_framework_default(&f);
+  f.unit = CS_FW_UNIT_MODULE;
+  f.prefetch_depth = 0;
+  f.overlap_param = 0;
+  f.sync_per_fetch = 1;
+  struct cs_sim_inputs in = inputs(&s);
+  in.framework = &f;
+  struct cs_sim_result r0 = run_in(&in, 1);
+  f.host_call = 1e-3;
+  struct cs_sim_result r1 = run_in(&in, 1);
+  assert_close(r1.step - r0.step, 98 * 3 * 1e-3, 1e-9);
+  /* per rank of a list-form collective: the same, times the 8 ranks of the group */
+  f.host_call = 0;
+  f.host_rank = 1e-4;
+  struct cs_sim_result r2 = run_in(&in, 1);
+  assert_close(r2.step - r0.step, 98 * 3 * 8 * 1e-4, 1e-9);
+  /* hidden behind the units' kernels when the framework does not synchronise */
+  f.sync_per_fetch = 0;
+  f.host_rank = 1e-7;
+  struct cs_sim_result r3 = run_in(&in, 1);
+  assert_close(r3.step, r0.step, 1e-12);
+  /* persistence above every weight: no gathers (gradients are still reduce-scattered) */
+  f.host_rank = 0;
+  f.persistence = 1e12;
+  struct cs_sim_result r4 = run_in(&in, 1);
+  assert_true(r4.step < r0.step);
+  struct cs_sim *sim = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_OK);
+  struct cs_sim_coll_info info[64];
+  int n = cs_sim_collectives(sim, info, 64), rs = 0;
+  for (int i = 0; i < n; i++) {
+    assert_int_not_equal(info[i].coll, CS_COLL_ALL_GATHER);
+    rs += info[i].coll == CS_COLL_REDUCE_SCATTER;
+  }
+  assert_true(rs > 0);
+  cs_sim_free(sim);
+  /* prefetching one unit ahead never slows the step */
+  f.persistence = 0;
+  f.prefetch_depth = 1;
+  f.overlap_param = 1;
+  struct cs_sim_result r5 = run_in(&in, 1);
+  assert_true(r5.step <= r0.step);
+  cs_scenario_fini(&s);
+}
+
+/* Megatron-LM 2021 reduces all gradients in one call after backward, so it is never faster than
+ * DDP's overlapped buckets; its pipeline send moves 1/tp of the chunk's output per rank and the
+ * receiver all-gathers the whole output over TP (without sequence parallelism). */
+static void test_framework_schedule(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "tp=2,pp=2,dp=8,mbs=1,gbs=64");
+  struct cs_sim_result ddp = predict(&s);
+  snprintf(s.base.framework, sizeof s.base.framework, "megatron-lm-2021");
+  struct cs_sim_result meg = predict(&s);
+  assert_true(meg.step >= ddp.step);
+  struct cs_sim_inputs in = inputs(&s);
+  struct cs_sim *sim = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_OK);
+  struct cs_sim_coll_info info[64];
+  int n = cs_sim_collectives(sim, info, 64);
+  double send = 0, gather = 0;
+  for (int i = 0; i < n; i++) {
+    if (info[i].coll == CS_COLL_SEND_RECV && info[i].group == CS_GROUP_PP) send = info[i].bytes;
+    if (info[i].coll == CS_COLL_ALL_GATHER && info[i].group == CS_GROUP_TP) gather = info[i].bytes;
+  }
+  /* the output of one stage: mbs x seq x hidden at 2 bytes */
+  const double out = 1.0 * 2048 * 2048 * 2;
+  assert_close(send, out / 2, 1e-12);
+  assert_close(gather, out, 1e-12);
+  cs_sim_free(sim);
+  cs_scenario_fini(&s);
+}
+
 /* Single-process DataParallel on one DGX H100: every micro-batch broadcasts the weights and
  * reduces the gradients through GPU 0 with nothing overlapped. Each moves params x 4 bytes (fp32
  * weights and gradients here) and cannot beat the NVLink rate of one GPU, 450 GB/s per
@@ -469,6 +558,8 @@ int main(void) {
       cmocka_unit_test(test_dataparallel),
       cmocka_unit_test(test_cp_ring),
       cmocka_unit_test(test_nic_sharing),
+      cmocka_unit_test(test_zero3_units),
+      cmocka_unit_test(test_framework_schedule),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

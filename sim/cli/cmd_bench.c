@@ -121,7 +121,7 @@ static enum cs_status bench_sim(int reps, double *t, double *sink, struct cs_err
   cs_cal_init(&cal);
   enum cs_status st = load_gpt3(&w, &g, &topo, &c, err);
   if (st == CS_OK) st = cs_plan_parse("tp=8,pp=16,dp=25,mbs=1,gbs=1600", &plan, err);
-  struct cs_sim_inputs in = {w, &plan, &c, &topo, &cal, CS_SIM_DEFAULT_INTERFERENCE};
+  struct cs_sim_inputs in = {w, &plan, &c, &topo, &cal, CS_SIM_DEFAULT_INTERFERENCE, NULL};
   struct cs_sim *s = NULL;
   if (st == CS_OK) st = cs_sim_alloc(&in, &s, err);
   if (st == CS_OK) {

@@ -123,6 +123,37 @@ static int launcher_rank(void) {
   return 0;
 }
 
+/* The fit after a measurement run, as `commscale fit OUT -o CAL [FIT-ARGS]`; CAL defaults to
+ * calibration.yaml beside OUT. */
+static int fit_measurements(const char *out, const char *cal, const char *fit_args) {
+  char calbuf[PATH_MAX];
+  if (cal == NULL) {
+    snprintf(calbuf, sizeof calbuf, "%s", out);
+    char *slash = strrchr(calbuf, '/');
+    char *base = slash ? slash + 1 : calbuf;
+    snprintf(base, sizeof calbuf - (size_t)(base - calbuf), "calibration.yaml");
+    if (strcmp(calbuf, out) == 0) snprintf(calbuf, sizeof calbuf, "%s.yaml", out);
+    cal = calbuf;
+  }
+  char *fargv[64];
+  int nf = 0;
+  static char fit_name[] = "fit", dash_o[] = "-o";
+  fargv[nf++] = fit_name;
+  fargv[nf++] = (char *)out;
+  fargv[nf++] = dash_o;
+  fargv[nf++] = (char *)cal;
+  char fa[1024];
+  if (fit_args) {
+    snprintf(fa, sizeof fa, "%s", fit_args);
+    char *save = NULL;
+    for (char *t = strtok_r(fa, " \t", &save); t && nf < 62; t = strtok_r(NULL, " \t", &save))
+      fargv[nf++] = t;
+  }
+  fargv[nf] = NULL;
+  fprintf(stderr, "commscale calibrate: measurements in %s; fitting into %s\n", out, cal);
+  return cs_cmd_fit(nf, fargv);
+}
+
 int cs_cmd_calibrate(int argc, char **argv) {
   const char *cal = NULL, *runner = NULL, *out = NULL, *fit_args = NULL;
   int no_fit = 0, help = 0, dry = 0, check = 0, probes_only = 0;
@@ -200,31 +231,5 @@ int cs_cmd_calibrate(int argc, char **argv) {
   }
   if (no_fit || dry || check || probes_only || launcher_rank() != 0) return 0;
 
-  /* the fit, as `commscale fit OUT -o CAL [FIT-ARGS]` */
-  char calbuf[PATH_MAX];
-  if (cal == NULL) {
-    snprintf(calbuf, sizeof calbuf, "%s", out);
-    char *slash = strrchr(calbuf, '/');
-    char *base = slash ? slash + 1 : calbuf;
-    snprintf(base, sizeof calbuf - (size_t)(base - calbuf), "calibration.yaml");
-    if (strcmp(calbuf, out) == 0) snprintf(calbuf, sizeof calbuf, "%s.yaml", out);
-    cal = calbuf;
-  }
-  char *fargv[64];
-  int nf = 0;
-  static char fit_name[] = "fit", dash_o[] = "-o";
-  fargv[nf++] = fit_name;
-  fargv[nf++] = (char *)out;
-  fargv[nf++] = dash_o;
-  fargv[nf++] = (char *)cal;
-  char fa[1024];
-  if (fit_args) {
-    snprintf(fa, sizeof fa, "%s", fit_args);
-    char *save = NULL;
-    for (char *t = strtok_r(fa, " \t", &save); t && nf < 62; t = strtok_r(NULL, " \t", &save))
-      fargv[nf++] = t;
-  }
-  fargv[nf] = NULL;
-  fprintf(stderr, "commscale calibrate: measurements in %s; fitting into %s\n", out, cal);
-  return cs_cmd_fit(nf, fargv);
+  return fit_measurements(out, cal, fit_args);
 }

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "framework.h"
 #include "opts.h"
 #include "output.h"
 #include "plot.h"
@@ -214,19 +215,6 @@ static void explain(FILE *f, const struct cs_sim *s) {
   }
 }
 
-/* Whether the plan text names key (so that it is not filled in). */
-static int names_key(const char *text, const char *key) {
-  size_t k = strlen(key);
-  for (const char *s = text; (s = strstr(s, key)) != NULL; s += k) {
-    int start = s == text || s[-1] == ',' || s[-1] == ' ';
-    const char *e = s + k;
-    while (*e == ' ')
-      e++;
-    if (start && *e == '=') return 1;
-  }
-  return 0;
-}
-
 static int ends_with(const char *s, const char *tail) {
   size_t n = strlen(s), k = strlen(tail);
   return n >= k && strcmp(s + n - k, tail) == 0;
@@ -241,7 +229,7 @@ static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char 
     enum cs_status st = cli_setup_plan(text, &plans[0], err);
     if (st != CS_OK) return st;
     snprintf(texts[0], sizeof texts[0], "%s", text);
-    fixed[0] = names_key(text, "dp");
+    fixed[0] = cs_plan_text_names(text, "dp");
     *nplan = 1;
     return CS_OK;
   }
@@ -272,7 +260,7 @@ static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char 
         cs_error_prefix(err, where);
         return st;
       }
-      fixed[*nplan] = names_key(t, "dp");
+      fixed[*nplan] = cs_plan_text_names(t, "dp");
       if (plans[*nplan].precision != plans[0].precision)
         return cs_error_set(err, CS_ERR_USAGE,
                             "plan %d has another precision than plan 1: plans side by side share "
@@ -419,9 +407,17 @@ static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *r
                                 const char *calpath, const struct first_ctx *fc, int argc,
                                 char **argv, struct cs_error *err) {
   char head[1024];
-  snprintf(head, sizeof head, "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n",
-           su->workload->description, su->gpu.description, su->topo.description,
-           calpath ? calpath : "(default model)");
+  int hl = snprintf(head, sizeof head,
+                    "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n# framework",
+                    su->workload->description, su->gpu.description, su->topo.description,
+                    calpath ? calpath : "(default model)");
+  for (int i = 0; i < sp->nplan && hl > 0 && (size_t)hl < sizeof head; i++) {
+    int seen = 0; /* each profile once, in plan order */
+    for (int j = 0; j < i; j++)
+      seen = seen || strcmp(sp->plans[j].framework, sp->plans[i].framework) == 0;
+    if (!seen) hl += snprintf(head + hl, sizeof head - (size_t)hl, " %s", sp->plans[i].framework);
+  }
+  if (hl > 0 && (size_t)hl < sizeof head) snprintf(head + hl, sizeof head - (size_t)hl, "\n");
   if (fmt == CLI_CSV)
     write_csv(f, recs, nrec);
   else if (fmt == CLI_JSON)
@@ -483,6 +479,13 @@ static int parse_grid(const struct cli_args *a, struct cs_predict_spec *sp, stru
   const char *s = cli_get(&verb, a, "plan");
   if (parse_plans(s ? s : "", plans, ptexts, fixed, &sp->nplan, err) != CS_OK)
     return usage_fail(err, "--plan");
+  /* a framework profile that does not exist is a usage error, named before any row is costed
+   * (not a row rejected for it and then "no feasible plan") */
+  for (int i = 0; i < sp->nplan; i++) {
+    struct cs_framework fw;
+    if (cs_framework_find(plans[i].framework, NULL, &fw, err) != CS_OK)
+      return usage_fail(err, "--plan");
+  }
   sp->plans = plans, sp->fixed = fixed, sp->texts = (const char(*)[256])ptexts;
   sp->accum = 1;
   if ((s = cli_get(&verb, a, "accum"))) {

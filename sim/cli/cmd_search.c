@@ -312,10 +312,10 @@ static enum cs_status write_all(const struct cli_args *a, int fmt, const struct 
   char head[4096];
   snprintf(head, sizeof head,
            "# workload  %s\n# gpu       %s\n# topology  %s, %.0f Gb/s per GPU\n# cal       %s\n"
-           "# GPUs %ld, gbs %d%s\n",
+           "# framework %s\n# GPUs %ld, gbs %d%s\n",
            su->workload->description, su->gpu.description, su->topo.description,
            cs_netedit_gbps_per_gpu(&su->topo), su->calpath[0] ? su->calpath : "(default model)",
-           gpus, (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
+           su->base.framework, gpus, (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
   if (fmt == CLI_CSV)
     write_csv(f, r, w);
   else if (fmt == CLI_JSON)

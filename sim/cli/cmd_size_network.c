@@ -48,10 +48,11 @@ static void write_table(FILE *f, const struct cs_scenario *su, const struct cs_s
                         const char *tt) {
   fprintf(f,
           "# commscale %s size-network\n# workload  %s\n# topology  %s: %ld nodes x %d GPUs, "
-          "%d NICs per node, %s%s%s\n# target    %s, gbs %ld\n",
+          "%d NICs per node, %s%s%s\n# framework %s\n# target    %s, gbs %ld\n",
           CS_VERSION, su->workload->description, z->t->name, z->nodes, z->t->node.gpus,
           z->t->net.nics, cs_topo_transport_name((enum cs_topo_transport)z->t->net.transport),
-          z->t->net.sharp ? ", SHARP" : "", z->t->node.nvls ? ", NVLS" : "", tt, z->gbs);
+          z->t->net.sharp ? ", SHARP" : "", z->t->node.nvls ? ", NVLS" : "", su->base.framework, tt,
+          z->gbs);
   fprintf(f, "#%-6s %9s %9s %9s %9s %9s %9s %10s %10s  %s\n", "family", "least", "per NIC",
           "per node", "max_step", "step", "step@90%", "knee", "tok/s@inf", "plan at least");
   fprintf(f, "#%-6s %9s %9s %9s %9s %9s %9s %10s %10s\n", "", "(Gb/s/GPU)", "(Gb/s)", "(Gb/s)",

@@ -120,10 +120,10 @@ static enum cs_status parse_grid(const struct cli_args *a, struct cs_sweep_spec 
 static void write_table(FILE *f, const struct cs_scenario *su, const struct cs_sweep_rec *R,
                         size_t k) {
   fprintf(f,
-          "# commscale %s sweep\n# workload  %s\n# topology  %s\n#%5s %9s %6s %-6s %9s %11s "
-          "%6s %8s %9s  %s\n",
-          CS_VERSION, su->workload->description, su->topo.description, "nodes", "Gb/s/GPU", "gbs",
-          "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
+          "# commscale %s sweep\n# workload  %s\n# topology  %s\n# framework %s\n#%5s %9s %6s "
+          "%-6s %9s %11s %6s %8s %9s  %s\n",
+          CS_VERSION, su->workload->description, su->topo.description, su->base.framework, "nodes",
+          "Gb/s/GPU", "gbs", "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
   for (size_t i = 0; i < k; i++) {
     const struct cs_sweep_rec *r = &R[i];
     if (!r->ok) {

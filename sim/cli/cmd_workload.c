@@ -221,6 +221,9 @@ static int help_config(void) {
   f = cs_gpu_fields(&n);
   printf("\nGPU keys (GPU YAML files):\n");
   cs_cfg_help(stdout, f, n);
+  f = cs_framework_fields(&n);
+  printf("\nframework profile keys (model/frameworks/NAME.yaml; plan key framework=NAME):\n");
+  cs_cfg_help(stdout, f, n);
   return 0;
 }
 

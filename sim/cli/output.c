@@ -58,6 +58,8 @@ void cli_json_plan(FILE *f, const struct cs_plan *plan) {
       fputs(*(const int *)ptr ? "true" : "false", f);
     else if (pf[i].type == CS_CFG_INT)
       fprintf(f, "%d", *(const int *)ptr);
+    else if (pf[i].type == CS_CFG_STRING)
+      cli_json_string(f, (const char *)ptr);
     else
       cli_json_num(f, "%.10g", *(const double *)ptr);
   }

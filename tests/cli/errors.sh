@@ -124,6 +124,7 @@ expect 2 "--plan: plan 2 is empty \(expected \"P1;P2\"\)" -- predict $W --plan "
 expect 2 "--plan: plan 2: plan item 1 \"tp=x\": tp: expected an integer" -- predict $W --plan "dp=8;tp=x"
 expect 1 "no feasible plan: 8 GPUs are not a multiple of tp\*pp\*cp = 3" -- predict $W --plan tp=3 --gpus 8
 expect 1 "no feasible plan: the plan occupies 8 GPUs, not 7" -- predict $W --plan dp=8 --gpus 7
+expect 2 "--plan: framework: no frameworks file named \"nope\"" -- predict $W --plan framework=nope
 expect 2 "--nodes: expected an integer from 1 to" -- predict $W --plan dp=8 --nodes 0
 expect 2 "--nodes: expected an integer from 1 to .* got -2" -- predict $W --plan dp=8 --nodes -2
 expect 2 "--net-gbps: expected an integer, got \"1e30\"" -- predict $W --plan dp=8 --net-gbps 1e30
@@ -217,16 +218,49 @@ expect 1 "sc-target.yaml:7:9: target: target \"eff=7\": expected a value in \(0,
 expect 1 "sc-nocal.yaml:9:6: cal: nope-cal.yaml: cannot open" -- report "$tmp/sc-nocal.yaml" -o "$tmp/rep"
 expect 1 "sc-noworkload.yaml:2:11: workload: no workloads file named \"nope-wl\"" -- report "$tmp/sc-noworkload.yaml" -o "$tmp/rep"
 if [ -e "$tmp/rep" ]; then fail=$((fail + 1)); echo "FAIL: a report that failed at load left $tmp/rep"; else pass=$((pass + 1)); fi
+# leftovers NAME: how many entries beside $tmp/NAME carry its name (a temporary left behind)
+leftovers() {
+  local n=0 f
+  for f in "$tmp/$1"?* "$tmp/.$1"*; do [ -e "$f" ] && n=$((n + 1)); done
+  echo "$n"
+}
 # a part that fails (a price file that does not parse) leaves the old report as it was, whole
 mkdir -p "$tmp/rep-old" && echo old >"$tmp/rep-old/report.md" && : >"$tmp/rep-old/.commscale-output"
 err=$(cd "$tmp" && timeout 120 "$cs" report sc-prices.yaml -o rep-old 2>&1 >/dev/null)
 st=$?
 if [ "$st" -eq 1 ] && printf '%s' "$err" | grep -q "part.* of the report failed.*rep-old is left as it was" &&
-  [ "$(cat "$tmp/rep-old/report.md")" = old ] && [ "$(ls -a "$tmp" | grep -c '^\.\?rep-old.')" -eq 0 ]; then
+  [ "$(cat "$tmp/rep-old/report.md")" = old ] && [ "$(leftovers rep-old)" -eq 0 ]; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1))
-  echo "FAIL: report with a failing part: status $st, stderr: $err; rep-old/report.md: $(cat "$tmp/rep-old/report.md"); $(ls -a "$tmp" | grep rep-old)"
+  echo "FAIL: report with a failing part: status $st, stderr: $err; rep-old/report.md: $(cat "$tmp/rep-old/report.md"); $(leftovers rep-old) left beside"
+fi
+# two reports into one folder at once: one whole scenario wins, never a mix of two
+# shellcheck disable=SC2059 # the scenario text carries the escapes
+printf "$scen"'plan: "tp=4"\n' >"$tmp/sc-g16.yaml"
+# shellcheck disable=SC2059
+printf "$scen"'plan: "tp=4"\n' | sed 's/gbs: 16/gbs: 32/' >"$tmp/sc-g32.yaml"
+rm -rf "$tmp/rep-two"
+(cd "$tmp" && { timeout 120 "$cs" report sc-g16.yaml -o rep-two 2>/dev/null &
+  timeout 120 "$cs" report sc-g32.yaml -o rep-two 2>/dev/null; wait; })
+g=$(grep -o -- '--gbs [0-9]*' "$tmp/rep-two/report.md" 2>/dev/null | sort -u)
+if [ "$(printf '%s\n' "$g" | grep -c .)" -eq 1 ] && grep -q "global batch ${g#--gbs }," "$tmp/rep-two/report.md"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: two reports into one folder mixed: $g"
+fi
+# a report killed (SIGTERM) mid-run leaves the old folder as it was and no temporary beside it
+rep=$(cd "$(dirname "$0")/../.." && pwd)/sim/scenarios/gpt3-175b-400n.yaml
+sum=$(cksum <"$tmp/rep-two/report.md")
+(cd "$tmp" && exec timeout -s TERM 1 "$cs" report "$rep" -o rep-two 2>/dev/null)
+st=$?
+if [ "$st" -eq 124 ] && [ "$(cksum <"$tmp/rep-two/report.md")" = "$sum" ] &&
+  [ "$(leftovers rep-two)" -eq 0 ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: report killed mid-run: status $st, $(leftovers rep-two) left beside"
 fi
 expect 2 "unknown option" -- validate --bogus
 expect 2 "--format expects table, csv or json" -- validate --format xml

@@ -16,13 +16,13 @@ ctags=$(command -v ctags || true)
 cd "$src" || exit 1
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
   files=$(git ls-files '*.c' '*.h' | grep -v '^tests/')
-  if [ -n "${SIZES_DIRS:-}" ]; then
-    keep=""
-    for f in $files; do for d in $SIZES_DIRS; do case $f in "$d"/*) keep="$keep $f" ;; esac; done; done
-    files=$keep
-  fi
 else
   files=$(find calibrate model sim topologies plots -name '*.c' -o -name '*.h')
+fi
+if [ -n "${SIZES_DIRS:-}" ]; then
+  keep=""
+  for f in $files; do for d in $SIZES_DIRS; do case $f in "$d"/*) keep="$keep $f" ;; esac; done; done
+  files=$keep
 fi
 EXEMPT=${SIZES_EXEMPT:-}
 funcs=$("$ctags" --c-kinds=f --fields=+ne -o - $files 2>/dev/null |

@@ -26,6 +26,17 @@ void cs_cal_init(struct cs_cal *cal) {
     cal->alt_hop_net[p] = cal->model.hop[CS_TIER_NET][p];
   cal->quality.aic[0] = cal->quality.aic[1] = NAN;
   cal->quality.max_nodes = cal->quality.max_ranks = cal->quality.max_gpus_per_node = 0;
+  cal->steps.compute_scale = cal->steps.interference = 1;
+  cal->steps.compute_scale_se = cal->steps.host_s_se = cal->steps.interference_se = NAN;
+  cal->steps.corr_scale_host = NAN;
+}
+
+double cs_cal_steps_band(const struct cs_cal_steps *s) {
+  double a = isfinite(s->compute_scale_se) && s->compute_scale > 0
+                 ? BAND_Z * s->compute_scale_se / s->compute_scale
+                 : 0;
+  double b = isfinite(s->max_rel_err) ? s->max_rel_err : 0;
+  return sqrt(a * a + b * b);
 }
 
 void cs_cal_fini(struct cs_cal *cal) {

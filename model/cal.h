@@ -55,6 +55,23 @@ struct cs_cal_quality {
   int n_cv;
 };
 
+/* A steps calibration (sim/stepfit.h): what `commscale fit --steps` fitted to timed training
+ * steps. fitted == 0: none (older files, or a collective-only fit). */
+struct cs_cal_steps {
+  int fitted;
+  double compute_scale, host_s, interference;          /* the model's step terms */
+  double compute_scale_se, host_s_se, interference_se; /* standard errors; NAN = not determined */
+  double corr_scale_host;                              /* their correlation; NAN when not fitted */
+  int points;
+  double median_rel_err, max_rel_err;
+  char source[256];
+};
+
+/* The relative ~95% half-width of compute a steps calibration leaves: 1.96 times the compute
+ * scale's relative standard error and, in quadrature, the fit's largest relative residual (the
+ * model error its parameters do not absorb). */
+double cs_cal_steps_band(const struct cs_cal_steps *s);
+
 struct cs_cal {
   int version;
   struct cs_model model; /* the preferred net form's parameters */
@@ -65,6 +82,7 @@ struct cs_cal {
   double alt_hop_net[CS_PROTO_COUNT]; /* hop[net][p] fitted under the other net form */
   struct cs_cal_prov prov;
   struct cs_cal_quality quality;
+  struct cs_cal_steps steps;
 };
 
 /* Initialises cal with the default model, no fitted parameters and empty provenance. */

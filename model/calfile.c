@@ -132,6 +132,27 @@ static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *
   return CS_OK;
 }
 
+/* The optional steps section (sim/stepfit.h), written only when a steps fit filled it. */
+static void emit_steps(FILE *f, const struct cs_cal_steps *s) {
+  if (!s->fitted) return;
+  fputs("steps:\n  source: ", f);
+  cs_yaml_write_string(f, s->source);
+  static const char *const keys[] = {"compute_scale",   "compute_scale_se", "host",
+                                     "host_se",         "interference",     "interference_se",
+                                     "corr_scale_host", "median_rel_err",   "max_rel_err"};
+  const double v[] = {s->compute_scale,   s->compute_scale_se, s->host_s,
+                      s->host_s_se,       s->interference,     s->interference_se,
+                      s->corr_scale_host, s->median_rel_err,   s->max_rel_err};
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    fprintf(f, "\n  %s: ", keys[k]);
+    if ((k == 2 || k == 3) && isfinite(v[k]))
+      fprintf(f, "%.9gs", v[k]);
+    else
+      put_num(f, v[k]);
+  }
+  fprintf(f, "\n  points: %d\n", s->points);
+}
+
 static void emit(FILE *f, const struct cs_cal *cal) {
   const struct cs_cal_prov *pv = &cal->prov;
   const struct cs_cal_quality *q = &cal->quality;
@@ -251,6 +272,7 @@ static void emit(FILE *f, const struct cs_cal *cal) {
     put_num(f, q->cv[c].max_rel_err);
     fputs("}\n", f);
   }
+  emit_steps(f, &cal->steps);
 }
 
 enum cs_status cs_calfile_write(const char *path, const struct cs_cal *cal, struct cs_error *err) {
@@ -825,10 +847,51 @@ static enum cs_status read_cv(struct rd *r, int seq) {
   return st;
 }
 
+static enum cs_status read_steps(struct rd *r, int map) {
+  static const char *const keys[] = {
+      "source",       "compute_scale",   "compute_scale_se", "host",           "host_se",
+      "interference", "interference_se", "corr_scale_host",  "median_rel_err", "max_rel_err",
+      "points"};
+  struct cs_cal_steps *s = &r->cal->steps;
+  double *nums[] = {&s->compute_scale,
+                    &s->compute_scale_se,
+                    NULL,
+                    NULL,
+                    &s->interference,
+                    &s->interference_se,
+                    &s->corr_scale_host,
+                    &s->median_rel_err,
+                    &s->max_rel_err};
+  int v[11];
+  char what[48];
+  enum cs_status st = need(r, map, CS_YAML_MAP, "steps", NULL);
+  if (st == CS_OK) st = collect(r, map, "steps", keys, 11, v);
+  if (st == CS_OK && v[0]) st = read_str(r, v[0], "steps.source", s->source, sizeof s->source);
+  for (int k = 1; k < 10 && st == CS_OK; k++) {
+    if (!v[k]) continue;
+    snprintf(what, sizeof what, "steps.%s", keys[k]);
+    if (k == 3 || k == 4) {
+      const char *t = scalar(r, v[k], what);
+      if (t && is_null(t))
+        *(k == 3 ? &s->host_s : &s->host_s_se) = NAN;
+      else
+        st = read_qty(r, v[k], what, CS_UNIT_TIME, 0, k == 3 ? &s->host_s : &s->host_s_se);
+    } else {
+      st = read_num(r, v[k], what, (k == 7 ? 0 : NONNEG) | NULLABLE, nums[k - 1]);
+    }
+  }
+  if (st == CS_OK && v[10]) st = read_int(r, v[10], "steps.points", 0, 2147483647L, &s->points);
+  if (st == CS_OK && !(s->compute_scale > 0 && s->interference >= 1))
+    st = bad(r, map, "steps: expected compute_scale > 0 and interference >= 1");
+  if (st == CS_OK) s->fitted = 1;
+  return st;
+}
+
 static enum cs_status read_document(struct rd *r) {
-  static const char *const keys[] = {"version",    "provenance",  "system",  "parameters",
-                                     "covariance", "alternative", "quality", "cross_validation"};
-  int root = cs_yaml_root(r->d), v[8];
+  static const char *const keys[] = {"version",    "provenance",       "system",
+                                     "parameters", "covariance",       "alternative",
+                                     "quality",    "cross_validation", "steps"};
+  int root = cs_yaml_root(r->d), v[9];
   if (cs_yaml_kind(r->d, root) != CS_YAML_MAP)
     return bad(r, root,
                "expected a calibration: a mapping that starts with \"version: 1\", found %s",
@@ -843,7 +906,7 @@ static enum cs_status read_document(struct rd *r) {
                "expected version: %d, got \"%s\" (this commscale reads calibration files "
                "of version %d only)",
                CS_CAL_VERSION, show(vs, sb, sizeof sb), CS_CAL_VERSION);
-  enum cs_status st = collect(r, root, "the calibration file", keys, 8, v);
+  enum cs_status st = collect(r, root, "the calibration file", keys, 9, v);
   /* system before parameters (nothing depends on it yet, but the file reads that way), parameters
    * before covariance (which checks their sources), system before alternative (the other form) */
   if (st == CS_OK && v[1]) st = read_provenance(r, v[1]);
@@ -853,6 +916,7 @@ static enum cs_status read_document(struct rd *r) {
   if (st == CS_OK && v[5]) st = read_alternative(r, v[5]);
   if (st == CS_OK && v[6]) st = read_quality(r, v[6]);
   if (st == CS_OK && v[7]) st = read_cv(r, v[7]);
+  if (st == CS_OK && v[8]) st = read_steps(r, v[8]);
   if (st != CS_OK) return st;
   /* every fitted parameter needs its row of the covariance, which is the truth for its spread */
   struct cs_cal *cal = r->cal;

@@ -20,8 +20,36 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
     if (!(c->peak_attn > 0)) c->peak_attn = c->peak;
   }
   c->elem_bytes = prec == CS_PREC_FP32 || prec == CS_PREC_TF32 ? 4 : prec == CS_PREC_FP8 ? 1 : 2;
+  const double cls[CS_MEM_CLASS_COUNT] = {
+      g->mem_efficiency,     g->norm_efficiency, g->act_efficiency,  g->residual_efficiency,
+      g->softmax_efficiency, g->xent_efficiency, g->optim_efficiency};
+  for (int i = 0; i < CS_MEM_CLASS_COUNT; i++)
+    c->mem_bw[i] = g->hbm_bw * (cls[i] > 0 ? cls[i] : g->mem_efficiency);
+  c->kernel_overhead = g->kernel_overhead;
+  c->host_layer = g->host_layer_time;
+  c->band_rel = CS_COMPUTE_BAND_REL;
   c->scale = 1;
   return CS_OK;
+}
+
+enum cs_mem_class cs_mem_class_of(const char *n) {
+  if (n == NULL) return CS_MEM_COPY;
+  if (strstr(n, "norm") && strcmp(n, "bn_relu") != 0) return CS_MEM_NORM;
+  if (strcmp(n, "gelu") == 0 || strcmp(n, "swiglu") == 0) return CS_MEM_ACT;
+  if (strncmp(n, "residual", 8) == 0) return CS_MEM_RESIDUAL;
+  if (strcmp(n, "softmax") == 0) return CS_MEM_SOFTMAX;
+  if (strcmp(n, "cross_entropy") == 0) return CS_MEM_XENT;
+  if (strcmp(n, "optimizer") == 0) return CS_MEM_OPTIM;
+  return CS_MEM_COPY;
+}
+
+void cs_compute_set_attn_table(struct cs_compute *c, const struct cs_attn_point *pts, size_t n) {
+  c->attn = n ? pts : NULL;
+  c->nattn = n;
+}
+
+double cs_compute_host_time(const struct cs_compute *c, double layers) {
+  return c->host_layer > 0 && layers > 0 ? c->host_layer * layers : 0;
 }
 
 void cs_compute_set_gemm_table(struct cs_compute *c, const struct cs_gemm_point *pts, size_t n) {
@@ -49,24 +77,52 @@ double cs_compute_gemm_efficiency(const struct cs_compute *c, double m, double n
   return c->gpu.gemm_efficiency * x / (x + c->gpu.gemm_half_dim);
 }
 
+double cs_compute_attn_efficiency(const struct cs_compute *c, double s, double d, double bh,
+                                  int backward) {
+  if (c->attn) {
+    double best = INFINITY, eff = 0;
+    for (size_t i = 0; i < c->nattn; i++) {
+      const struct cs_attn_point *q = &c->attn[i];
+      double ds = lg(s) - lg(q->s), dd = lg(d) - lg(q->d), db = lg(bh) - lg(q->bh);
+      /* the head dimension picks the kernel: weigh it above the sizes */
+      double dist = ds * ds + 4 * dd * dd + db * db;
+      if (dist < best) best = dist, eff = backward ? q->eff_bwd : q->eff_fwd;
+    }
+    if (eff > 0) return eff;
+  }
+  const struct cs_gpu *g = &c->gpu;
+  double e = g->attn_efficiency * d / (d + g->attn_half_dim) * s / (s + g->attn_half_seq);
+  return backward ? e * 2.5 / g->attn_bwd_factor : e;
+}
+
 static double gemm_time(const struct cs_compute *c, const struct cs_op *op, double m, double n,
                         double k, double flops) {
   double peak = op->attention ? c->peak_attn : c->peak;
   double eff = cs_compute_gemm_efficiency(c, m, n, k);
   double bytes = op->bytes > 0 ? op->bytes : c->elem_bytes * (m * k + k * n + m * n) * op->batch;
   double tc = flops / (peak * eff);
-  double tm = bytes / (c->gpu.hbm_bw * c->gpu.mem_efficiency);
-  return fmax(tc, tm) + c->gpu.kernel_overhead;
+  double tm = bytes / c->mem_bw[CS_MEM_COPY];
+  return fmax(tc, tm) + c->kernel_overhead;
+}
+
+/* A fused attention kernel with the attention curve or table (attn_efficiency given or probes). */
+static double attn_time(const struct cs_compute *c, const struct cs_op *op, int backward) {
+  double flops = op->flops * (op->causal ? 0.5 : 1) * (backward ? 2.5 : 1);
+  double eff = cs_compute_attn_efficiency(c, op->n, op->k, op->batch, backward);
+  double tm = (backward ? 2 : 1) * op->bytes / c->mem_bw[CS_MEM_COPY];
+  return fmax(flops / (c->peak_attn * eff), tm) + c->kernel_overhead;
 }
 
 double cs_compute_op_time(const struct cs_compute *c, const struct cs_op *op, int backward) {
   if (op->kind == CS_OP_MEMORY) {
-    double t = op->bytes / (c->gpu.hbm_bw * c->gpu.mem_efficiency);
-    return (backward ? 2 : 1) * t + c->gpu.kernel_overhead;
+    double t = op->bytes / c->mem_bw[cs_mem_class_of(op->name)];
+    return (backward ? 2 : 1) * t + c->kernel_overhead;
   }
+  if (op->fused && (c->attn || c->gpu.attn_efficiency > 0)) return attn_time(c, op, backward);
   double f = gemm_time(c, op, op->m, op->n, op->k, op->flops);
   if (!backward) return f;
-  if (op->fused) return 2.5 * (f - c->gpu.kernel_overhead) + c->gpu.kernel_overhead;
+  /* no attention curve (older GPU files): the GEMM curve, backward 2.5 times the forward */
+  if (op->fused) return 2.5 * (f - c->kernel_overhead) + c->kernel_overhead;
   /* input gradient: (m x n)(n x k); weight gradient: (k x m)(m x n) */
   return gemm_time(c, op, op->m, op->k, op->n, op->flops) +
          gemm_time(c, op, op->k, op->n, op->m, op->flops);
@@ -90,6 +146,12 @@ void cs_compute_layer_time(const struct cs_compute *c, const struct cs_layer_cos
   /* layers whose backward is not twice the forward (generic ones) scale their GEMM part */
   if (lc->fwd_flops > 0) gemm_bwd *= lc->bwd_flops / (2 * lc->fwd_flops);
   t->bwd = gemm_bwd + other_bwd;
+  /* an eager framework's host issues the layer's kernels: the GPU waits when the host is slower */
+  double gpu = t->fwd + t->bwd;
+  if (c->host_layer > gpu && gpu > 0) {
+    t->fwd *= c->host_layer / gpu;
+    t->bwd *= c->host_layer / gpu;
+  }
   t->fwd *= c->scale;
   t->bwd *= c->scale;
   t->recompute *= c->scale;

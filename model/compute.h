@@ -5,15 +5,24 @@
  *   t = max(flops / (peak * eff), bytes / (hbm_bw * mem_efficiency)) + kernel_overhead
  *
  * where peak is the GPU's dense peak at the plan's precision (attention stays at bf16/fp16 under
- * fp8) and eff depends on the GEMM's shape. The default curve is
+ * fp8) and eff depends on the GEMM's shape. Memory-bound kernels run at the efficiency of their
+ * class (norm, activation, residual, softmax, cross-entropy, optimizer; others at mem_efficiency),
+ * each the fraction of hbm_bw at which the model's own byte count of that class ran in the
+ * probes. A fused attention kernel executes half the score FLOPs under a causal mask and runs at
+ *
+ *   eff_attn(d, s) = attn_efficiency * d / (d + attn_half_dim) * s / (s + attn_half_seq)
+ *
+ * of the attention peak (head dimension d, sequence s); its backward takes attn_bwd_factor times
+ * the forward. Measured probes replace these curves (cs_compute_set_probes). The default GEMM curve
+ * is
  *
  *   eff(m, n, k) = gemm_efficiency * x / (x + gemm_half_dim),   x = min(m, n, k)
  *
  * (large square GEMMs approach gemm_efficiency; a thin dimension, such as attention's head size
  * or a small micro-batch, lowers it). Measured GEMM efficiencies replace the curve: the point
  * nearest in log(m), log(n), log(k) is used. Backward runs two GEMMs per forward GEMM (input and
- * weight gradients, with the shapes transposed accordingly), twice the traffic of each memory
- * kernel, and 2.5 times a fused attention kernel (it recomputes the scores).
+ * weight gradients, with the shapes transposed accordingly) and twice the traffic of each memory
+ * kernel.
  *
  * A measured single-GPU time overrides the model: cs_compute_calibrate scales every layer's time
  * so that the modelled micro-batch equals the measurement, i.e. splits the measured time over the
@@ -30,6 +39,18 @@
 #include "status.h"
 #include "workload.h"
 
+/* The class of a memory kernel by its name (cs_op.name): norm*, gelu/swiglu, residual*, softmax,
+ * cross_entropy; CS_MEM_COPY for the rest. */
+enum cs_mem_class cs_mem_class_of(const char *op_name);
+
+/* The relative ~95% half-width of modelled compute time without a steps calibration: the 85th
+ * percentile of |predicted/measured - 1| over the 26 single-GPU training steps of
+ * tests/data/single-gpu/{h100,h200}.yaml (13 GPT shapes on each GPU, predicted from the GPU
+ * file alone; linear interpolation between order statistics): 0.154. It sets the width of the
+ * band, never a prediction; docs/constants.md has the
+ * command that recomputes it. */
+#define CS_COMPUTE_BAND_REL 0.154
+
 struct cs_compute {
   struct cs_gpu gpu;                 /* a copy */
   int precision;                     /* enum cs_precision */
@@ -38,6 +59,15 @@ struct cs_compute {
   double elem_bytes;                 /* bytes per GEMM operand element */
   const struct cs_gemm_point *table; /* borrowed; NULL = the default curve */
   size_t ntable;
+  const struct cs_attn_point *attn; /* borrowed; NULL = the attention curve */
+  size_t nattn;
+  double mem_bw[CS_MEM_CLASS_COUNT]; /* bytes/s of each class of memory kernel */
+  double kernel_overhead;            /* seconds per kernel (the GPU file's, or measured) */
+  double host_layer;                 /* host seconds per layer of an eager step; 0 = none */
+  double step_overhead; /* host seconds per step outside the layers (a steps calibration's) */
+  /* the ~95% relative half-width of the compute time (compute, host and framework uncertainty):
+   * CS_COMPUTE_BAND_REL uncalibrated, from the fit's covariance and residuals when calibrated */
+  double band_rel;
   double scale; /* 1, or measured / modelled after cs_compute_calibrate */
 };
 
@@ -56,11 +86,23 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
  * default curve. */
 void cs_compute_set_gemm_table(struct cs_compute *c, const struct cs_gemm_point *pts, size_t n);
 
+/* Uses measured attention efficiencies (n points, borrowed); n == 0 restores the curve. */
+void cs_compute_set_attn_table(struct cs_compute *c, const struct cs_attn_point *pts, size_t n);
+
+/* The efficiency of a fused attention kernel's forward (backward = 0) or backward (1) at sequence
+ * s, head dimension d and batch x heads bh, of the FLOPs it executes. */
+double cs_compute_attn_efficiency(const struct cs_compute *c, double s, double d, double bh,
+                                  int backward);
+
 /* The efficiency of an m x n x k GEMM (a dimension of 0 means "unknown, large"). */
 double cs_compute_gemm_efficiency(const struct cs_compute *c, double m, double n, double k);
 
 /* The time of one forward kernel (backward = 0) or of its backward (backward = 1). */
 double cs_compute_op_time(const struct cs_compute *c, const struct cs_op *op, int backward);
+
+/* The host time of one micro-batch's forward and backward of a model of `layers` layers in an
+ * eager framework (c->host_layer per layer; 0 when not modelled). */
+double cs_compute_host_time(const struct cs_compute *c, double layers);
 
 /* The times of one layer (scaled by c->scale). */
 void cs_compute_layer_time(const struct cs_compute *c, const struct cs_layer_cost *lc,

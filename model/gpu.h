@@ -16,8 +16,9 @@
  *   peak_fp8: 1978.9TFLOPS
  *
  * A precision the GPU lacks has peak 0 (V100: bf16, fp8). The efficiency curve and overhead keys
- * (gemm_efficiency, gemm_half_dim, mem_efficiency, kernel_overhead) have defaults; compute.h says
- * what they mean.
+ * (gemm_efficiency, gemm_half_dim, attn_*, mem_efficiency, the per-class *_efficiency of memory-
+ * bound kernels, kernel_overhead, host_layer_time) have defaults; compute.h says what they mean.
+ * Measured GPUs (H100, H200) set them from their probes (tests/gpu/gpu_defaults.py).
  */
 #ifndef CS_GPU_H
 #define CS_GPU_H
@@ -39,8 +40,17 @@ struct cs_gpu {
   double peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8; /* dense FLOP/s; 0 = not offered */
   double gemm_efficiency; /* the fraction of peak a large GEMM reaches */
   double gemm_half_dim;   /* the smallest GEMM dimension at which it reaches half of that */
-  double mem_efficiency;  /* the fraction of hbm_bw streaming kernels reach */
+  double mem_efficiency;  /* the fraction of hbm_bw streaming kernels reach (copies, lookups) */
+  /* memory-bound kernels by class: the fraction of hbm_bw at which the model's byte count of that
+   * class runs (enum cs_mem_class order from CS_MEM_NORM; 0 = mem_efficiency) */
+  double norm_efficiency, act_efficiency, residual_efficiency, softmax_efficiency, xent_efficiency,
+      optim_efficiency;
+  /* fused attention: forward efficiency attn_efficiency * d/(d + attn_half_dim) *
+   * s/(s + attn_half_seq) of the executed FLOPs (half the score matrix when causal); the backward
+   * takes attn_bwd_factor times the forward. attn_efficiency 0 = the GEMM curve (older files). */
+  double attn_efficiency, attn_half_dim, attn_half_seq, attn_bwd_factor;
   double kernel_overhead; /* seconds added per kernel launch */
+  double host_layer_time; /* host seconds per layer of a step in an eager framework; 0 = none */
 };
 
 /* The schema table; *n receives its length. */

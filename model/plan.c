@@ -60,6 +60,8 @@ static const struct cs_cfg_field fields[] = {
       "data parallelism: ddp, or dataparallel (one process, one node: no overlap)"),
     F("framework", CS_CFG_STRING, framework, 64, 0, 0, 0, "pytorch-ddp", NULL,
       "framework profile (model/frameworks/NAME.yaml): buckets, overlap, ZeRO-3 gathers"),
+    F("loader", CS_CFG_DOUBLE, loader, 0, 0, 0, 1e12, "0", NULL,
+      "samples/s one node's input pipeline (data loader) sustains; a cap on throughput (0 = none)"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])
@@ -184,6 +186,30 @@ enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *
                             struct cs_error *err) {
   cs_plan_init(p);
   return cs_cfg_read(doc, map, fields, NFIELDS, p, NULL, err);
+}
+
+/* The key of the item at t of "key=value,..." text (spaces around it trimmed): *k and its length.
+ */
+static size_t item_key(const char *t, const char **k) {
+  size_t n = strcspn(t, "=,");
+  while (n > 0 && (*t == ' ' || *t == '\t'))
+    t++, n--;
+  while (n > 0 && (t[n - 1] == ' ' || t[n - 1] == '\t'))
+    n--;
+  *k = t;
+  return n;
+}
+
+const char *cs_plan_layout_key(const char *text) {
+  static const char *const layout[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
+                                       "zero", "mbs", "gbs", "recompute", "sp"};
+  const char *k;
+  for (const char *t = text; t && *t; t += strcspn(t, ","), t += *t == ',') {
+    size_t n = item_key(t, &k);
+    for (size_t i = 0; i < sizeof layout / sizeof layout[0]; i++)
+      if (n == strlen(layout[i]) && strncmp(k, layout[i], n) == 0) return layout[i];
+  }
+  return NULL;
 }
 
 struct cs_plan cs_plan_single_gpu(const struct cs_plan *p) {

@@ -43,6 +43,7 @@ struct cs_plan {
   double reserve; /* bytes per GPU held back: CUDA context, allocator slack, library workspaces */
   int dp_mode;    /* enum cs_dp_mode: how the data-parallel replicas meet (DDP by default) */
   char framework[64]; /* the framework profile (framework.h), "pytorch-ddp" by default */
+  double loader;      /* samples/s one node's input pipeline sustains; 0 = no cap */
 };
 
 /* Data parallelism as DDP (every rank reduces gradients in buckets beside backward) or as
@@ -83,6 +84,11 @@ struct cs_plan cs_plan_single_gpu(const struct cs_plan *p);
 /* 1 when the plan text names key ("dp=" at the start of an item, spaces allowed before '='), so
  * that a caller does not fill that field in itself (predict fills dp from the GPUs). */
 int cs_plan_text_names(const char *text, const char *key);
+
+/* The first key of "key=value,..." text, in item order, that sets the parallel layout or the batch
+ * (dp, tp, pp, vpp, cp, ep, zero, mbs, gbs, recompute, sp), or NULL: what a plan search chooses
+ * itself and refuses in its fixed part. Static storage. */
+const char *cs_plan_layout_key(const char *text);
 
 /* GPUs the plan occupies: dp * tp * pp * cp. */
 long cs_plan_gpus(const struct cs_plan *p);

@@ -212,6 +212,7 @@ static void add_op(struct cs_layer_cost *c, const char *name, int kind, double m
   o->kind = kind;
   o->attention = 0;
   o->fused = 0;
+  o->causal = 0;
   o->m = m, o->n = n, o->k = k, o->batch = batch;
   o->flops = kind == CS_OP_GEMM ? 2.0 * m * n * k * batch : 0;
   o->bytes = bytes;
@@ -294,6 +295,7 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
     c->op[c->nops - 1].flops = core_flops;
     c->op[c->nops - 1].attention = 1;
     c->op[c->nops - 1].fused = 1;
+    c->op[c->nops - 1].causal = w->type == CS_WL_DECODER;
   } else {
     add_op(c, "scores", CS_OP_GEMM, sl, s, d, b * al, 0, full || sel);
     c->op[c->nops - 1].attention = 1;

@@ -155,6 +155,7 @@ struct cs_op {
   double m, n, k, batch;
   double flops; /* forward FLOPs */
   double bytes;
+  int causal; /* attention with a causal mask: fused kernels skip half the scores */
 };
 
 #define CS_LAYER_MAX_OPS 16

@@ -10,6 +10,7 @@
 #include "cal.h"
 #include "calfile.h"
 #include "costmodel.h"
+#include "framework.h"
 #include "map.h"
 #include "memory.h"
 #include "scenario.h"
@@ -141,14 +142,13 @@ EXPORT commscale_status commscale_predict_collective(commscale *h, const char *n
 
 static enum cs_status load(const commscale *h, const commscale_step_query *q, struct cs_scenario *s,
                            struct cs_error *err) {
-  if (q->framework)
-    return cs_error_set(err, CS_ERR_UNSUPPORTED,
-                        "framework \"%s\": framework profiles are not available in this version",
-                        q->framework);
   if (!q->workload || !q->gpu || !q->topology)
     return cs_error_set(err, CS_ERR_USAGE, "a step needs a workload, a GPU and a topology");
   if (q->nodes < 0 || q->gpus < 0 || (q->nodes > 0 && q->gpus > 0))
     return cs_error_set(err, CS_ERR_USAGE, "give nodes or gpus (> 0), not both");
+  if (q->framework && strlen(q->framework) >= sizeof s->base.framework)
+    return cs_error_set(err, CS_ERR_USAGE, "framework name longer than %zu bytes",
+                        sizeof s->base.framework - 1);
   struct cs_scenario_spec sp = {.workload = q->workload,
                                 .gpu = q->gpu,
                                 .topology = q->topology,
@@ -156,7 +156,13 @@ static enum cs_status load(const commscale *h, const commscale_step_query *q, st
                                 .plan_text = q->plan,
                                 .interference = q->interference,
                                 .measured = q->measured};
-  return cs_scenario_load(s, &sp, err);
+  enum cs_status st = cs_scenario_load(s, &sp, err);
+  if (st != CS_OK || !q->framework) return st;
+  /* as "framework=NAME" at the end of the plan text; an unknown profile fails here */
+  snprintf(s->base.framework, sizeof s->base.framework, "%s", q->framework);
+  struct cs_framework fw;
+  if ((st = cs_framework_find(q->framework, NULL, &fw, err)) != CS_OK) cs_scenario_fini(s);
+  return st;
 }
 
 /* Predicts plan p (dp already set) of s into out, as a row of `commscale predict`. */
@@ -236,15 +242,13 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
   if (gbs < 1)
     return done(cs_error_set(&err, CS_ERR_USAGE, "gbs must be >= 1, got %d", gbs), &err, msg, len);
   /* the search chooses the layout: the plan holds fixed fields only (as commscale search's) */
-  static const char *const searched[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
-                                         "zero", "mbs", "gbs", "recompute", "sp"};
-  for (size_t i = 0; q->plan && i < sizeof searched / sizeof searched[0]; i++)
-    if (cs_plan_text_names(q->plan, searched[i]))
-      return done(cs_error_set(&err, CS_ERR_USAGE,
-                               "plan: %s is chosen by the search; the plan sets fixed fields only "
-                               "(precision, bucket, overlaps, reserve, ...)",
-                               searched[i]),
-                  &err, msg, len);
+  const char *key = cs_plan_layout_key(q->plan);
+  if (key)
+    return done(cs_error_set(&err, CS_ERR_USAGE,
+                             "plan: %s is chosen by the search; the plan sets fixed fields only "
+                             "(precision, bucket, overlaps, reserve, ...)",
+                             key),
+                &err, msg, len);
   struct cs_scenario s;
   enum cs_status st = load(h, q, &s, &err);
   if (st != CS_OK) return done(st, &err, msg, len);

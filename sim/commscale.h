@@ -110,8 +110,9 @@ typedef struct commscale_step_query {
   const char *plan;      /* "tp=8,pp=8,zero=1,mbs=1,gbs=3200" or a plan YAML file; NULL: the
                             defaults. For commscale_search: fixed fields only (precision,
                             bucket, overlaps, ...; a layout key is COMMSCALE_USAGE) */
-  const char *framework; /* reserved for framework profiles: must be NULL today
-                            (COMMSCALE_UNSUPPORTED otherwise) */
+  const char *framework; /* a framework profile ("megatron-core", "deepspeed-zero3", ...: the
+                            bundled model/frameworks/NAME.yaml, or a path) as the plan's
+                            framework=NAME; NULL: the plan's own (pytorch-ddp by default) */
   long nodes;            /* > 0: the step runs on nodes x the topology's GPUs per node */
   long gpus;             /* > 0 instead of nodes: on this many GPUs. With neither, the plan's own
                             dp * tp * pp * cp. When the plan does not name dp it is filled from

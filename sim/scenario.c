@@ -51,19 +51,45 @@ enum cs_status cs_scenario_plan(const char *text, struct cs_plan *p, struct cs_e
   return st;
 }
 
-enum cs_status cs_scenario_probes(struct cs_scenario *s, const char *path, int take_interference,
+enum cs_status cs_scenario_probes(struct cs_scenario *s, const char *paths, int take_interference,
                                   struct cs_error *err) {
   cs_compute_set_gemm_table(&s->compute, NULL, 0);
+  cs_compute_set_attn_table(&s->compute, NULL, 0);
   free(s->gemm);
-  s->gemm = NULL;
-  s->ngemm = 0;
+  free(s->attn);
+  s->gemm = NULL, s->attn = NULL;
+  s->ngemm = s->nattn = 0;
   struct cs_probe_set ps;
   cs_probe_set_init(&ps);
-  enum cs_status st = cs_probe_read_file(path, &ps, err);
-  if (st == CS_OK && (st = cs_probe_gemm_table(&ps, cs_precision_name(s->base.precision),
-                                               s->compute.peak, &s->gemm, &s->ngemm, err)) != CS_OK)
+  char buf[4096], path[4096] = "";
+  snprintf(buf, sizeof buf, "%s", paths);
+  enum cs_status st = CS_OK;
+  char *save = NULL;
+  for (char *t = strtok_r(buf, ",", &save); t && st == CS_OK; t = strtok_r(NULL, ",", &save)) {
+    snprintf(path, sizeof path, "%s", t);
+    st = cs_probe_read_file(t, &ps, err);
+  }
+  size_t gemm_rows = 0;
+  for (size_t i = 0; i < ps.n; i++)
+    gemm_rows += ps.rows[i].kind == CS_PROBE_GEMM;
+  if (st == CS_OK && gemm_rows > 0 &&
+      (st = cs_probe_gemm_table(&ps, cs_precision_name(s->base.precision), s->compute.peak,
+                                &s->gemm, &s->ngemm, err)) != CS_OK)
     cs_error_prefix(err, path);
-  if (st == CS_OK) cs_compute_set_gemm_table(&s->compute, s->gemm, s->ngemm);
+  if (st == CS_OK && s->gemm) cs_compute_set_gemm_table(&s->compute, s->gemm, s->ngemm);
+  if (st == CS_OK) {
+    enum cs_status as = cs_probe_attn_table(&ps, s->compute.peak_attn, &s->attn, &s->nattn, err);
+    if (as == CS_OK)
+      cs_compute_set_attn_table(&s->compute, s->attn, s->nattn);
+    else if (as != CS_ERR_UNSUPPORTED)
+      st = as;
+  }
+  if (st == CS_OK) {
+    double wb, gb, ob;
+    cs_plan_param_bytes(&s->base, &wb, &gb, &ob);
+    cs_probe_memop_bw(&ps, cs_plan_act_bytes(&s->base), wb + gb + 2 * ob, s->compute.mem_bw, NULL);
+    cs_probe_launch(&ps, &s->compute.kernel_overhead, &s->compute.host_layer);
+  }
   double *f = NULL;
   size_t nf = 0;
   if (st == CS_OK && take_interference && ps.n > 0) {
@@ -77,6 +103,7 @@ enum cs_status cs_scenario_probes(struct cs_scenario *s, const char *path, int t
   }
   free(f);
   cs_probe_set_fini(&ps);
+  if (st != CS_OK && strncmp(err->msg, path, strlen(path)) != 0) cs_error_prefix(err, path);
   return st;
 }
 
@@ -149,6 +176,13 @@ enum cs_status cs_scenario_load(struct cs_scenario *s, const struct cs_scenario_
   if (st == CS_OK) st = cs_compute_init(&s->compute, &s->gpu, s->base.precision, err);
   if (st == CS_OK && sp->probes)
     st = cs_scenario_probes(s, sp->probes, sp->probes_interference && sp->interference == 0, err);
+  /* a steps calibration scales compute, adds its host time per step, sets its interference */
+  if (st == CS_OK && s->calp->steps.fitted) {
+    s->compute.scale = s->calp->steps.compute_scale;
+    s->compute.step_overhead = s->calp->steps.host_s;
+    s->compute.band_rel = cs_cal_steps_band(&s->calp->steps);
+    if (sp->interference == 0) s->interference = s->calp->steps.interference;
+  }
   if (st == CS_OK && sp->measured != 0) st = cs_scenario_calibrate(s, sp->measured, err);
   if (st != CS_OK) cs_scenario_fini(s);
   return st;
@@ -167,6 +201,10 @@ void cs_scenario_fini(struct cs_scenario *s) {
   s->gemm = NULL;
   s->ngemm = 0;
   cs_compute_set_gemm_table(&s->compute, NULL, 0);
+  free(s->attn);
+  s->attn = NULL;
+  s->nattn = 0;
+  cs_compute_set_attn_table(&s->compute, NULL, 0);
   cs_cal_fini(&s->cal);
   s->calp = &s->cal;
 }

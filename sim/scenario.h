@@ -87,6 +87,8 @@ struct cs_scenario {
   double interference;
   struct cs_gemm_point *gemm; /* owned: the measured GEMM table (NULL = the default curve) */
   size_t ngemm;
+  struct cs_attn_point *attn; /* owned: the measured attention table (NULL = the curve) */
+  size_t nattn;
 };
 
 /* Loads s from spec (see the contract above). CS_ERR_USAGE when workload or gpu is NULL; the
@@ -97,10 +99,15 @@ enum cs_status cs_scenario_load(struct cs_scenario *s, const struct cs_scenario_
 /* Releases what s owns and leaves it empty; harmless on an empty or finalised s. */
 void cs_scenario_fini(struct cs_scenario *s);
 
-/* What spec->probes does, on a loaded s (replacing a table loaded before): the GEMM rows of the
- * plan's precision in the probe CSV at path become the compute model's efficiencies; with
- * take_interference the median of its interference rows in [1, 10] becomes s->interference. Errors
- * name the file; on failure s keeps the default curve and stays loaded. */
+/* What spec->probes does, on a loaded s (replacing tables loaded before): path is one probe CSV or
+ * several joined by commas (commscale-run's and tests/gpu/torch_probes.py's); their GEMM rows of
+ * the plan's precision become the compute model's efficiencies, their attention rows its
+ * attention table, their memop/membw rows its memory-kernel bandwidths and their launch,device
+ * row its kernel overhead (each where the files measure it); with take_interference the median of
+ * the interference rows in [1, 10] becomes s->interference. Errors name the file; on failure s
+ * keeps the default curves and stays loaded. A calibration with a steps section (commscale fit
+ * --steps) sets the compute scale, the host time per step and, unless spec->interference, the
+ * interference after the probes. */
 enum cs_status cs_scenario_probes(struct cs_scenario *s, const char *path, int take_interference,
                                   struct cs_error *err);
 

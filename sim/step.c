@@ -345,7 +345,8 @@ static double optimizer_time(const struct cs_compute *c, const struct cs_plan *p
                              double expert) {
   double dpg = (double)p->dp * p->cp, edp = dpg / p->ep;
   if (p->zero >= 1) dense /= dpg, expert /= edp;
-  return (dense + expert) * adam_bytes(p) / (c->gpu.hbm_bw * c->gpu.mem_efficiency);
+  /* a steps calibration's host overhead per step runs beside nothing: the optimizer phase */
+  return (dense + expert) * adam_bytes(p) / c->mem_bw[CS_MEM_OPTIM] + c->step_overhead;
 }
 
 /* The forward or backward of one micro-batch through a chunk's layers under ZeRO-3: weights are
@@ -1259,6 +1260,15 @@ static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit) {
   r->microbatches = s->m;
   r->samples = p->gbs ? p->gbs : (double)p->mbs * p->dp;
   r->tokens = cs_workload_is_transformer(w) ? r->samples * w->seq : 0;
+  if (p->loader > 0) {
+    /* the input pipeline: each node's loader feeds its GPUs at most `loader` samples/s */
+    int per = s->in.topology->node.gpus > 0 ? s->in.topology->node.gpus : 1;
+    double nodes = ceil((double)r->gpus / per);
+    double floor_s = r->samples / (p->loader * nodes);
+    if (r->step < floor_s) r->step = floor_s;
+    if (r->step_lo < floor_s) r->step_lo = floor_s;
+    if (r->step_hi < floor_s) r->step_hi = floor_s;
+  }
   r->model_flops = s->model_flops;
   r->hw_flops = s->hw_flops;
   r->samples_per_s = r->samples / r->step;
@@ -1305,6 +1315,15 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   r->step_hi = evaluate(s, 2, 2, LANES, add, NULL, NULL);
   if (r->step_lo > r->step) r->step_lo = r->step;
   if (r->step_hi < r->step) r->step_hi = r->step;
+  r->step_lo_coll = r->step_lo, r->step_hi_coll = r->step_hi;
+  /* compute, host and framework uncertainty, independent of the collectives' */
+  double u = s->in.compute->band_rel * (r->part.compute + r->part.optimizer);
+  if (u > 0) {
+    double dl = r->step - r->step_lo, dh = r->step_hi - r->step;
+    r->step_lo = r->step - sqrt(dl * dl + u * u);
+    r->step_hi = r->step + sqrt(dh * dh + u * u);
+    if (r->step_lo < 0) r->step_lo = 0;
+  }
   finish(s, r, crit);
 }
 
@@ -1320,7 +1339,7 @@ void cs_sim_run_step(struct cs_sim *s, struct cs_sim_result *r) {
   int crit = 0;
   r->step = evaluate(s, 0, 0, 1, add, &r->part, &crit);
   r->stage = crit;
-  r->step_lo = r->step_hi = r->step;
+  r->step_lo = r->step_hi = r->step_lo_coll = r->step_hi_coll = r->step;
   finish(s, r, crit);
 }
 

@@ -114,9 +114,12 @@ struct cs_sim_breakdown {
 };
 
 struct cs_sim_result {
-  double step, step_lo, step_hi; /* s; lo/hi: every collective at its band's bounds */
-  struct cs_sim_breakdown part;  /* of the predicted step */
-  int stage;                     /* the critical pipeline stage */
+  /* s; lo/hi: every collective at its band's bounds, widened in quadrature by the compute's
+   * uncertainty (cs_compute.band_rel of the compute and optimizer time) */
+  double step, step_lo, step_hi;
+  double step_lo_coll, step_hi_coll; /* the collectives' part of the band alone */
+  struct cs_sim_breakdown part;      /* of the predicted step */
+  int stage;                         /* the critical pipeline stage */
   long gpus, microbatches;
   double samples;               /* per step (the global batch) */
   double tokens;                /* per step; 0 when the workload has no sequence */

@@ -39,6 +39,7 @@
 #include "nccltests.h"
 #include "plan.h"
 #include "scenario.h"
+#include "stats.h"
 #include "step.h"
 #include "topology.h"
 #include "units.h"
@@ -68,6 +69,7 @@ struct cfile {
 struct vcase {
   /* read through the fields table */
   char section[16], name[128], workload[512], gpu[128], topology[512], plan[512];
+  char probes[1024]; /* compute probes of the GPU, FILE[,FILE] relative to the case file */
   int gpus, nodes, gpus_per_node;
   char collective[32], algo[16], proto[16];
   double size, throughput_1gpu, throughput;
@@ -81,6 +83,7 @@ struct vcase {
   int node;
   /* results, SI */
   double pred, pub_lo, pub_hi, err;
+  double band_lo, band_hi; /* the prediction's ~95% band */
   int status;
 };
 
@@ -94,6 +97,8 @@ static const struct cs_cfg_field fields[] = {
     F("workload", CS_CFG_STRING, workload, 512, 0, 0, "", NULL, "a bundled workload or a file"),
     F("gpu", CS_CFG_STRING, gpu, 128, 0, 0, "", NULL, "a bundled GPU or a file"),
     F("topology", CS_CFG_STRING, topology, 512, 0, 0, "", NULL, "a bundled topology or a file"),
+    F("probes", CS_CFG_STRING, probes, 1024, 0, 0, "", NULL,
+      "compute probes of the GPU (probe CSVs, comma-separated, relative to the case file)"),
     F("plan", CS_CFG_STRING, plan, 512, 0, 0, "", NULL, "the plan, e.g. tp=8,pp=2,mbs=1,gbs=512"),
     F("gpus", CS_CFG_INT, gpus, 0, 1, 1 << 24, NULL, NULL, "GPUs of a training step"),
     F("nodes", CS_CFG_INT, nodes, 0, 1, 1 << 20, NULL, NULL, "nodes (default 1)"),
@@ -674,8 +679,11 @@ static enum cs_status predict_coll(struct cs_val *x, const struct vcase *c, doub
   if ((st = cs_cal_predict(&shape, &q, &pr, &lo, &hi, err)) != CS_OK) return st;
   if (!(pr.time > 0) || !isfinite(pr.time))
     return cs_error_set(err, CS_ERR_NUMERIC, "the model gives no finite time");
-  *v = c->metric == CS_VAL_TIME ? pr.time
-                                : q.bytes / pr.time * cs_coll_busbw_factor(q.coll, q.ranks);
+  double fb = q.bytes * cs_coll_busbw_factor(q.coll, q.ranks);
+  *v = c->metric == CS_VAL_TIME ? pr.time : fb / pr.time;
+  struct vcase *cw = (struct vcase *)c; /* the band goes with the prediction */
+  cw->band_lo = c->metric == CS_VAL_TIME ? lo : fb / hi;
+  cw->band_hi = c->metric == CS_VAL_TIME ? hi : fb / lo;
   return CS_OK;
 }
 
@@ -692,6 +700,21 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
                                 .plan_text = c->plan,
                                 .base_dir = c->file->dir,
                                 .exe = x->exe};
+  char probes[2200] = "";
+  if (c->probes[0]) {
+    /* each file relative to the case file's folder */
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", c->probes);
+    char *save = NULL;
+    size_t used = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save))
+      used += (size_t)snprintf(probes + used, used < sizeof probes ? sizeof probes - used : 0,
+                               "%s%s%s%s", used ? "," : "", t[0] == '/' ? "" : c->file->dir,
+                               t[0] == '/' ? "" : "/", t);
+    if (used >= sizeof probes)
+      return cs_error_set(err, CS_ERR_USAGE, "probes: the paths are too long");
+    sp.probes = probes;
+  }
   struct cs_scenario s;
   if ((st = cs_scenario_load(&s, &sp, err)) != CS_OK) return st;
   struct cs_plan *plan = &s.base;
@@ -712,16 +735,22 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
     st = cs_sim_predict(&in, &r, err);
   }
   if (st == CS_OK) {
-    if (c->metric == CS_VAL_HW_TFLOPS)
+    struct vcase *cw = (struct vcase *)c; /* the band goes with the prediction */
+    if (c->metric == CS_VAL_HW_TFLOPS) {
       *v = r.hw_tflops_per_gpu * 1e12;
-    else if (c->metric == CS_VAL_TFLOPS)
+      cw->band_lo = *v * r.step / r.step_hi, cw->band_hi = *v * r.step / r.step_lo;
+    } else if (c->metric == CS_VAL_TFLOPS) {
       *v = r.tflops_per_gpu * 1e12;
-    else if (c->metric == CS_VAL_STEP)
+      cw->band_lo = *v * r.step / r.step_hi, cw->band_hi = *v * r.step / r.step_lo;
+    } else if (c->metric == CS_VAL_STEP) {
       *v = r.step;
-    else {
+      cw->band_lo = r.step_lo, cw->band_hi = r.step_hi;
+    } else {
       double one;
       st = cs_sim_single_gpu(s.workload, plan, &s.compute, &one, err);
       if (st == CS_OK) *v = r.samples_per_s / one;
+      /* the compute's uncertainty is common to both runs of a speedup: the collectives' band */
+      cw->band_lo = *v * r.step / r.step_hi_coll, cw->band_hi = *v * r.step / r.step_lo_coll;
     }
   }
   cs_scenario_fini(&s);
@@ -900,6 +929,7 @@ enum cs_status cs_val_run(struct cs_val *v, const char *sections, struct cs_erro
     o->metric = (enum cs_val_metric)c->metric;
     o->tolerance = c->tolerance, o->bound = c->bound;
     o->pred = c->pred, o->pub_lo = c->pub_lo, o->pub_hi = c->pub_hi, o->err = c->err;
+    o->band_lo = c->band_lo, o->band_hi = c->band_hi;
     o->status = (enum cs_val_status)c->status;
   }
   return CS_OK;
@@ -926,6 +956,13 @@ void cs_val_summary(const struct cs_val *v, struct cs_val_summary *sm) {
   }
   if (sm->n) sm->mean /= (double)sm->n;
   sm->accepted = sm->mean <= CS_VAL_ACCEPT_MEAN && sm->over_accept == 0;
+  double *hw = n ? malloc(n * sizeof *hw) : NULL;
+  for (size_t i = 0; i < n; i++) {
+    sm->covered += cs[i].pub_hi >= cs[i].band_lo && cs[i].pub_lo <= cs[i].band_hi;
+    if (hw) hw[i] = cs[i].pred > 0 ? (cs[i].band_hi - cs[i].band_lo) / 2 / cs[i].pred : 0;
+  }
+  if (hw) sm->median_half_rel = cs_stats_median(hw, n);
+  free(hw);
 }
 
 const char *cs_val_metric_name(enum cs_val_metric m) {

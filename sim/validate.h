@@ -39,13 +39,16 @@ struct cs_val_case {
   enum cs_val_metric metric;
   double tolerance, bound;          /* accepted |error|; a known miss's bound (0 = none) */
   double pred, pub_lo, pub_hi, err; /* predicted, published range, relative error */
+  double band_lo, band_hi;          /* the prediction's ~95% band (step_lo..step_hi and kin) */
   enum cs_val_status status;
 };
 
 struct cs_val_summary {
   size_t n, over_tol, known, over_bound, over_accept; /* over_accept: |error| > 12% */
   double mean, max;                                   /* of |error| */
-  int accepted; /* mean <= CS_VAL_ACCEPT_MEAN and no case over CS_VAL_ACCEPT_MAX */
+  int accepted;           /* mean <= CS_VAL_ACCEPT_MEAN and no case over CS_VAL_ACCEPT_MAX */
+  size_t covered;         /* the published value inside the prediction's band */
+  double median_half_rel; /* median (band_hi - band_lo) / 2 / predicted */
 };
 
 struct cs_val;

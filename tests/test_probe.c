@@ -151,6 +151,73 @@ static void round_trip(void **state) {
   cs_probe_set_fini(&set);
 }
 
+/* The launch floor and the framework-side rows (tests/gpu/torch_probes.py) read back. */
+static void framework_rows(void **state) {
+  (void)state;
+  char path[512];
+  write_tmp("probes_fw.csv",
+            "# commscale probes v1\n"
+            "kind,dtype,m,n,k,bytes,time_us,time_min_us,time_max_us,trials,tflops,GBps,frac_peak,"
+            "factor,gpu,source\n"
+            "launch,device,0,0,0,0,0.88,,,3,,,,,H200,r\n"
+            "launch,eager_layer,56,32,0,0,1834,,,15,,,,,H200,r\n"
+            "attn_fwd,bf16,4096,128,64,268435456,526.6,,,5,522,,,,H200,r\n"
+            "attn_bwd,bf16,4096,128,64,536870912,1572.7,,,5,437,,,,H200,r\n"
+            "memop,layernorm_bwd,16384,2048,1,402653184,228.7,,,5,,1760.7,,,H200,r\n",
+            path, sizeof path);
+  struct cs_probe_set set;
+  cs_probe_set_init(&set);
+  struct cs_error err = {0};
+  assert_int_equal(cs_probe_read_file(path, &set, &err), CS_OK);
+  assert_int_equal(set.n, 5);
+  assert_int_equal(set.rows[0].kind, CS_PROBE_LAUNCH);
+  assert_string_equal(set.rows[1].dtype, "eager_layer");
+  assert_close(set.rows[1].m, 56, 0);
+  assert_int_equal(set.rows[2].kind, CS_PROBE_ATTN_FWD);
+  assert_int_equal(set.rows[3].kind, CS_PROBE_ATTN_BWD);
+  assert_int_equal(set.rows[4].kind, CS_PROBE_MEMOP);
+  assert_string_equal(set.rows[4].dtype, "layernorm_bwd");
+  assert_close(set.rows[4].GBps, 1760.7, 1e-12);
+  /* the model's bytes over the measured times (probe.h): LayerNorm 2 T h e forward, twice that
+   * backward, against both kernels' times; here a forward row alone gives no norm figure */
+  double bw[CS_MEM_CLASS_COUNT] = {0};
+  unsigned have = 0;
+  cs_probe_memop_bw(&set, 2, 24, bw, &have);
+  assert_int_equal(have, 0);
+  cs_probe_set_fini(&set);
+  cs_probe_set_init(&set);
+  write_tmp("probes_fw2.csv",
+            "kind,dtype,m,n,k,bytes,time_us,tflops,GBps\n"
+            "memop,layernorm_fwd,1000,100,1,800000,1,,800\n"
+            "memop,layernorm_bwd,1000,100,1,1200000,3,,400\n"
+            "memop,adamw,1000000,1,1,28000000,10,,2800\n"
+            "memop,cross_entropy,10,1000,1,280000,2,,140\n"
+            "membw,copy,0,0,0,2000000,1,,2000\n"
+            "launch,device,0,0,0,0,0.9,,\n",
+            path, sizeof path);
+  assert_int_equal(cs_probe_read_file(path, &set, &err), CS_OK);
+  cs_probe_memop_bw(&set, 2, 24, bw, &have);
+  /* norm: 3 * 2 * 1000 * 100 * 2 bytes in 4 us; adamw 24e6 bytes in 10 us; xent 36 * 1e4 in 2 us */
+  assert_close(bw[CS_MEM_NORM], 1.2e6 / 4e-6, 1e-6);
+  assert_close(bw[CS_MEM_OPTIM], 24e6 / 10e-6, 1e-6);
+  assert_close(bw[CS_MEM_XENT], 36e4 / 2e-6, 1e-6);
+  assert_close(bw[CS_MEM_COPY], 2e6 / 1e-6, 1e-6);
+  assert_int_equal(have, (1u << CS_MEM_NORM) | (1u << CS_MEM_OPTIM) | (1u << CS_MEM_XENT) |
+                             (1u << CS_MEM_COPY));
+  double k = 0, hl = 7;
+  cs_probe_launch(&set, &k, &hl);
+  assert_close(k, 0.9e-6, 1e-15);
+  assert_close(hl, 7, 0);
+  /* the runner's kinds exclude the file-only ones */
+  unsigned bits = 0;
+  assert_int_equal(cs_probe_parse_kinds("all", &bits, &err), CS_OK);
+  assert_int_equal(bits, CS_PROBE_ALL_KINDS);
+  assert_true(bits & CS_PROBE_BIT(CS_PROBE_LAUNCH));
+  assert_false(bits & CS_PROBE_BIT(CS_PROBE_MEMOP));
+  assert_int_equal(cs_probe_parse_kinds("attn_fwd", &bits, &err), CS_ERR_USAGE);
+  cs_probe_set_fini(&set);
+}
+
 static void names_and_lists(void **state) {
   (void)state;
   enum cs_probe_kind k;
@@ -215,6 +282,11 @@ static void rejects(void **state) {
       {"gemm,bf16,1,1,1,6,1,,,1,1,,,nan,g,s\n", "column factor: expected a factor or nothing"},
       {"gemm,bf16,1,1,1,6,1,,,1,1,,,\n", ":3:1: expected 16 fields, found 14"},
       {"gemm,bf16,1,1,1,6,1,,,1,1,,,,\"g,s\n", ":3:1: expected a closing double quote"},
+      {"launch,gpu,0,0,0,0,1,,,1,,,,,g,s\n", "column dtype: expected device, host, eager"},
+      {"memop,Layer Norm,1,1,1,6,1,,,1,,5,,,g,s\n", "column dtype: expected an operation name"},
+      {"memop,adamw,1,1,1,6,1,,,1,,,,,g,s\n", "column GBps: expected GB/s > 0"},
+      {"attn_fwd,bf16,2048,0,16,6,1,,,1,1,,,,g,s\n", "column n: expected a whole dimension"},
+      {"attn_bwd,bf16,2048,128,16,6,1,,,1,,,,,g,s\n", "column tflops: expected TFLOP/s > 0"},
   };
   char path[512];
   struct cs_error err = {0};
@@ -262,6 +334,7 @@ static void rejects(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(read_and_table), cmocka_unit_test(round_trip),
-                                     cmocka_unit_test(names_and_lists), cmocka_unit_test(rejects)};
+                                     cmocka_unit_test(names_and_lists), cmocka_unit_test(rejects),
+                                     cmocka_unit_test(framework_rows)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -48,6 +48,15 @@ static void single_gpu(void **state) {
   assert_int_equal(cs_plan_microbatches(&one), 1);
 }
 
+static void plan_keys(void **state) {
+  (void)state;
+  assert_string_equal(cs_plan_layout_key(" dp = 4,tp=8"), "dp");
+  assert_null(cs_plan_layout_key("ddp=1,dpx=2"));
+  assert_null(cs_plan_layout_key("precision=fp8,bucket=1MiB,overlap_tp=true"));
+  assert_string_equal(cs_plan_layout_key("precision=fp8, zero=1,tp=2"), "zero");
+  assert_null(cs_plan_layout_key(NULL));
+}
+
 static void by_name(void **state) {
   (void)state;
   struct cs_error err = {0};
@@ -218,10 +227,9 @@ static void shared_cal(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(median),     cmocka_unit_test(single_gpu),
-      cmocka_unit_test(by_name),    cmocka_unit_test(probes),
-      cmocka_unit_test(measured),   cmocka_unit_test(paths_and_errors),
-      cmocka_unit_test(shared_cal),
+      cmocka_unit_test(median),           cmocka_unit_test(single_gpu), cmocka_unit_test(plan_keys),
+      cmocka_unit_test(by_name),          cmocka_unit_test(probes),     cmocka_unit_test(measured),
+      cmocka_unit_test(paths_and_errors), cmocka_unit_test(shared_cal),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -406,6 +406,64 @@ static void workload_files(void **state) {
 
 /* ---- GPUs and compute time ------------------------------------------------------------------- */
 
+/* Attention, memory classes and the host floor, against hand-derived times. */
+static void compute_measured_terms(void **state) {
+  (void)state;
+  struct cs_error err = {0};
+  struct cs_gpu g;
+  assert_int_equal(cs_gpu_load_string("version: 1\nname: t\nmemory: 80GiB\nhbm_bw: 1TBps\n"
+                                      "peak_bf16: 1000TFLOPS\nmem_efficiency: 0.5\n"
+                                      "norm_efficiency: 0.25\nxent_efficiency: 2\n"
+                                      "attn_efficiency: 0.8\nattn_half_dim: 64\n"
+                                      "attn_half_seq: 1024\nattn_bwd_factor: 3\n"
+                                      "kernel_overhead: 1us\nhost_layer_time: 1s\n",
+                                      "t.yaml", &g, &err),
+                   CS_OK);
+  struct cs_compute c;
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
+  assert_int_equal(cs_mem_class_of("norm2"), CS_MEM_NORM);
+  assert_int_equal(cs_mem_class_of("final_norm"), CS_MEM_NORM);
+  assert_int_equal(cs_mem_class_of("swiglu"), CS_MEM_ACT);
+  assert_int_equal(cs_mem_class_of("residual1"), CS_MEM_RESIDUAL);
+  assert_int_equal(cs_mem_class_of("cross_entropy"), CS_MEM_XENT);
+  assert_int_equal(cs_mem_class_of("lookup"), CS_MEM_COPY);
+  /* 1e9 model bytes of a norm at 0.25 TB/s: 4 ms (+1 us); backward twice the bytes */
+  struct cs_op norm = {"norm1", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
+  assert_close(cs_compute_op_time(&c, &norm, 0), 4e-3 + 1e-6, 1e-12);
+  assert_close(cs_compute_op_time(&c, &norm, 1), 8e-3 + 1e-6, 1e-12);
+  struct cs_op xent = {"cross_entropy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
+  assert_close(cs_compute_op_time(&c, &xent, 0), 0.5e-3 + 1e-6, 1e-12);
+  struct cs_op copy = {"lookup", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
+  assert_close(cs_compute_op_time(&c, &copy, 0), 2e-3 + 1e-6, 1e-12);
+  /* causal attention, s = 2048 (m = n), d = 128, 16 x 32 batch x heads: executed FLOPs are half
+   * of 4 s^2 d bh; eff = 0.8 * 128/192 * 2048/3072 = 0.35556 */
+  double s = 2048, d = 128, bh = 512, fl = 4 * s * s * d * bh;
+  struct cs_op at = {"attention", CS_OP_GEMM, 1, 1, s, s, d, bh, fl, 0, 1};
+  double eff = 0.8 * 128 / 192 * 2048 / 3072;
+  assert_close(cs_compute_attn_efficiency(&c, s, d, bh, 0), eff, 1e-12);
+  double tf = fl / 2 / (1000e12 * eff);
+  assert_close(cs_compute_op_time(&c, &at, 0), tf + 1e-6, 1e-12);
+  assert_close(cs_compute_op_time(&c, &at, 1), 3 * tf + 1e-6, 1e-12);
+  at.causal = 0;
+  assert_close(cs_compute_op_time(&c, &at, 0), 2 * tf + 1e-6, 1e-12);
+  /* a measured table replaces the curve: the nearest point, head dimension first */
+  struct cs_attn_point pts[2] = {{2048, 64, 512, 0.30, 0.25}, {4096, 128, 256, 0.50, 0.40}};
+  cs_compute_set_attn_table(&c, pts, 2);
+  assert_close(cs_compute_attn_efficiency(&c, s, d, bh, 0), 0.50, 0);
+  assert_close(cs_compute_attn_efficiency(&c, s, d, bh, 1), 0.40, 0);
+  cs_compute_set_attn_table(&c, NULL, 0);
+  /* the host floor: a layer whose GPU time is under host_layer_time takes host_layer_time */
+  struct cs_layer_cost lc;
+  memset(&lc, 0, sizeof lc);
+  lc.nops = 1;
+  lc.op[0] = norm;
+  struct cs_layer_time t;
+  cs_compute_layer_time(&c, &lc, &t);
+  assert_close(t.fwd + t.bwd, 1.0, 1e-12);
+  assert_close(t.bwd / t.fwd, (8e-3 + 1e-6) / (4e-3 + 1e-6), 1e-9);
+  assert_close(cs_compute_host_time(&c, 24), 24, 1e-12);
+}
+
 static void gpus_and_compute(void **state) {
   (void)state;
   struct cs_gpu g;
@@ -447,13 +505,13 @@ static void gpus_and_compute(void **state) {
   struct cs_compute c;
   cs_test_gpu("a100-80gb", &g);
   assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
-  struct cs_op op = {"gemm", CS_OP_GEMM, 0, 0, 8192, 8192, 8192, 1, 2.0 * 8192 * 8192 * 8192, 0};
+  struct cs_op op = {"gemm", CS_OP_GEMM, 0, 0, 8192, 8192, 8192, 1, 2.0 * 8192 * 8192 * 8192, 0, 0};
   double eff = 0.8 * 8192 / (8192 + 64.0);
   assert_close(cs_compute_gemm_efficiency(&c, 8192, 8192, 8192), eff, 1e-12);
   assert_close(cs_compute_op_time(&c, &op, 0), op.flops / (312e12 * eff) + 3e-6, 1e-9);
   assert_true(cs_compute_gemm_efficiency(&c, 8192, 8192, 128) < eff);
   /* a memory-bound kernel runs at mem_efficiency of the HBM bandwidth */
-  struct cs_op mem = {"copy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9};
+  struct cs_op mem = {"copy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
   assert_close(cs_compute_op_time(&c, &mem, 0), 1e9 / (0.8 * 2039e9) + 3e-6, 1e-9);
   assert_close(cs_compute_op_time(&c, &mem, 1), 2e9 / (0.8 * 2039e9) + 3e-6, 1e-9);
   /* measured efficiencies replace the curve */
@@ -494,10 +552,15 @@ static void gpus_and_compute(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(flops_megatron_2021),  cmocka_unit_test(flops_sequence_parallel_2022),
-      cmocka_unit_test(published_parameters), cmocka_unit_test(resnet50),
-      cmocka_unit_test(collectives),          cmocka_unit_test(plans),
-      cmocka_unit_test(workload_files),       cmocka_unit_test(gpus_and_compute),
+      cmocka_unit_test(flops_megatron_2021),
+      cmocka_unit_test(flops_sequence_parallel_2022),
+      cmocka_unit_test(published_parameters),
+      cmocka_unit_test(resnet50),
+      cmocka_unit_test(collectives),
+      cmocka_unit_test(plans),
+      cmocka_unit_test(workload_files),
+      cmocka_unit_test(gpus_and_compute),
+      cmocka_unit_test(compute_measured_terms),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

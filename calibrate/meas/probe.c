@@ -49,7 +49,8 @@ const char *cs_probe_get_meta(const struct cs_probe_set *set, const char *key) {
 
 /* ---- names --------------------------------------------------------------------------------- */
 
-static const char *const kind_names[CS_PROBE_KIND_COUNT] = {"gemm", "membw", "interference"};
+static const char *const kind_names[CS_PROBE_KIND_COUNT] = {
+    "gemm", "membw", "interference", "launch", "attn_fwd", "attn_bwd", "memop"};
 static const char *const dtype_names[CS_PROBE_DTYPE_COUNT] = {"bf16", "fp16", "tf32", "fp32",
                                                               "fp8"};
 
@@ -114,7 +115,7 @@ static enum cs_status parse_list(const char *list, const char *what, int count,
 
 static int kind_int(const char *s, int *v) {
   enum cs_probe_kind k;
-  if (cs_probe_kind_parse(s, &k) != 0) return -1;
+  if (cs_probe_kind_parse(s, &k) != 0 || k >= CS_PROBE_RUNNER_KIND_COUNT) return -1;
   *v = (int)k;
   return 0;
 }
@@ -127,8 +128,8 @@ static int dtype_int(const char *s, int *v) {
 }
 
 enum cs_status cs_probe_parse_kinds(const char *list, unsigned *bits, struct cs_error *err) {
-  return parse_list(list, "--probes", CS_PROBE_KIND_COUNT, kind_int, "gemm, membw, interference",
-                    bits, err);
+  return parse_list(list, "--probes", CS_PROBE_RUNNER_KIND_COUNT, kind_int,
+                    "gemm, membw, interference, launch", bits, err);
 }
 
 enum cs_status cs_probe_parse_dtypes(const char *list, unsigned *bits, struct cs_error *err) {
@@ -212,17 +213,31 @@ static int parse_row(const struct cs_csv_row *in, struct cs_probe_row *r, const 
   r->time_min_us = r->time_max_us = r->tflops = r->GBps = r->frac_peak = r->factor = NAN;
   enum cs_probe_dtype d;
   if (cs_probe_kind_parse(FIELD(C_KIND), &r->kind) != 0)
-    return *what = "gemm, membw or interference", C_KIND;
+    return *what = "gemm, membw, interference, launch, attn_fwd, attn_bwd or memop", C_KIND;
   const char *dt = FIELD(C_DTYPE);
+  /* products (a shape and TFLOP/s), streams (GB/s) and the launch floor (a time) */
+  int gemm = r->kind == CS_PROBE_GEMM || r->kind == CS_PROBE_INTERFERENCE ||
+             r->kind == CS_PROBE_ATTN_FWD || r->kind == CS_PROBE_ATTN_BWD;
+  int stream = r->kind == CS_PROBE_MEMBW || r->kind == CS_PROBE_MEMOP;
   if (r->kind == CS_PROBE_MEMBW) {
     if (strcmp(dt, "copy") != 0 && strcmp(dt, "memset") != 0)
       return *what = "copy or memset (a membw row)", C_DTYPE;
+    copy_str(r->dtype, sizeof r->dtype, dt);
+  } else if (r->kind == CS_PROBE_LAUNCH) {
+    if (strcmp(dt, "device") != 0 && strcmp(dt, "host") != 0 && strcmp(dt, "eager") != 0 &&
+        strcmp(dt, "eager_layer") != 0)
+      return *what = "device, host, eager or eager_layer (a launch row)", C_DTYPE;
+    copy_str(r->dtype, sizeof r->dtype, dt);
+  } else if (r->kind == CS_PROBE_MEMOP) {
+    size_t len = strlen(dt);
+    if (len == 0 || len >= sizeof r->dtype ||
+        strspn(dt, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
+      return *what = "an operation name of a-z, 0-9 and _ (a memop row)", C_DTYPE;
     copy_str(r->dtype, sizeof r->dtype, dt);
   } else {
     if (cs_probe_dtype_parse(dt, &d) != 0) return *what = "bf16, fp16, tf32, fp32 or fp8", C_DTYPE;
     copy_str(r->dtype, sizeof r->dtype, cs_probe_dtype_name(d));
   }
-  int gemm = r->kind != CS_PROBE_MEMBW;
   if (read_dim(FIELD(C_M), !gemm, &r->m) != 0) return *what = "a whole dimension >= 1", C_M;
   if (read_dim(FIELD(C_N), !gemm, &r->n) != 0) return *what = "a whole dimension >= 1", C_N;
   if (read_dim(FIELD(C_K), !gemm, &r->k) != 0) return *what = "a whole dimension >= 1", C_K;
@@ -243,8 +258,8 @@ static int parse_row(const struct cs_csv_row *in, struct cs_probe_row *r, const 
   }
   if (cs_csv_number(FIELD(C_TFLOPS), !gemm, &r->tflops) != 0 || (gemm && r->tflops <= 0))
     return *what = gemm ? "TFLOP/s > 0" : "TFLOP/s or nothing", C_TFLOPS;
-  if (cs_csv_number(FIELD(C_GBPS), gemm, &r->GBps) != 0 || (!gemm && r->GBps <= 0))
-    return *what = gemm ? "GB/s or nothing" : "GB/s > 0 (a membw row)", C_GBPS;
+  if (cs_csv_number(FIELD(C_GBPS), !stream, &r->GBps) != 0 || (stream && r->GBps <= 0))
+    return *what = stream ? "GB/s > 0 (a membw or memop row)" : "GB/s or nothing", C_GBPS;
   if (cs_csv_number(FIELD(C_FRAC), 1, &r->frac_peak) != 0)
     return *what = "a fraction or nothing", C_FRAC;
   if (cs_csv_number(FIELD(C_FACTOR), r->kind != CS_PROBE_INTERFERENCE, &r->factor) != 0 ||
@@ -343,4 +358,121 @@ enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *d
   *pts = p;
   *n = np;
   return CS_OK;
+}
+
+/* ---- attention, memory-bound kernels, launch floor ------------------------------------------ */
+
+enum cs_status cs_probe_attn_table(const struct cs_probe_set *set, double peak,
+                                   struct cs_attn_point **pts, size_t *n, struct cs_error *err) {
+  *pts = NULL;
+  *n = 0;
+  if (!(peak > 0) || !isfinite(peak))
+    return cs_error_set(err, CS_ERR_RANGE, "attention table: the peak must be > 0 FLOP/s");
+  size_t count = 0;
+  for (size_t i = 0; i < set->n; i++)
+    count += set->rows[i].kind == CS_PROBE_ATTN_FWD;
+  if (count == 0) return cs_error_set(err, CS_ERR_UNSUPPORTED, "no attn_fwd rows");
+  struct cs_attn_point *p = calloc(count, sizeof *p);
+  int *nf = calloc(count, sizeof *nf), *nb = calloc(count, sizeof *nb);
+  if (p == NULL || nf == NULL || nb == NULL) {
+    free(p), free(nf), free(nb);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory building the attention table");
+  }
+  size_t np = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (size_t i = 0; i < set->n; i++) {
+      const struct cs_probe_row *r = &set->rows[i];
+      int bwd = r->kind == CS_PROBE_ATTN_BWD;
+      if (r->kind != (pass ? CS_PROBE_ATTN_BWD : CS_PROBE_ATTN_FWD)) continue;
+      size_t j = 0;
+      while (j < np && !(p[j].s == r->m && p[j].d == r->n && p[j].bh == r->k))
+        j++;
+      if (j == np) {
+        if (bwd) continue; /* a backward without its forward */
+        p[np++] = (struct cs_attn_point){r->m, r->n, r->k, 0, 0};
+      }
+      double eff = r->tflops * 1e12 / peak;
+      if (bwd)
+        p[j].eff_bwd += (eff - p[j].eff_bwd) / ++nb[j];
+      else
+        p[j].eff_fwd += (eff - p[j].eff_fwd) / ++nf[j];
+    }
+  /* keep the shapes measured both ways */
+  size_t k = 0;
+  for (size_t j = 0; j < np; j++)
+    if (nb[j] > 0 && p[j].eff_fwd > 0 && p[j].eff_bwd > 0) p[k++] = p[j];
+  free(nf), free(nb);
+  if (k == 0) {
+    free(p);
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "no attention shape with attn_fwd and attn_bwd");
+  }
+  *pts = p;
+  *n = k;
+  return CS_OK;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_dbl);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* The time of the memop row named `name` at the shape of r (same m, n), or 0. */
+static double memop_time(const struct cs_probe_set *set, const char *name, double m, double n) {
+  for (size_t i = 0; i < set->n; i++) {
+    const struct cs_probe_row *r = &set->rows[i];
+    if (r->kind == CS_PROBE_MEMOP && strcmp(r->dtype, name) == 0 && r->m == m && r->n == n)
+      return r->time_us * 1e-6;
+  }
+  return 0;
+}
+
+void cs_probe_memop_bw(const struct cs_probe_set *set, double e, double adam,
+                       double bw[CS_MEM_CLASS_COUNT], unsigned *have) {
+  double v[CS_MEM_CLASS_COUNT][64];
+  size_t nv[CS_MEM_CLASS_COUNT] = {0};
+  for (size_t i = 0; i < set->n; i++) {
+    const struct cs_probe_row *r = &set->rows[i];
+    int cls = -1;
+    double bytes = 0, t = r->time_us * 1e-6;
+    if (r->kind == CS_PROBE_MEMBW && strcmp(r->dtype, "copy") == 0) {
+      cls = CS_MEM_COPY, bytes = r->bytes;
+    } else if (r->kind != CS_PROBE_MEMOP) {
+      continue;
+    } else if (strcmp(r->dtype, "layernorm_fwd") == 0 || strcmp(r->dtype, "gelu_fwd") == 0) {
+      /* forward 2 T n e, backward twice that: set against the two kernels' times together */
+      int norm = r->dtype[0] == 'l';
+      double tb = memop_time(set, norm ? "layernorm_bwd" : "gelu_bwd", r->m, r->n);
+      if (!(tb > 0)) continue;
+      cls = norm ? CS_MEM_NORM : CS_MEM_ACT, bytes = 3 * 2 * r->m * r->n * e, t += tb;
+    } else if (strcmp(r->dtype, "residual_add") == 0) {
+      cls = CS_MEM_RESIDUAL, bytes = 3 * r->m * r->n * e;
+    } else if (strcmp(r->dtype, "softmax_fwd") == 0) {
+      cls = CS_MEM_SOFTMAX, bytes = 2 * r->m * r->n * e;
+    } else if (strcmp(r->dtype, "cross_entropy") == 0) {
+      cls = CS_MEM_XENT, bytes = (12 + 24) * r->m * r->n; /* forward and backward together */
+    } else if (strcmp(r->dtype, "adamw") == 0) {
+      cls = CS_MEM_OPTIM, bytes = adam * r->m;
+    }
+    if (cls < 0 || !(t > 0) || !(bytes > 0) || nv[cls] >= 64) continue;
+    v[cls][nv[cls]++] = bytes / t;
+  }
+  for (int c = 0; c < CS_MEM_CLASS_COUNT; c++)
+    if (nv[c] > 0) {
+      bw[c] = median_of(v[c], nv[c]);
+      if (have) *have |= 1u << c;
+    }
+}
+
+void cs_probe_launch(const struct cs_probe_set *set, double *kernel_s, double *host_layer_s) {
+  for (size_t i = 0; i < set->n; i++) {
+    const struct cs_probe_row *r = &set->rows[i];
+    if (r->kind != CS_PROBE_LAUNCH) continue;
+    if (strcmp(r->dtype, "device") == 0 && kernel_s) *kernel_s = r->time_us * 1e-6;
+    (void)host_layer_s; /* eager_layer rows are kept for reference only (see probe.h) */
+  }
 }

@@ -1,7 +1,7 @@
 /* probe.h — the compute-probe CSV: what one GPU's matrix units and memory deliver, and how much a
  * concurrent all-reduce slows its GEMMs.
  *
- * Three kinds of row, one file:
+ * Seven kinds of row, one file. The runner (commscale-run --probes) measures the first four:
  *   gemm          one m x n x k matrix product (D = A^T B through cuBLASLt) in one precision:
  *                 its time and TFLOP/s (2 m n k per product), and the fraction of the GPU's
  *                 datasheet peak when the runner knows the GPU;
@@ -9,7 +9,19 @@
  *                 (dtype "memset": bytes = written) of device memory, in GB/s;
  *   interference  the same GEMM on every local GPU while an all-reduce of `bytes` runs on another
  *                 stream of each: time_us is the GEMM under contention and factor its time over
- *                 the time alone (1 = no slowdown).
+ *                 the time alone (1 = no slowdown);
+ *   launch        the kernel-launch floor: dtype "device" is the GPU time per kernel of a queue of
+ *                 back-to-back minimal kernels (4-byte memsets), "host" the CPU time to enqueue
+ *                 one (cudaMemsetAsync), "eager" the CPU time per operator of a framework's eager
+ *                 mode and "eager_layer" its CPU time per transformer layer of a training step
+ *                 (forward, backward, optimizer) with m = the kernels that layer launches
+ *                 (written by tests/gpu/torch_probes.py); otherwise m, n, k and bytes are 0.
+ * and a framework-side script (tests/gpu/torch_probes.py) writes the other three:
+ *   attn_fwd      a fused (flash) attention forward, causal: m = sequence, n = head dimension,
+ *   attn_bwd      k = batch x heads; tflops counts 4 s^2 d (b h) / 2 for the forward and 2.5 times
+ *                 that for the backward (the backward's five products over the forward's two);
+ *   memop         one memory-bound kernel (dtype names it: layernorm_fwd, gelu_bwd, adamw, ...):
+ *                 bytes read + written, and the GB/s reached.
  *
  * Like the measurements CSV (meas.h), this module needs nothing but the C library, because the
  * runner that writes it builds on GPU nodes; the runner appends one row at a time and flushes it.
@@ -37,7 +49,17 @@
   "kind,dtype,m,n,k,bytes,time_us,time_min_us,time_max_us,trials,tflops,GBps,frac_peak,factor,"    \
   "gpu,source"
 
-enum cs_probe_kind { CS_PROBE_GEMM, CS_PROBE_MEMBW, CS_PROBE_INTERFERENCE, CS_PROBE_KIND_COUNT };
+enum cs_probe_kind {
+  CS_PROBE_GEMM,
+  CS_PROBE_MEMBW,
+  CS_PROBE_INTERFERENCE,
+  CS_PROBE_LAUNCH,
+  CS_PROBE_RUNNER_KIND_COUNT, /* the kinds above are the runner's; those below come from files */
+  CS_PROBE_ATTN_FWD = CS_PROBE_RUNNER_KIND_COUNT,
+  CS_PROBE_ATTN_BWD,
+  CS_PROBE_MEMOP,
+  CS_PROBE_KIND_COUNT
+};
 
 /* The GEMM precisions probed. Names follow the plan's precision names (plan.h): "bf16", "fp16",
  * "tf32" (fp32 data, TF32 tensor cores), "fp32" (plain fp32 arithmetic) and "fp8" (e4m3 inputs,
@@ -53,12 +75,13 @@ enum cs_probe_dtype {
 
 /* A set of kinds or dtypes, one bit each (1u << kind). */
 #define CS_PROBE_BIT(x) (1u << (unsigned)(x))
-#define CS_PROBE_ALL_KINDS (CS_PROBE_BIT(CS_PROBE_KIND_COUNT) - 1u)
+#define CS_PROBE_ALL_KINDS (CS_PROBE_BIT(CS_PROBE_RUNNER_KIND_COUNT) - 1u) /* the runner's */
 #define CS_PROBE_ALL_DTYPES (CS_PROBE_BIT(CS_PROBE_DTYPE_COUNT) - 1u)
 
 struct cs_probe_row {
   enum cs_probe_kind kind;
-  char dtype[16];     /* a cs_probe_dtype name; "copy" or "memset" for membw */
+  char dtype[24];     /* a cs_probe_dtype name; membw: copy, memset; launch: device, host, eager;
+                         memop: the operation */
   double m, n, k;     /* GEMM shape; 0 for membw */
   double bytes;       /* gemm: A + B + D bytes; membw: bytes moved; interference: all-reduce size */
   double time_us;     /* median of the trials, per operation */
@@ -96,7 +119,8 @@ enum cs_status cs_probe_set_meta(struct cs_probe_set *set, const char *key, cons
 /* The value for key, or NULL. */
 const char *cs_probe_get_meta(const struct cs_probe_set *set, const char *key);
 
-/* "gemm", "membw", "interference"; "?" when out of range. */
+/* "gemm", "membw", "interference", "launch", "attn_fwd", "attn_bwd", "memop"; "?" when out of
+ * range. */
 const char *cs_probe_kind_name(enum cs_probe_kind k);
 /* 0 on success, -1 if unknown (*out untouched). */
 int cs_probe_kind_parse(const char *name, enum cs_probe_kind *out);
@@ -105,8 +129,8 @@ const char *cs_probe_dtype_name(enum cs_probe_dtype d);
 /* Accepts the names above and bfloat16, half, float, fp8_e4m3; 0 on success, -1 if unknown. */
 int cs_probe_dtype_parse(const char *name, enum cs_probe_dtype *out);
 
-/* Parses a comma-separated list of kinds ("gemm,membw", "all") or dtypes ("bf16,fp8", "all")
- * into a set of bits. CS_ERR_USAGE naming the bad item; *bits untouched then. */
+/* Parses a comma-separated list of the runner's kinds ("gemm,membw", "all") or dtypes ("bf16,fp8",
+ * "all") into a set of bits. CS_ERR_USAGE naming the bad item; *bits untouched then. */
 enum cs_status cs_probe_parse_kinds(const char *list, unsigned *bits, struct cs_error *err);
 enum cs_status cs_probe_parse_dtypes(const char *list, unsigned *bits, struct cs_error *err);
 
@@ -136,5 +160,29 @@ int cs_probe_same_point(const struct cs_probe_row *a, const struct cs_probe_row 
  * CS_ERR_NOMEM. On failure *pts is NULL and *n is 0. */
 enum cs_status cs_probe_gemm_table(const struct cs_probe_set *set, const char *dtype, double peak,
                                    struct cs_gemm_point **pts, size_t *n, struct cs_error *err);
+
+/* Turns the attn_fwd/attn_bwd rows into the compute model's attention table: efficiency =
+ * measured TFLOP/s (on executed FLOPs, as the rows count them) / peak. Rows of one shape are
+ * averaged; a shape needs both directions. *pts is malloc'ed (free()). CS_ERR_UNSUPPORTED when
+ * the set holds no attention row, CS_ERR_RANGE for a peak <= 0, CS_ERR_NOMEM. */
+enum cs_status cs_probe_attn_table(const struct cs_probe_set *set, double peak,
+                                   struct cs_attn_point **pts, size_t *n, struct cs_error *err);
+
+/* The memory-bound classes (enum cs_mem_class) the memop and membw rows measure, in the compute
+ * model's bytes per second: each row's time is set against the bytes the model counts for that
+ * kernel at the row's shape (workload.c, activations of act_bytes each: LayerNorm 2·T·h forward
+ * and twice that backward, measured as layernorm_fwd + layernorm_bwd; GELU 2·T·f, likewise; the
+ * residual add 3·T·h; softmax 2·m·n; cross-entropy 12 bytes per logit forward and 24 backward,
+ * measured together; the optimizer adam_bytes per parameter; copies as measured). bw[i] is set
+ * for the classes the set measures (bit i of *have); the others are left alone. Several rows of
+ * one class: the median. */
+void cs_probe_memop_bw(const struct cs_probe_set *set, double act_bytes, double adam_bytes,
+                       double bw[CS_MEM_CLASS_COUNT], unsigned *have);
+
+/* The launch rows: the GPU's time per minimal kernel (launch,device), seconds, left alone when the
+ * set lacks it. host_layer_s is left alone too: the eager_layer rows of torch_probes.py (a slope
+ * over 2..34 layers of 15 steps each) scattered by 1.5x between runs of one GPU, so the host time
+ * per layer comes from the GPU file (host_probe.py's slope over 4..36 layers at three widths). */
+void cs_probe_launch(const struct cs_probe_set *set, double *kernel_s, double *host_layer_s);
 
 #endif

@@ -3,10 +3,12 @@
  *
  * GEMMs. Each point is D = A^T B in column-major storage (cuBLASLt's "TN" layout, the one every
  * precision supports on Hopper, fp8 included), A stored k x m, B k x n, D m x n, alpha 1, beta 0,
- * run with the first algorithm cuBLASLt's heuristic offers for a 32 MiB workspace, as frameworks
- * do. Operands hold random values of magnitude 1/8..2 (random bits in a narrow exponent range, so
- * every precision gets finite, non-zero data; the matrix units draw more power on random data than
- * on zeros, and their clocks follow). The shapes are those of a transformer layer: m tokens per
+ * run with the first algorithm cuBLASLt's heuristic offers for a 32 MiB workspace (PyTorch's
+ * default cuBLASLt workspace on Hopper), as frameworks do; with --gemm-algos N the heuristic's
+ * first N algorithms are each timed (one batch of about a trial) and the fastest is kept. Operands
+ * hold random values of magnitude 1/8..2 (random bits in a narrow exponent range, so every
+ * precision gets finite, non-zero data; the matrix units draw more power on random data than on
+ * zeros, and their clocks follow). The shapes are those of a transformer layer: m tokens per
  * micro-batch (2048..16384) against hidden sizes h of 1024..16384 (QKV m x 3h x h, projection
  * m x h x h, FFN m x 4h x h and m x h x 4h), skinny ones (m of 16..512: small micro-batches,
  * decoding) and attention-like ones (s x s x 128, s x 128 x s). Points whose single product
@@ -19,6 +21,9 @@
  *
  * Memory bandwidth: cudaMemcpyAsync device-to-device (bytes read + written per copy) and
  * cudaMemsetAsync (bytes written), 256 MiB to 4 GiB, far beyond the L2.
+ *
+ * Launch floor: a queue of back-to-back 4-byte cudaMemsetAsync calls (each one minimal kernel):
+ * the GPU time per kernel between CUDA events ("device") and the CPU time per enqueue ("host").
  *
  * Interference: one process drives every local GPU; each runs the same GEMM on its own stream
  * while an all-reduce (256 MiB of float, in place) runs on a high-priority stream of each, as
@@ -63,8 +68,11 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
 #define MAX_CALL_S 0.06            /* leave out products estimated to take longer than this */
 #define AR_BYTES (256.0 * 1048576) /* the all-reduce of the interference probe */
 #define MIB 1048576.0
+#define MAX_ALGOS 16
+#define LAUNCHES 2000 /* the fewest minimal kernels in a launch-floor batch */
 
 enum { MB_COPY, MB_MEMSET };
+enum { LAUNCH_DEVICE, LAUNCH_HOST };
 
 struct point {
   enum cs_probe_kind kind;
@@ -249,7 +257,8 @@ static void gemm_free(struct gemm *g) {
 /* Describes D = A^T B of dtype t and asks the heuristic for its algorithm. CS_ERR_UNSUPPORTED
  * when cuBLASLt has none. On failure g holds nothing. */
 static enum cs_status gemm_init(struct probe *P, struct dev *d, int t, double m, double n, double k,
-                                struct gemm *g, struct cs_error *err) {
+                                struct gemm *g, cublasLtMatmulHeuristicResult_t *alts, int nalts,
+                                int *found_out, struct cs_error *err) {
   memset(g, 0, sizeof *g);
   cudaDataType_t ab = CUDA_R_16BF, cd = CUDA_R_16BF;
   cublasComputeType_t ct = CUBLAS_COMPUTE_32F;
@@ -289,10 +298,12 @@ static enum cs_status gemm_init(struct probe *P, struct dev *d, int t, double m,
     s = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws,
                                              sizeof ws);
   if (s == CUBLAS_STATUS_SUCCESS)
-    s = cublasLtMatmulAlgoGetHeuristic(d->lt, g->op, g->la, g->lb, g->ld, g->ld, pref, 1, &g->heur,
-                                       &found);
+    s = cublasLtMatmulAlgoGetHeuristic(d->lt, g->op, g->la, g->lb, g->ld, g->ld, pref,
+                                       alts ? nalts : 1, alts ? alts : &g->heur, &found);
   if (pref) cublasLtMatmulPreferenceDestroy(pref);
   if (s == CUBLAS_STATUS_SUCCESS && found < 1) s = CUBLAS_STATUS_NOT_SUPPORTED;
+  if (s == CUBLAS_STATUS_SUCCESS && alts) g->heur = alts[0];
+  if (found_out) *found_out = found;
   if (s != CUBLAS_STATUS_SUCCESS) {
     gemm_free(g);
     return lt_fail(err, P, d->id, s, "choosing a GEMM algorithm");
@@ -412,6 +423,28 @@ static enum cs_status mem_batch(struct probe *P, void *ctx, int iters, double *s
   return st;
 }
 
+/* The launch floor: iters minimal kernels (4-byte memsets) back to back; *sec per kernel, on the
+ * GPU's clock (c->op LAUNCH_DEVICE) or the host's for the enqueueing (LAUNCH_HOST). */
+static enum cs_status launch_batch(struct probe *P, void *ctx, int iters, double *sec,
+                                   struct cs_error *err) {
+  struct mem_ctx *c = ctx;
+  struct dev *d = c->d;
+  struct timespec h0, h1;
+  int n = iters < LAUNCHES ? LAUNCHES : iters;
+  CUDA_TRY(d->id, cudaStreamSynchronize(d->s), "waiting for the GPU");
+  CUDA_TRY(d->id, cudaEventRecord(d->e0, d->s), "recording an event");
+  clock_gettime(CLOCK_MONOTONIC, &h0);
+  for (int i = 0; i < n; i++)
+    CUDA_TRY(d->id, cudaMemsetAsync(d->d, i & 0xff, 4, d->s), "launching a minimal kernel");
+  clock_gettime(CLOCK_MONOTONIC, &h1);
+  CUDA_TRY(d->id, cudaEventRecord(d->e1, d->s), "recording an event");
+  enum cs_status st = elapsed(P, d, d->e0, d->e1, sec, err);
+  if (c->op == LAUNCH_HOST)
+    *sec = (double)(h1.tv_sec - h0.tv_sec) + 1e-9 * (double)(h1.tv_nsec - h0.tv_nsec);
+  *sec /= n;
+  return st;
+}
+
 /* ---- the plan ------------------------------------------------------------------------------- */
 
 static enum cs_status add(struct probe *P, struct point p, struct cs_error *err) {
@@ -476,6 +509,10 @@ static enum cs_status plan(struct probe *P, int fp8_ok, int can_interfere, struc
     for (size_t i = 0; i < 2 && st == CS_OK; i++)
       st = add(P, (struct point){CS_PROBE_MEMBW, MB_MEMSET, 0, 0, 0, set_mib[i] * MIB, 0}, err);
   }
+  if (o->probes & CS_PROBE_BIT(CS_PROBE_LAUNCH)) {
+    for (int i = LAUNCH_DEVICE; i <= LAUNCH_HOST && st == CS_OK; i++)
+      st = add(P, (struct point){CS_PROBE_LAUNCH, i, 0, 0, 0, 0, 0}, err);
+  }
   if ((o->probes & CS_PROBE_BIT(CS_PROBE_INTERFERENCE)) && can_interfere) {
     static const int idt[] = {CS_PROBE_BF16, CS_PROBE_FP8};
     for (size_t t = 0; t < 2; t++) {
@@ -496,14 +533,17 @@ static void row_ident(const struct probe *P, const struct point *p, struct cs_pr
   memset(r, 0, sizeof *r);
   r->kind = p->kind;
   snprintf(r->dtype, sizeof r->dtype, "%s",
-           p->kind == CS_PROBE_MEMBW ? (p->dtype == MB_COPY ? "copy" : "memset")
-                                     : cs_probe_dtype_name((enum cs_probe_dtype)p->dtype));
+           p->kind == CS_PROBE_MEMBW    ? (p->dtype == MB_COPY ? "copy" : "memset")
+           : p->kind == CS_PROBE_LAUNCH ? (p->dtype == LAUNCH_DEVICE ? "device" : "host")
+                                        : cs_probe_dtype_name((enum cs_probe_dtype)p->dtype));
   r->m = p->m, r->n = p->n, r->k = p->k;
   if (p->kind == CS_PROBE_GEMM)
     r->bytes = (double)esz_ab(p->dtype) * (p->m * p->k + p->k * p->n) +
                (double)esz_d(p->dtype) * p->m * p->n;
   else if (p->kind == CS_PROBE_MEMBW)
     r->bytes = p->dtype == MB_COPY ? 2 * p->bytes : p->bytes;
+  else if (p->kind == CS_PROBE_LAUNCH)
+    r->bytes = 0;
   else
     r->bytes = p->bytes;
   r->time_min_us = r->time_max_us = r->tflops = r->GBps = r->frac_peak = r->factor = NAN;
@@ -622,10 +662,21 @@ static enum cs_status write_header(void *ctx, FILE *f, struct cs_error *err) {
            "after one warm-up and one estimating operation",
            o->min_trials, o->max_trials, 100 * o->tol, 1e3 * o->trial_time_s);
   cs_probe_set_meta(&meta, "timing", buf, NULL);
-  cs_probe_set_meta(&meta, "gemm",
-                    "D = A^T B column-major (TN), alpha 1 beta 0, cuBLASLt heuristic's first "
-                    "algorithm, 32 MiB workspace, random operands; fp8 = e4m3 in, bf16 out",
-                    NULL);
+  if (o->gemm_algos > 1)
+    snprintf(buf, sizeof buf,
+             "D = A^T B column-major (TN), alpha 1 beta 0, the fastest of cuBLASLt heuristic's "
+             "first %d algorithms, 32 MiB workspace, random operands; fp8 = e4m3 in, bf16 out",
+             o->gemm_algos);
+  else
+    snprintf(buf, sizeof buf,
+             "D = A^T B column-major (TN), alpha 1 beta 0, cuBLASLt heuristic's first "
+             "algorithm, 32 MiB workspace, random operands; fp8 = e4m3 in, bf16 out");
+  cs_probe_set_meta(&meta, "gemm", buf, NULL);
+  if (o->probes & CS_PROBE_BIT(CS_PROBE_LAUNCH))
+    cs_probe_set_meta(&meta, "launch",
+                      "device: GPU time per kernel of >= 2000 back-to-back 4-byte cudaMemsetAsync; "
+                      "host: CPU time per cudaMemsetAsync call",
+                      NULL);
   if (P->peak[CS_PROBE_BF16] > 0) {
     snprintf(buf, sizeof buf,
              "datasheet dense TFLOP/s bf16 %.1f fp16 %.1f tf32 %.1f fp32 %.1f fp8 %.1f; "
@@ -688,10 +739,32 @@ static enum cs_status run_gemm(struct probe *P, const struct point *p, struct cs
   enum cs_status st = fill(P, d, p->dtype, err);
   if (st != CS_OK) return st;
   struct gemm g;
-  if ((st = gemm_init(P, d, p->dtype, p->m, p->n, p->k, &g, err)) != CS_OK) return st;
+  cublasLtMatmulHeuristicResult_t alts[MAX_ALGOS];
+  int nalts = P->o->gemm_algos > 1 ? P->o->gemm_algos : 1, found = 1;
+  if (nalts > MAX_ALGOS) nalts = MAX_ALGOS;
+  st = gemm_init(P, d, p->dtype, p->m, p->n, p->k, &g, nalts > 1 ? alts : NULL, nalts, &found, err);
+  if (st != CS_OK) return st;
   struct gemm_ctx c = {d, &g};
+  if (nalts > 1 && found > 1) {
+    /* one batch of about a trial per candidate; keep the fastest */
+    double best = INFINITY, est = 0, t = 0;
+    int pick = 0;
+    for (int a = 0; a < found && st == CS_OK; a++) {
+      g.heur = alts[a];
+      st = gemm_batch(P, &c, 1, &est, err);
+      if (st == CS_OK) st = gemm_batch(P, &c, iters_for(P->o, est), &t, err);
+      if (st == CS_ERR_UNSUPPORTED || st == CS_ERR_EXTERNAL) {
+        /* an algorithm the heuristic offered but that does not run here: pass it over */
+        cudaGetLastError();
+        st = CS_OK;
+        continue;
+      }
+      if (st == CS_OK && t < best) best = t, pick = a;
+    }
+    g.heur = alts[pick];
+  }
   struct stats s = {0, 0, 0, 0};
-  st = measure(P, gemm_batch, &c, &s, err);
+  if (st == CS_OK) st = measure(P, gemm_batch, &c, &s, err);
   gemm_free(&g);
   if (st != CS_OK) return st;
   double flops = 2 * p->m * p->n * p->k;
@@ -714,6 +787,19 @@ static enum cs_status run_membw(struct probe *P, const struct point *p, struct c
   r->trials = s.n;
   r->GBps = r->bytes / s.med / 1e9;
   if (P->peak_bw > 0) r->frac_peak = r->bytes / s.med / P->peak_bw;
+  return CS_OK;
+}
+
+static enum cs_status run_launch(struct probe *P, const struct point *p, struct cs_probe_row *r,
+                                 struct cs_error *err) {
+  struct dev *d = &P->dev[0];
+  CUDA_TRY(d->id, cudaSetDevice(d->id), "selecting the device");
+  struct mem_ctx c = {d, p->dtype, 4};
+  struct stats s = {0, 0, 0, 0};
+  enum cs_status st = measure(P, launch_batch, &c, &s, err);
+  if (st != CS_OK) return st;
+  r->time_us = 1e6 * s.med, r->time_min_us = 1e6 * s.min, r->time_max_us = 1e6 * s.max;
+  r->trials = s.n;
   return CS_OK;
 }
 
@@ -784,7 +870,8 @@ static enum cs_status run_interference(struct probe *P, const struct point *p, d
     cudaError_t ce = cudaSetDevice(P->dev[ng].id);
     if (ce != cudaSuccess) st = cuda_fail(err, P, P->dev[ng].id, ce, "selecting the device");
     if (st == CS_OK) st = fill(P, &P->dev[ng], p->dtype, err);
-    if (st == CS_OK) st = gemm_init(P, &P->dev[ng], p->dtype, p->m, p->n, p->k, &g[ng], err);
+    if (st == CS_OK)
+      st = gemm_init(P, &P->dev[ng], p->dtype, p->m, p->n, p->k, &g[ng], NULL, 0, NULL, err);
   }
   double est = 0, alone[1000], cont[1000];
   int n = 0;
@@ -884,7 +971,7 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
   if ((st = plan(P, fp8_ok, can_interfere, err)) != CS_OK) goto out;
 
   /* buffer sizes: the largest operands of any planned point, and 4 GiB for the copies */
-  size_t ca = 1, cb = 1, cd = 1, ia = 1, ib = 1, id = 1;
+  size_t ca = 1, cb = 1, cd = 256, ia = 1, ib = 1, id = 1; /* cd: the launch floor's memsets */
   for (size_t i = 0; i < P->npts; i++) {
     const struct point *p = &P->pts[i];
     if (p->kind == CS_PROBE_MEMBW) {
@@ -928,6 +1015,7 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
   table_head(P);
 
   double t_ar = 0;
+  (void)t_ar; /* used by the interference probe (NCCL builds) */
 #ifdef CS_HAVE_NCCL
   if (can_interfere) {
     int devs[MAXDEV];
@@ -966,6 +1054,8 @@ enum cs_status cs_probe_run(const struct cs_run_opts *o, int nprocs, int proc,
       st = run_gemm(P, p, &r, err);
     else if (p->kind == CS_PROBE_MEMBW)
       st = run_membw(P, p, &r, err);
+    else if (p->kind == CS_PROBE_LAUNCH)
+      st = run_launch(P, p, &r, err);
 #ifdef CS_HAVE_NCCL
     else
       st = run_interference(P, p, t_ar, &r, err);

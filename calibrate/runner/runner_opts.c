@@ -90,6 +90,7 @@ enum opt_id {
   O_PROBES_ONLY,
   O_PROBE_OUT,
   O_PROBE_DTYPES,
+  O_GEMM_ALGOS,
   O_HELP,
   O_COUNT
 };
@@ -142,6 +143,8 @@ static const struct run_opt {
      "run the probes (all unless --probes) and no collectives"},
     {O_PROBE_OUT, "probe-output", 0, "FILE", "append probe rows to this CSV [probes.csv]"},
     {O_PROBE_DTYPES, "probe-dtypes", 0, "LIST", "GEMM precisions: bf16,fp16,tf32,fp32,fp8 [all]"},
+    {O_GEMM_ALGOS, "gemm-algos", 0, "N",
+     "GEMM probe: time cuBLASLt's first N heuristic algorithms, keep the fastest [1]"},
     {O_HELP, "help", 'h', NULL, "this help"},
 };
 #define NRUN_OPTS (sizeof run_opts / sizeof run_opts[0])
@@ -191,6 +194,7 @@ void cs_run_opts_init(struct cs_run_opts *o) {
   o->timeout_s = 60.0;
   o->probe_dtypes = CS_PROBE_ALL_DTYPES;
   o->probe_out = "probes.csv";
+  o->gemm_algos = 1;
 }
 
 void cs_run_opts_fini(struct cs_run_opts *o) {
@@ -333,6 +337,10 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
   if (val[O_PROBE_DTYPES] &&
       (st = cs_probe_parse_dtypes(val[O_PROBE_DTYPES], &o->probe_dtypes, err)))
     return st;
+  if (val[O_GEMM_ALGOS]) {
+    if ((st = parse_long("gemm-algos", val[O_GEMM_ALGOS], 1, 16, &l, err))) return st;
+    o->gemm_algos = (int)l;
+  }
   if ((o->resume || o->overwrite) && o->out_path == NULL && !o->probes)
     return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite need -o FILE");
 

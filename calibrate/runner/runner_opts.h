@@ -89,6 +89,7 @@ struct cs_run_opts {
   unsigned probe_dtypes; /* CS_PROBE_BIT(dtype) for each GEMM precision (default: all) */
   int probes_only;       /* run the probes and measure no collectives */
   const char *probe_out; /* the probe CSV [probes.csv] */
+  int gemm_algos;        /* GEMM: time the heuristic's first N algorithms, keep the fastest [1] */
 };
 
 /* Sets the defaults: all_reduce, all_gather, reduce_scatter, all_to_all and send_recv; -b 8 -e 1G

@@ -17,7 +17,9 @@
 #include "nccltests.h"
 #include "opts.h"
 #include "output.h"
+#include "setup.h"
 #include "stats.h"
+#include "stepfit.h"
 #include "units.h"
 
 static const struct cli_opt opts[] = {
@@ -34,12 +36,18 @@ static const struct cli_opt opts[] = {
     {"format", 0, "FMT",
      "summary format: table (default); json (one object: parameters, quality, and with --report "
      "the points and shapes); csv (one table: the fitted parameters, or with --report the points)"},
+    {"steps", 0, "FILE",
+     "steps calibration: fit compute scale, host overhead and interference to the timed "
+     "training steps of FILE (YAML; docs/calibration.md) instead of collectives"},
+    {"cal", 0, "FILE", "with --steps: the calibration to add the steps section to (default: none)"},
+    {"check", 0, "FILE", "with --steps: steps to predict with the fit (held out), with errors"},
     {"quiet", 'q', NULL, "print nothing but errors"},
 };
 
 static const struct cli_verb verb = {
     "fit",
-    "MEASUREMENTS... [-o calibration.yaml] [--report] [--nccl-log LOG]",
+    "MEASUREMENTS... [-o calibration.yaml] [--report] [--nccl-log LOG] | --steps FILE [--cal IN] "
+    "[--check FILE]",
     "Fit the collective cost model to measurements (commscale CSV or nccl-tests logs).",
     "The fit uses one configuration at a time: rows whose NCCL_* settings (other than NCCL_ALGO\n"
     "and NCCL_PROTO) differ are different systems. Parameters no row depends on keep their\n"
@@ -400,13 +408,86 @@ static enum cs_status fit_opts(const struct cli_args *a, struct cs_fit_opts *fo,
   return CS_OK;
 }
 
+/* Prints measured and predicted steps of s with the fit f (and without it), their errors. */
+static enum cs_status print_steps(FILE *o, const char *title, const struct cs_steps *s,
+                                  const struct cs_cal_steps *f, struct cs_error *err) {
+  fprintf(o, "# %s\n%-44s %11s %11s %8s %11s %8s\n", title, "step", "measured", "model", "error",
+          "fitted", "error");
+  for (size_t i = 0; i < cs_steps_count(s); i++) {
+    double m = cs_steps_measured(s, i), t0 = 0, t1 = 0;
+    enum cs_status st = cs_steps_predict(s, i, NULL, &t0, err);
+    if (st == CS_OK) st = cs_steps_predict(s, i, f, &t1, err);
+    if (st != CS_OK) return st;
+    fprintf(o, "%-44.44s %9.2fms %9.2fms %+7.1f%% %9.2fms %+7.1f%%\n", cs_steps_name(s, i), m * 1e3,
+            t0 * 1e3, percent(t0 / m - 1), t1 * 1e3, percent(t1 / m - 1));
+  }
+  return CS_OK;
+}
+
+static int steps_mode(const struct cli_args *a) {
+  struct cs_error err = {0};
+  if (a->npos > 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "--steps fits timed steps: give no measurements files");
+    return cli_fail("fit", &err);
+  }
+  const char *path = cli_get(&verb, a, "steps"), *base = cli_get(&verb, a, "cal");
+  const char *check = cli_get(&verb, a, "check"), *out = cli_get(&verb, a, "output");
+  int quiet = cli_get(&verb, a, "quiet") != NULL;
+  if (out == NULL) out = "calibration.yaml";
+  char exe[4096];
+  cli_exe_path(exe, sizeof exe);
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_steps *s = NULL, *held = NULL;
+  enum cs_status st = base ? cs_calfile_read(base, &cal, &err) : CS_OK;
+  if (st == CS_OK) st = cs_steps_load(path, exe, &s, &err);
+  if (st == CS_OK && check) st = cs_steps_load(check, exe, &held, &err);
+  if (st == CS_OK) st = cs_steps_fit(s, &cal.steps, &err);
+  if (st == CS_OK) {
+    snprintf(cal.steps.source, sizeof cal.steps.source, "%s", path);
+    st = cs_calfile_write(out, &cal, &err);
+  }
+  if (st == CS_OK && !quiet) {
+    const struct cs_cal_steps *f = &cal.steps;
+    FILE *o = strcmp(out, "-") == 0 ? stderr : stdout;
+    fprintf(stderr, "commscale fit: wrote %s\n", out);
+    fprintf(o, "# commscale fit --steps %s: %d steps\n", path, f->points);
+    fprintf(o, "%-16s %12s %12s\n", "parameter", "value", "se");
+    fprintf(o, "%-16s %12.4f %12.4f\n", "compute_scale", f->compute_scale, f->compute_scale_se);
+    if (isfinite(f->host_s_se))
+      fprintf(o, "%-16s %10.3fms %10.3fms  (correlation with the scale %+.2f)\n", "host",
+              f->host_s * 1e3, f->host_s_se * 1e3, f->corr_scale_host);
+    else
+      fprintf(o, "%-16s %12s %12s  (not determined: the steps move with the compute scale)\n",
+              "host", "0", "-");
+    if (isfinite(f->interference_se))
+      fprintf(o, "%-16s %12.4f %12.4f\n", "interference", f->interference, f->interference_se);
+    else
+      fprintf(o, "%-16s %12.4f %12s  (default: no step has more than one GPU)\n", "interference",
+              f->interference, "-");
+    fprintf(o, "# fit: median |error| %.1f%%, max %.1f%%\n", percent(f->median_rel_err),
+            percent(f->max_rel_err));
+    st = print_steps(o, "fitted steps", s, f, &err);
+    if (st == CS_OK && held) st = print_steps(o, "held-out steps (--check)", held, f, &err);
+  }
+  cs_steps_free(s);
+  cs_steps_free(held);
+  cs_cal_fini(&cal);
+  return st == CS_OK ? 0 : cli_fail("fit", &err);
+}
+
 int cs_cmd_fit(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
   int fmt;
-  int begun = cli_begin(&verb, argc, argv, &a, 1, CLI_MAX_POS,
-                        "expected at least one measurements file", &fmt);
+  int begun = cli_begin(&verb, argc, argv, &a, 0, CLI_MAX_POS, NULL, &fmt);
   if (begun >= 0) return begun;
+  if (cli_get(&verb, &a, "steps")) return steps_mode(&a);
+  if (a.npos == 0) {
+    cs_error_set(&err, CS_ERR_USAGE,
+                 "expected at least one measurements file (see commscale fit --help)");
+    return cli_fail("fit", &err);
+  }
   if (!cli_get(&verb, &a, "format")) fmt = CLI_TABLE; /* -o names the calibration, not the report */
   struct cs_fit_opts fo;
   if (fit_opts(&a, &fo, &err) != CS_OK) return cli_fail("fit", &err);

@@ -63,7 +63,9 @@ static const struct cli_verb verb = {
     "[--nodes 1:400] [--plot PREFIX]",
     "Predict step time, throughput, speedup and scaling efficiency of a plan at many node counts.",
     "step_lo..step_hi: the schedule re-run with every collective at the low and at the high end\n"
-    "of its ~95% band. speedup = throughput / throughput of one GPU running the same "
+    "of its ~95% band, widened in quadrature by the compute's uncertainty (15% of compute and\n"
+    "optimizer time, or what a steps calibration leaves: docs/constants.md). speedup = throughput "
+    "/ throughput of one GPU running the same "
     "micro-batches\n"
     "(DLPerf's definition); efficiency = speedup / GPUs. TFLOP/s per GPU counts model FLOPs (hw_\n"
     "adds recomputation); MFU = model FLOP/s per GPU / peak. Breakdown columns are the seconds of\n"
@@ -406,7 +408,7 @@ static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *r
                                 const struct cs_predict_spec *sp, const struct cs_scenario *su,
                                 const char *calpath, const struct first_ctx *fc, int argc,
                                 char **argv, struct cs_error *err) {
-  char head[1024];
+  char head[1536];
   int hl = snprintf(head, sizeof head,
                     "# workload  %s\n# gpu       %s\n# topology  %s\n# cal       %s\n# framework",
                     su->workload->description, su->gpu.description, su->topo.description,
@@ -418,6 +420,13 @@ static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *r
     if (!seen) hl += snprintf(head + hl, sizeof head - (size_t)hl, " %s", sp->plans[i].framework);
   }
   if (hl > 0 && (size_t)hl < sizeof head) snprintf(head + hl, sizeof head - (size_t)hl, "\n");
+  const struct cs_cal_steps *sf = &su->calp->steps;
+  if (sf->fitted && hl > 0 && (size_t)hl < sizeof head)
+    snprintf(head + strlen(head), sizeof head - strlen(head),
+             "# steps     calibrated from %s: compute x%.4f (se %.4f), host %.3f ms per step, "
+             "interference %.3f\n",
+             sf->source, sf->compute_scale, sf->compute_scale_se, sf->host_s * 1e3,
+             su->interference);
   if (fmt == CLI_CSV)
     write_csv(f, recs, nrec);
   else if (fmt == CLI_JSON)

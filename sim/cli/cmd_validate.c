@@ -69,11 +69,16 @@ static void write_table(FILE *f, const struct cs_val_case *cs, size_t n,
           "within bound), over 12%%: %zu\n",
           sm->n, 100 * sm->mean, 100 * sm->max, sm->over_tol, sm->known, sm->over_accept);
   fprintf(f, "acceptance (mean <= 5%%, every case <= 12%%): %s\n", sm->accepted ? "met" : "MISSED");
+  fprintf(f,
+          "band: published inside step_lo..step_hi (or the metric's band) in %zu of %zu cases "
+          "(%.0f%%; target 85%%), median half-width %.1f%% (target <= 15%%)\n",
+          sm->covered, sm->n, sm->n ? 100.0 * (double)sm->covered / (double)sm->n : 0,
+          100 * sm->median_half_rel);
 }
 
 static void write_csv(FILE *f, const struct cs_val_case *cs, size_t n) {
   fputs("file,section,case,metric,unit,predicted,published_lo,published_hi,error,tolerance,bound,"
-        "status,note\n",
+        "status,note,band_lo,band_hi\n",
         f);
   for (size_t i = 0; i < n; i++) {
     const struct cs_val_case *c = &cs[i];
@@ -90,7 +95,7 @@ static void write_csv(FILE *f, const struct cs_val_case *cs, size_t n) {
     cli_csv_field(f, cs_val_status_name(c->status));
     fputc(',', f);
     cli_csv_field(f, c->note);
-    fputc('\n', f);
+    fprintf(f, ",%.6g,%.6g\n", c->band_lo * s, c->band_hi * s);
   }
 }
 

@@ -33,6 +33,9 @@ static const struct cli_opt opts[] = {
     {"gemm", 0, "FILE",
      "measured GEMM throughput: a probe CSV (commscale-run --probes gemm); its "
      "gemm rows of the plan's precision replace the efficiency curve"},
+    {"probes", 0, "FILE,...",
+     "compute probes of this GPU (commscale-run --probes, tests/gpu/torch_probes.py): measured "
+     "GEMM, attention, memory-kernel and launch figures"},
     {"layers", 0, NULL,
      "also print one row per layer (JSON: a \"layers\" array; CSV: one table per file, so the "
      "layers go to FILE.layers.csv beside -o FILE.csv)"},

@@ -88,19 +88,12 @@ enum cs_status cli_setup_load(struct cs_scenario *s, const struct cli_verb *v,
   if (!cli_get(v, a, "workload") || !cli_get(v, a, "gpu") || !cli_get(v, a, "topology"))
     return cs_error_set(err, CS_ERR_USAGE, "--workload, --gpu and --topology are required");
   /* the decision verbs choose the parallel layout themselves: --plan holds fixed fields only */
-  static const char *const searched[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
-                                         "zero", "mbs", "gbs", "recompute", "sp"};
-  for (const char *t = plan_text; t && *t; t += strcspn(t, ","), t += *t == ',') {
-    size_t klen = strcspn(t, "=,");
-    while (klen > 0 && t[0] == ' ')
-      t++, klen--;
-    for (size_t k = 0; k < sizeof searched / sizeof searched[0]; k++)
-      if (strlen(searched[k]) == klen && strncmp(t, searched[k], klen) == 0)
-        return cs_error_set(err, CS_ERR_USAGE,
-                            "--plan: %s is chosen by commscale %s (use its own options); --plan "
-                            "sets fixed fields only (precision, bucket, overlaps, reserve, ...)",
-                            searched[k], v->name);
-  }
+  const char *key = cs_plan_layout_key(plan_text);
+  if (key)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "--plan: %s is chosen by commscale %s (use its own options); --plan "
+                        "sets fixed fields only (precision, bucket, overlaps, reserve, ...)",
+                        key, v->name);
   struct cs_plan plan;
   cs_plan_init(&plan);
   if (plan_text && cs_plan_parse(plan_text, &plan, err) != CS_OK) {

@@ -5,7 +5,8 @@
   same collective, size, shape and topology;
 - commscale_search gives `commscale search`'s best plans and step times (CSV), in order;
 - the error contract: statuses, messages, a NULL handle, an unknown name (the message lists the
-  installed data folder), a bad plan, a reserved framework, a missing calibration.
+  installed data folder), a bad plan, an unknown framework, a missing calibration;
+- a framework profile gives `commscale predict`'s step for the plan with framework=NAME.
 Standard library only. Exit status 0 when every check passes.
 """
 import csv
@@ -99,6 +100,20 @@ for i in range(3):
     check(ok, "search rank %d: API %s %.6g s, CLI %s %s s" % (
         i + 1, top[i].plan.decode(), top[i].step, rows[i]["plan"], rows[i]["step_s"]))
 
+# a framework profile, as the plan's framework=NAME of commscale predict
+for fw, plan, nodes in ((b"megatron-core", b"tp=8,mbs=1,gbs=64", 2),
+                        (b"deepspeed-zero3", b"zero=3,mbs=1,gbs=64", 2)):
+    q = predict_step.StepQuery(workload=b"gpt3-13b", gpu=b"h100-sxm", topology=b"dgx-h100",
+                               plan=plan, framework=fw, nodes=nodes)
+    r = predict_step.Step()
+    st = lib.commscale_predict_step(h, ctypes.byref(q), ctypes.byref(r), err, len(err))
+    row = cli_csv("predict", "-w", "gpt3-13b", "--gpu", "h100-sxm", "-t", "dgx-h100", "--cal", CAL,
+                  "--plan", (plan + b",framework=" + fw).decode(), "--nodes", str(nodes))[0]
+    check(st == 0 and close(r.step, row["step_s"]) and r.plan.decode() == row["plan"],
+          "framework %s: API %s %.6g s, predict %s %s s (%s)" % (
+              fw.decode(), r.plan.decode(), r.step, row["plan"], row["step_s"],
+              err.value.decode()))
+
 # the error contract
 r = predict_step.Step()
 q = predict_step.StepQuery(workload=b"gpt3-13b", gpu=b"h100-sxm", topology=b"dgx-h100", nodes=2)
@@ -112,9 +127,10 @@ q.workload, q.plan = b"gpt3-13b", b"tp=x"
 st = lib.commscale_predict_step(h, ctypes.byref(q), ctypes.byref(r), err, len(err))
 check(st == 1 and err.value.startswith(b"plan"), "bad plan: COMMSCALE_USAGE (%s)"
       % err.value.decode())
-q.plan, q.framework = b"tp=8", b"megatron"
+q.plan, q.framework = b"tp=8", b"no-such-framework"
 st = lib.commscale_predict_step(h, ctypes.byref(q), ctypes.byref(r), err, len(err))
-check(st == 7, "reserved framework: COMMSCALE_UNSUPPORTED (%s)" % err.value.decode())
+check(st == 3 and b"share/commscale/frameworks" in err.value,
+      "unknown framework: COMMSCALE_IO naming the installed folder (%s)" % err.value.decode())
 q.framework, q.plan = None, b"tp=3"
 st = lib.commscale_predict_step(h, ctypes.byref(q), ctypes.byref(r), err, len(err))
 check(st == 1, "16 GPUs and tp=3: COMMSCALE_USAGE (%s)" % err.value.decode())

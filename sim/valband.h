@@ -16,7 +16,6 @@
 
 #include "status.h"
 #include "step.h"
-#include "validate.h"
 
 /* The coverage the band is meant to have: an 85% interval (issue 15's target). */
 #define CS_VALBAND_COVERAGE 0.85
@@ -51,10 +50,5 @@ double cs_valband_quantile(const double *x, const int *group, size_t n, int skip
  * quantiles, each section's from the other sections; CS_COMPUTE_BAND_FW where no other section
  * has a speedup). CS_ERR_NOMEM. */
 enum cs_status cs_valband_pass(struct cs_valband *const *c, size_t n, struct cs_error *err);
-
-/* The summary of the cases cs[0..n) of one section (NULL: all): accuracy and the band's
- * coverage (the published range meets the band) and median relative half-width. */
-void cs_valband_summary(const struct cs_val_case *cs, size_t n, const char *section,
-                        struct cs_val_summary *sm);
 
 #endif

@@ -963,16 +963,6 @@ const struct cs_val_case *cs_val_cases(const struct cs_val *v, size_t *n) {
   return v->out;
 }
 
-void cs_val_summary(const struct cs_val *v, struct cs_val_summary *sm) {
-  cs_val_summary_of(v, NULL, sm);
-}
-
-void cs_val_summary_of(const struct cs_val *v, const char *section, struct cs_val_summary *sm) {
-  size_t n;
-  const struct cs_val_case *cs = cs_val_cases(v, &n);
-  cs_valband_summary(cs, n, section, sm);
-}
-
 const char *cs_val_metric_name(enum cs_val_metric m) {
   return metric_names[m];
 }

@@ -300,14 +300,14 @@ static int relevant_fast(int i, const struct cs_model *m, const struct cs_coll_q
 }
 
 static double log_variance(const struct cs_cal *cal, const struct cs_model *base,
-                           const struct cs_coll_query *q) {
+                           const struct cs_coll_query *q, const struct cs_coll_pred *base_pred) {
   struct cs_model m = *base;
   double var = 0.0;
   pthread_once(&pinfo_once, pinfo_build);
-  /* the pair the model picks, when parameters other than bw.net cannot move it */
-  struct cs_coll_pred pick;
-  int fixed = !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO) &&
-              cs_model_predict(&m, q, &pick, NULL) == CS_OK;
+  /* the pair the model picks, when parameters other than bw.net cannot move it: base_pred, the
+   * caller's cs_model_predict(base, q) (the same model and query, so the same pair) */
+  const struct cs_coll_pred pick = *base_pred;
+  int fixed = !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO);
 #define PICK(i) (fixed && ((i) != pinfo_bw_net || m.select != CS_SELECT_NCCL_TABLE) ? &pick : NULL)
   /* fitted parameters: full covariance */
   if (cal->n_fit > 0 && cal->cov != NULL) {
@@ -343,7 +343,7 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
   const double noise = isfinite(cal->quality.noise_rel) && cal->quality.noise_rel > 0
                            ? log1p(cal->quality.noise_rel)
                            : 0.0;
-  double s = sqrt(log_variance(cal, &cal->model, q) + noise * noise);
+  double s = sqrt(log_variance(cal, &cal->model, q, pred) + noise * noise);
   double l = pred->time * exp(-BAND_Z * s), h = pred->time * exp(BAND_Z * s);
   /* beyond the measured node count, the other network-latency form is as plausible */
   if (q->nodes > 1 && (q->nodes > cal->quality.max_nodes || !cal->quality.net_determined)) {
@@ -353,7 +353,7 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
       if (cal->alt_hop_net[p] > 0) alt.hop[CS_TIER_NET][p] = cal->alt_hop_net[p];
     struct cs_coll_pred ap;
     if (cs_model_predict(&alt, q, &ap, NULL) == CS_OK) {
-      double sa = sqrt(log_variance(cal, &alt, q) + noise * noise);
+      double sa = sqrt(log_variance(cal, &alt, q, &ap) + noise * noise);
       double la = ap.time * exp(-BAND_Z * sa), ha = ap.time * exp(BAND_Z * sa);
       if (la < l) l = la;
       if (ha > h) h = ha;

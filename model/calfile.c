@@ -631,6 +631,10 @@ static enum cs_status read_system(struct rd *r, int map) {
   return st;
 }
 
+#define MIN_BW_BPS 1e3 /* see read_param_value */
+#define MIN_FACTOR 1e-6
+#define MAX_EFF 10.0
+
 /* One parameter's value, in the unit its family requires. */
 static enum cs_status read_param_value(const struct rd *r, int node, int i, const char *name,
                                        double *out) {
@@ -638,10 +642,27 @@ static enum cs_status read_param_value(const struct rd *r, int node, int i, cons
   /* bandwidths, efficiencies and per-collective bandwidth factors divide: they must be positive */
   int positive = kind == CS_PK_BW || kind == CS_PK_EFF || kind == CS_PK_COLL_BW;
   const char *u = cs_model_param_unit(i);
+  enum cs_status st;
   if (strcmp(u, "s") == 0) return read_qty(r, node, name, CS_UNIT_TIME, positive, out);
-  if (strcmp(u, "Bps") == 0) return read_qty(r, node, name, CS_UNIT_BANDWIDTH, positive, out);
   if (strcmp(u, "B") == 0) return read_qty(r, node, name, CS_UNIT_BYTES, positive, out);
-  return read_num(r, node, name, positive ? POSITIVE : NONNEG, out);
+  if (strcmp(u, "Bps") == 0) {
+    if ((st = read_qty(r, node, name, CS_UNIT_BANDWIDTH, positive, out)) != CS_OK) return st;
+    /* MIN_BW_BPS: below any link a collective runs over (a 9600-baud serial line moves 1.2 kB/s);
+     * 1e-300 GB/s otherwise gives infinite predictions far from the file */
+    if (positive && *out < MIN_BW_BPS)
+      return bad(r, node, "%s: expected a bandwidth of at least 1kBps, got %g B/s", name, *out);
+    return CS_OK;
+  }
+  if ((st = read_num(r, node, name, positive ? POSITIVE : NONNEG, out)) != CS_OK) return st;
+  /* MIN_FACTOR..MAX_EFF: an efficiency is the fraction of a link's bandwidth a protocol reaches;
+   * the largest any fit here produced is 1.19 (eff.tree.simple, tests/data/h200x2, NCCL's tree
+   * counting both directions). Ten times that is damage: 1e9 printed a 21 TB/s busbw. */
+  if (positive && *out < MIN_FACTOR)
+    return bad(r, node, "%s: expected a value of at least %g, got %g", name, MIN_FACTOR, *out);
+  if (kind == CS_PK_EFF && *out > MAX_EFF)
+    return bad(r, node, "%s: expected an efficiency from %g to %g, got %g", name, MIN_FACTOR,
+               MAX_EFF, *out);
+  return CS_OK;
 }
 
 static enum cs_status read_parameters(struct rd *r, int map) {

@@ -28,6 +28,7 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
   c->kernel_overhead = g->kernel_overhead;
   c->host_layer = g->host_layer_time;
   c->band_rel = CS_COMPUTE_BAND_REL;
+  c->band_fw = CS_COMPUTE_BAND_FW;
   c->scale = 1;
   return CS_OK;
 }

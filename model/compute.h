@@ -51,6 +51,15 @@ enum cs_mem_class cs_mem_class_of(const char *op_name);
  * command that recomputes it. */
 #define CS_COMPUTE_BAND_REL 0.154
 
+/* The relative half-width of a multi-GPU step's framework and scaling uncertainty (DDP hooks,
+ * stream overlap, host and input pipeline: what a speedup over one GPU does not cancel) without
+ * a steps calibration: the 85th percentile of |error| over the 33 speedup cases of
+ * tests/validation (DLPerf V100 data parallelism, the real 2 and 4 x H200 runs), where the
+ * compute level cancels. `commscale validate` never scores a case with it: it recomputes the
+ * percentile without the case's section (cs_valband_quantile). docs/constants.md has the command.
+ */
+#define CS_COMPUTE_BAND_FW 0.268
+
 struct cs_compute {
   struct cs_gpu gpu;                 /* a copy */
   int precision;                     /* enum cs_precision */
@@ -68,6 +77,10 @@ struct cs_compute {
   /* the ~95% relative half-width of the compute time (compute, host and framework uncertainty):
    * CS_COMPUTE_BAND_REL uncalibrated, from the fit's covariance and residuals when calibrated */
   double band_rel;
+  /* the same for the framework's share of a step of more than one GPU, relative to the whole
+   * step: CS_COMPUTE_BAND_FW uncalibrated, 0 with a steps calibration (its residuals are in
+   * band_rel) */
+  double band_fw;
   double scale; /* 1, or measured / modelled after cs_compute_calibrate */
 };
 

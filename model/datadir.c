@@ -83,7 +83,56 @@ enum cs_status cs_datadir_find(const char *kind, const char *src_subdir, const c
     int k = snprintf(tried + used, sizeof tried - used, "%s%s", used ? ", " : "", dirs[i]);
     if (k > 0 && (size_t)k < sizeof tried - used) used += (size_t)k;
   }
-  return cs_error_set(err, CS_ERR_IO, "no %s file named \"%s\" (searched %s)", kind, name, tried);
+  char hint[256] = "";
+  char **names = NULL;
+  size_t nn = 0;
+  if (cs_datadir_list(kind, src_subdir, exe_path, &names, &nn, NULL) == CS_OK) {
+    cs_datadir_suggest((const char *const *)names, nn, name, hint, sizeof hint);
+    cs_datadir_list_free(names, nn);
+  }
+  return cs_error_set(err, CS_ERR_IO, "no %s file named \"%s\"%s (searched %s)", kind, name, hint,
+                      tried);
+}
+
+/* Levenshtein distance of a and b, capped: 3 means "3 or more". */
+static int distance(const char *a, const char *b) {
+  size_t la = strlen(a), lb = strlen(b);
+  if (la > 63 || lb > 63) return 3;
+  int row[64];
+  for (size_t j = 0; j <= lb; j++)
+    row[j] = (int)j;
+  for (size_t i = 1; i <= la; i++) {
+    int diag = row[0];
+    row[0] = (int)i;
+    for (size_t j = 1; j <= lb; j++) {
+      int up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[lb] < 3 ? row[lb] : 3;
+}
+
+void cs_datadir_suggest(const char *const *names, size_t n, const char *name, char *buf,
+                        size_t len) {
+  if (len == 0) return;
+  buf[0] = '\0';
+  size_t used = 0, k = 0, nl = strlen(name);
+  /* names that start with name first, then those one edit away, then two */
+  for (int pass = 0; pass < 3 && k < 3; pass++)
+    for (size_t i = 0; i < n && k < 3; i++) {
+      int prefix = nl >= 2 && strncmp(names[i], name, nl) == 0;
+      if (pass == 0 ? !prefix : prefix || distance(names[i], name) != pass) continue;
+      int w = snprintf(buf + used, len - used, "%s\"%s\"", k ? ", " : " (did you mean ", names[i]);
+      if (w < 0 || (size_t)w + 2 >= len - used) {
+        buf[0] = '\0';
+        return;
+      }
+      used += (size_t)w, k++;
+    }
+  if (k) snprintf(buf + used, len - used, "?)");
 }
 
 static int cmp_str(const void *a, const void *b) {

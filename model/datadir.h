@@ -33,4 +33,9 @@ enum cs_status cs_datadir_list(const char *kind, const char *src_subdir, const c
                                char ***names, size_t *n, struct cs_error *err);
 void cs_datadir_list_free(char **names, size_t n);
 
+/* Writes ' (did you mean "h100-sxm", "h100-pcie"?)' into buf for the names (at most three) that
+ * start with name or are within two edits of it; "" when none is. */
+void cs_datadir_suggest(const char *const *names, size_t n, const char *name, char *buf,
+                        size_t len);
+
 #endif

@@ -145,8 +145,8 @@ enum cs_status cs_memory_check(const struct cs_memory *m, const char *gpu_name,
   return cs_error_set(err, CS_ERR_RANGE,
                       "does not fit: needs %.1f GiB per GPU on pipeline stage %d but %s has %.1f "
                       "GiB (weights %.1f, gradients %.1f, optimizer %.1f, activations %.1f for "
-                      "%.3g micro-batches in flight, temporary %.1f, reserve %.1f GiB)",
+                      "%.3g micro-batch%s in flight, temporary %.1f, reserve %.1f GiB)",
                       m->total / GIB, m->stage, gpu_name ? gpu_name : "the GPU", m->capacity / GIB,
                       m->weights / GIB, m->grads / GIB, m->optimizer / GIB, m->activations / GIB,
-                      m->inflight, m->temp / GIB, m->reserve / GIB);
+                      m->inflight, m->inflight == 1 ? "" : "es", m->temp / GIB, m->reserve / GIB);
 }

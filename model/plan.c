@@ -136,7 +136,9 @@ enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_erro
   char *buf = malloc(len + 1);
   if (buf == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory parsing a plan");
   memcpy(buf, text, len + 1);
-  int item = 0;
+  int item = 0, nkeys = 0;
+  const char *keys[64]; /* the keys given so far: a key given twice is an error, as in a file */
+  size_t klen[64];
   char *s = buf;
   while (st == CS_OK) {
     char *comma = strchr(s, ',');
@@ -162,8 +164,14 @@ enum cs_status cs_plan_parse(const char *text, struct cs_plan *p, struct cs_erro
         memmove(ke + 1, v, strlen(v) + 1);
         *ke = '=';
       }
+      size_t kl = eq ? strcspn(s, "=") : n;
+      for (int k = 0; k < nkeys && st == CS_OK; k++)
+        if (klen[k] == kl && strncmp(keys[k], s, kl) == 0)
+          st = cs_error_set(err, CS_ERR_USAGE, "plan item %d \"%s\": %.*s given twice", item, s,
+                            (int)kl, s);
+      if (nkeys < 64) keys[nkeys] = s, klen[nkeys++] = kl;
       struct cs_error e2 = {0};
-      if (cs_cfg_assign(fields, NFIELDS, p, s, &e2) != CS_OK)
+      if (st == CS_OK && cs_cfg_assign(fields, NFIELDS, p, s, &e2) != CS_OK)
         st = cs_error_set(err, e2.status == CS_ERR_NOMEM ? CS_ERR_NOMEM : CS_ERR_USAGE,
                           "plan item %d \"%s\": %s", item, s, e2.msg);
     }

@@ -225,14 +225,21 @@ static enum cs_status split_items(const char *text, const char *what,
   if (copy == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   memcpy(copy, text, len + 1);
   enum cs_status st = CS_OK;
-  char *save = NULL;
   int count = 0;
-  for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+  for (char *tok = copy; tok && st == CS_OK;) {
+    char *comma = strchr(tok, ',');
+    if (comma) *comma = '\0';
     count++;
-    if ((st = item(tok, ctx, err)) != CS_OK) break;
+    const char *t = tok;
+    while (isspace((unsigned char)*t))
+      t++;
+    if (*t == '\0') /* "1,,4", ",4" and "4," are typing errors, not a shorter list */
+      st = cs_error_set(err, CS_ERR_PARSE, "expected a list of %s, got an empty item %d in \"%s\"",
+                        what, count, text);
+    else
+      st = item(tok, ctx, err);
+    tok = comma ? comma + 1 : NULL;
   }
-  if (st == CS_OK && count == 0)
-    st = cs_error_set(err, CS_ERR_PARSE, "expected a list of %s, got \"%s\"", what, text);
   free(copy);
   return st;
 }
@@ -310,6 +317,8 @@ static enum cs_status read_long(const char *s, long min, long max, long *out,
   return CS_OK;
 }
 
+/* "a", or a range "a:b" (doubling), "a:b:f" or "a:b:xf" (factor f from 2 to 1024), "a:b:+k"
+ * (step k >= 1); a range always ends with b. */
 static enum cs_status int_item(const char *tok, void *ctx, struct cs_error *err) {
   struct ilist *l = ctx;
   char *colon = strchr(tok, ':');
@@ -320,12 +329,31 @@ static enum cs_status int_item(const char *tok, void *ctx, struct cs_error *err)
     return push(&l->d.v, &l->d.n, &l->d.cap, (double)a, err);
   }
   *colon = '\0';
+  char *c2 = strchr(colon + 1, ':');
+  if (c2) *c2 = '\0';
   if ((st = read_long(tok, l->min, l->max, &a, err)) != CS_OK) return st;
   if ((st = read_long(colon + 1, l->min, l->max, &b, err)) != CS_OK) return st;
   if (a < 1 || b < a)
     return cs_error_set(err, CS_ERR_PARSE, "expected a range \"a:b\" with 1 <= a <= b");
-  long x = a;
-  for (; x < b; x *= 2)
+  long factor = 2, step = 0;
+  if (c2) {
+    const char *s = c2 + 1;
+    int linear = *s == '+';
+    if (*s == '+' || *s == 'x') s++;
+    char *e;
+    errno = 0;
+    long v = strtol(s, &e, 10);
+    if (e == s || *e != '\0' || errno || v < (linear ? 1 : 2) || v > (linear ? l->max : 1024))
+      return cs_error_set(err, CS_ERR_PARSE,
+                          "expected a range step \"+k\" (k >= 1) or a factor \"xf\" (f from 2 to "
+                          "1024) after \"a:b:\", got \"%s\"",
+                          c2 + 1);
+    if (linear)
+      step = v;
+    else
+      factor = v;
+  }
+  for (long x = a; x < b; x = step ? x + step : x * factor)
     if ((st = push(&l->d.v, &l->d.n, &l->d.cap, (double)x, err)) != CS_OK) return st;
   return push(&l->d.v, &l->d.n, &l->d.cap, (double)b, err);
 }

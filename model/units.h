@@ -35,13 +35,15 @@ enum cs_status cs_units_parse_quantity(const char *text, enum cs_unit_kind kind,
 enum cs_status cs_units_parse_size(const char *text, double *bytes, struct cs_error *err);
 
 /* Parses a size list: comma-separated items, each a size or a range "a:b" (a, 2a, 4a, ... up to b)
- * or "a:b:f" (factor f >= 2). On success *sizes is a malloc'd array the caller frees and *n its
- * length (at most 4096 entries). On failure nothing is allocated. */
+ * or "a:b:f" (factor f >= 2); empty items are errors. On success *sizes is a malloc'd array the
+ * caller frees and *n its length (at most 4096 entries). On failure nothing is allocated. */
 enum cs_status cs_units_parse_sizes(const char *text, double **sizes, size_t *n,
                                     struct cs_error *err);
 
-/* Parses a list of integers within [min, max]: "1,4,16", or a doubling range "1:400" (1, 2, 4, ...,
- * 256, 400: the end point is always included). *vals is malloc'd for the caller (at most 4096). */
+/* Parses a list of integers within [min, max]: "1,4,16", a doubling range "1:400" (1, 2, 4, ...,
+ * 256, 400: the end point is always included), a range with a factor "1:400:x4" or "1:400:4"
+ * (1, 4, 16, 64, 256, 400) or with a step "50:400:+50" (50, 100, ..., 400). Empty items ("1,,4")
+ * are errors. *vals is malloc'd for the caller (at most 4096). */
 enum cs_status cs_units_parse_ints(const char *text, long min, long max, long **vals, size_t *n,
                                    struct cs_error *err);
 

@@ -273,8 +273,8 @@ enum cs_status cs_report_write(const struct cs_report_scenario *s, const char *d
       "## 3. Plan search\n\nEvery feasible plan, ranked by step time; P marks the Pareto front of "
       "(step time, memory headroom, network bytes per step). Top 15 and the front:\n\n",
       md);
-  char *av_search[] = {"search", "-w",    W, "--gpu", G,    "-t",   T,   "--nodes",
-                       N,        "--gbs", B, "-n",    "15", calopt, cal, NULL};
+  char *av_search[] = {"search", "-w", W,    "--gpu", G,         "-t",   T,   "--nodes", N,
+                       "--gbs",  B,    "-n", "15",    "--front", calopt, cal, NULL};
   run_part(&p, av_search, 0, "search");
   fputs("## 4. Network sizing\n\n", md);
   char *prices = (char *)s->prices_path;

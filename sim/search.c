@@ -57,6 +57,23 @@ static double now(void) {
 
 /* ---- results ------------------------------------------------------------------------------ */
 
+void cs_search_empty_hint(long gpus, int gbs, char *buf, size_t len) {
+  long a = gpus, b = gbs;
+  while (b) {
+    long t = a % b;
+    a = b, b = t;
+  }
+  if (len) buf[0] = '\0';
+  if (a >= 8 || gpus <= 0 || gbs <= 0) return;
+  long near = (gbs + gpus / 2) / gpus * gpus; /* the nearest multiple of the GPU count */
+  if (near == 0) near = gpus;
+  snprintf(buf, len,
+           "; dp divides both gbs=%d and the %ld GPUs, whose greatest common divisor is %ld, so "
+           "every plan needs tp x pp x cp >= %ld (try a gbs that shares a large divisor with %ld, "
+           "e.g. %ld)",
+           gbs, gpus, a, gpus / a, gpus, near);
+}
+
 void cs_search_result_free(struct cs_search_result *r) {
   if (!r) return;
   free(r->e);

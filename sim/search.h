@@ -78,6 +78,11 @@ struct cs_search_space {
 /* Fills s with the defaults for gpus GPUs and global batch gbs (base = cs_plan_init). */
 void cs_search_space_init(struct cs_search_space *s, long gpus, int gbs);
 
+/* Why a space of gpus GPUs and global batch gbs holds no point at all, as "; ..." to append to a
+ * "no feasible plan" message: dp divides both, so when they share only small divisors every plan
+ * needs tp x pp x cp near the GPU count. Writes "" when the two share a divisor of 8 or more. */
+void cs_search_empty_hint(long gpus, int gbs, char *buf, size_t len);
+
 /* What every point is evaluated with; pointers are borrowed. */
 struct cs_search_inputs {
   const struct cs_workload *workload;

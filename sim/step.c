@@ -19,6 +19,7 @@
 #include "step.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,17 @@ static int cache_room(struct cs_sim_cache *c) {
 
 /* ---- groups ------------------------------------------------------------------------------- */
 
+/* The indices of the model parameters map_group reads, looked up by name once (the names are
+ * fixed; a lookup by name is a string search over the table). */
+static int pidx_bw_net, pidx_hop_net_simple, pidx_bw_pcie, pidx_bw_nvlink;
+static pthread_once_t pidx_once = PTHREAD_ONCE_INIT;
+static void pidx_build(void) {
+  pidx_bw_net = cs_model_param_index("bw.net");
+  pidx_hop_net_simple = cs_model_param_index("hop.net.simple");
+  pidx_bw_pcie = cs_model_param_index("bw.pcie");
+  pidx_bw_nvlink = cs_model_param_index("bw.nvlink");
+}
+
 static enum cs_status map_group(struct cs_sim *s, int kind, int ndims, const int *sizes, int dim,
                                 int pair, struct cs_error *err) {
   const struct cs_topology *t = s->in.topology;
@@ -123,10 +135,11 @@ static enum cs_status map_group(struct cs_sim *s, int kind, int ndims, const int
   sg->cal = *s->in.cal; /* shares the covariance: never finalised */
   /* per parameter: fitted > user-given > topology nominal > default (cs_topo_cal_apply) */
   cs_topo_cal_apply(t, &g, t->net.hypothetical ? CS_TOPO_NET_WHAT_IF : 0, &sg->cal);
+  pthread_once(&pidx_once, pidx_build);
+  const int marks[] = {pidx_bw_nvlink, pidx_bw_pcie, pidx_bw_net, pidx_hop_net_simple};
   sg->what = 0;
-  static const char *const marks[] = {"bw.nvlink", "bw.pcie", "bw.net", "hop.net.simple"};
   for (unsigned i = 0; i < sizeof marks / sizeof marks[0]; i++)
-    if (sg->cal.source[cs_model_param_index(marks[i])] == CS_SRC_TOPO) sg->what |= 1u << i;
+    if (sg->cal.source[marks[i]] == CS_SRC_TOPO) sg->what |= 1u << i;
   sg->q.coll = CS_COLL_ALL_REDUCE;
   sg->q.algo = CS_ALGO_AUTO;
   sg->q.proto = CS_PROTO_AUTO;
@@ -607,6 +620,15 @@ static void finish(struct cs_sim *s, struct cs_sim_result *r, int crit) {
   r->comm_bytes = s->comm_bytes[crit];
 }
 
+void cs_sim_band(const struct cs_sim_result *r, double u_compute, double u_framework, double *lo,
+                 double *hi) {
+  double dl = r->step - r->step_lo_coll, dh = r->step_hi_coll - r->step;
+  double u2 = u_compute * u_compute + u_framework * u_framework;
+  *lo = r->step - sqrt(dl * dl + u2);
+  *hi = r->step + sqrt(dh * dh + u2);
+  if (*lo < 0) *lo = 0;
+}
+
 /* Four schedules in one pass over the pipeline (predicted, low and high levels, and the
  * predicted level with free transfers for the bubble); with NIC sharing, one correction pass:
  * the lengthening measured on the schedules without it, the schedules run again with it. */
@@ -644,14 +666,9 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   if (r->step_lo > r->step) r->step_lo = r->step;
   if (r->step_hi < r->step) r->step_hi = r->step;
   r->step_lo_coll = r->step_lo, r->step_hi_coll = r->step_hi;
-  /* compute, host and framework uncertainty, independent of the collectives' */
-  double u = s->in.compute->band_rel * (r->part.compute + r->part.optimizer);
-  if (u > 0) {
-    double dl = r->step - r->step_lo, dh = r->step_hi - r->step;
-    r->step_lo = r->step - sqrt(dl * dl + u * u);
-    r->step_hi = r->step + sqrt(dh * dh + u * u);
-    if (r->step_lo < 0) r->step_lo = 0;
-  }
+  cs_sim_band(r, s->in.compute->band_rel * (r->part.compute + r->part.optimizer),
+              cs_plan_gpus(&s->plan) > 1 ? s->in.compute->band_fw * r->step : 0, &r->step_lo,
+              &r->step_hi);
   finish(s, r, crit);
 }
 

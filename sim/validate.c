@@ -39,10 +39,10 @@
 #include "nccltests.h"
 #include "plan.h"
 #include "scenario.h"
-#include "stats.h"
 #include "step.h"
 #include "topology.h"
 #include "units.h"
+#include "valband.h"
 #include "workload.h"
 #include "yamlcfg.h"
 
@@ -83,8 +83,9 @@ struct vcase {
   int node;
   /* results, SI */
   double pred, pub_lo, pub_hi, err;
-  double band_lo, band_hi; /* the prediction's ~95% band */
+  double band_lo, band_hi; /* the prediction's band */
   int status;
+  struct cs_valband b; /* what the band pass reads (valband.h) */
 };
 
 #define F(key, type, member, size, lo, hi, def, names, help)                                       \
@@ -681,6 +682,7 @@ static enum cs_status predict_coll(struct cs_val *x, const struct vcase *c, doub
   struct vcase *cw = (struct vcase *)c; /* the band goes with the prediction */
   cw->band_lo = c->metric == CS_VAL_TIME ? lo : fb / hi;
   cw->band_hi = c->metric == CS_VAL_TIME ? hi : fb / lo;
+  cw->b.coll_default = cal->n_fit == 0;
   return CS_OK;
 }
 
@@ -733,6 +735,12 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
   }
   if (st == CS_OK) {
     struct vcase *cw = (struct vcase *)c; /* the band goes with the prediction */
+    /* a speedup's two ends share the compute level: only the step's other parts carry it */
+    double comp = r.part.compute + r.part.optimizer;
+    cw->b.sim = r;
+    cw->b.u_compute = s.compute.band_rel * (c->metric == CS_VAL_SPEEDUP ? r.step - comp : comp);
+    if (cw->b.u_compute < 0) cw->b.u_compute = 0;
+    cw->b.multi = cs_plan_gpus(plan) > 1 && s.compute.band_fw > 0;
     if (c->metric == CS_VAL_HW_TFLOPS) {
       *v = r.hw_tflops_per_gpu * 1e12;
       cw->band_lo = *v * r.step / r.step_hi, cw->band_hi = *v * r.step / r.step_lo;
@@ -746,7 +754,6 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
       double one;
       st = cs_sim_single_gpu(s.workload, plan, &s.compute, &one, err);
       if (st == CS_OK) *v = r.samples_per_s / one;
-      /* the compute's uncertainty is common to both runs of a speedup: the collectives' band */
       cw->band_lo = *v * r.step / r.step_hi_coll, cw->band_hi = *v * r.step / r.step_lo_coll;
     }
   }
@@ -914,6 +921,22 @@ enum cs_status cs_val_run(struct cs_val *v, const char *sections, struct cs_erro
     cs_progress_report(&v->progress, v->cs[i].name, (int)i, (int)v->n);
     st = run_case(v, &v->cs[i], err);
   }
+  struct cs_valband **b = st == CS_OK ? malloc((v->n ? v->n : 1) * sizeof *b) : NULL;
+  if (st == CS_OK && b == NULL) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  for (size_t i = 0; st == CS_OK && i < v->n; i++) {
+    struct vcase *c = &v->cs[i];
+    c->b.section = c->section, c->b.pred = c->pred, c->b.err = c->err;
+    c->b.lo = c->band_lo, c->b.hi = c->band_hi;
+    c->b.kind = c->metric >= CS_VAL_BUSBW     ? CS_VALBAND_COLL
+                : c->metric == CS_VAL_STEP    ? CS_VALBAND_STEP
+                : c->metric == CS_VAL_SPEEDUP ? CS_VALBAND_SPEEDUP
+                                              : CS_VALBAND_RATE;
+    b[i] = &c->b;
+  }
+  if (st == CS_OK) st = cs_valband_pass(b, v->n, err);
+  for (size_t i = 0; st == CS_OK && i < v->n; i++)
+    v->cs[i].band_lo = v->cs[i].b.lo, v->cs[i].band_hi = v->cs[i].b.hi;
+  free(b);
   cs_progress_report(&v->progress, "done", (int)v->n, (int)v->n);
   if (st != CS_OK) return st;
   free(v->out);
@@ -938,31 +961,6 @@ enum cs_status cs_val_run(struct cs_val *v, const char *sections, struct cs_erro
 const struct cs_val_case *cs_val_cases(const struct cs_val *v, size_t *n) {
   *n = v->out ? v->n : 0;
   return v->out;
-}
-
-void cs_val_summary(const struct cs_val *v, struct cs_val_summary *sm) {
-  size_t n;
-  const struct cs_val_case *cs = cs_val_cases(v, &n);
-  memset(sm, 0, sizeof *sm);
-  for (size_t i = 0; i < n; i++) {
-    double e = fabs(cs[i].err);
-    sm->n++;
-    sm->mean += e;
-    if (e > sm->max) sm->max = e;
-    sm->over_tol += cs[i].status != CS_VAL_OK;
-    sm->known += cs[i].status == CS_VAL_KNOWN;
-    sm->over_bound += cs[i].status == CS_VAL_MISS;
-    sm->over_accept += e > CS_VAL_ACCEPT_MAX;
-  }
-  if (sm->n) sm->mean /= (double)sm->n;
-  sm->accepted = sm->mean <= CS_VAL_ACCEPT_MEAN && sm->over_accept == 0;
-  double *hw = n ? malloc(n * sizeof *hw) : NULL;
-  for (size_t i = 0; i < n; i++) {
-    sm->covered += cs[i].pub_hi >= cs[i].band_lo && cs[i].pub_lo <= cs[i].band_hi;
-    if (hw) hw[i] = cs[i].pred > 0 ? (cs[i].band_hi - cs[i].band_lo) / 2 / cs[i].pred : 0;
-  }
-  if (hw) sm->median_half_rel = cs_stats_median(hw, n);
-  free(hw);
 }
 
 const char *cs_val_metric_name(enum cs_val_metric m) {

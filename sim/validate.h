@@ -40,7 +40,8 @@ struct cs_val_case {
   enum cs_val_metric metric;
   double tolerance, bound;          /* accepted |error|; a known miss's bound (0 = none) */
   double pred, pub_lo, pub_hi, err; /* predicted, published range, relative error */
-  double band_lo, band_hi;          /* the prediction's ~95% band (step_lo..step_hi and kin) */
+  double band_lo, band_hi;          /* the prediction's band (step_lo..step_hi and kin; the
+                                       framework term left out of the case's own section) */
   enum cs_val_status status;
 };
 
@@ -74,6 +75,8 @@ enum cs_status cs_val_run(struct cs_val *v, const char *sections, struct cs_erro
 /* The cases after cs_val_run, in file order; *n their count. */
 const struct cs_val_case *cs_val_cases(const struct cs_val *v, size_t *n);
 void cs_val_summary(const struct cs_val *v, struct cs_val_summary *sm);
+/* The same over the cases of one section (NULL: all). */
+void cs_val_summary_of(const struct cs_val *v, const char *section, struct cs_val_summary *sm);
 
 const char *cs_val_metric_name(enum cs_val_metric m); /* "speedup", "hw_tflops", ... */
 const char *cs_val_metric_unit(enum cs_val_metric m); /* "x", "TFLOP/s", "s", "GB/s", "us" */

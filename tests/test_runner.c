@@ -221,7 +221,7 @@ static void check_all_ranks(void **state) {
   size_t n = fread(text, 1, sizeof text - 1, t);
   text[n] = '\0';
   fclose(t);
-  assert_non_null(strstr(text, "6 ranks in 1 processes on 2 nodes, thread launch"));
+  assert_non_null(strstr(text, "6 ranks in 1 process on 2 nodes, thread launch"));
   assert_non_null(strstr(text, "all_reduce over all 6 ranks verified"));
 }
 

@@ -1,8 +1,10 @@
 /* test_units.c — quantities with units, nccl-tests sizes and lists, against hand-derived values. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "input.h"
 #include "testutil.h"
 #include "units.h"
 
@@ -97,6 +99,87 @@ static void int_lists(void **state) {
   struct cs_error err = {0};
   assert_int_equal(cs_units_parse_ints("0", 1, 10, &v, &n, &err), CS_ERR_RANGE);
   assert_int_equal(cs_units_parse_ints("3x", 1, 10, &v, &n, &err), CS_ERR_PARSE);
+  /* a step and a factor; the end point always included */
+  assert_int_equal(cs_units_parse_ints("50:400:+50", 1, 1000, &v, &n, NULL), CS_OK);
+  assert_int_equal(n, 8);
+  assert_int_equal(v[1], 100);
+  assert_int_equal(v[7], 400);
+  free(v);
+  assert_int_equal(cs_units_parse_ints("1:400:x4", 1, 1000, &v, &n, NULL), CS_OK);
+  assert_int_equal(n, 6); /* 1 4 16 64 256 400 */
+  assert_int_equal(v[4], 256);
+  assert_int_equal(v[5], 400);
+  free(v);
+  assert_int_equal(cs_units_parse_ints("10:25:+10", 1, 1000, &v, &n, NULL), CS_OK);
+  assert_int_equal(n, 3); /* 10 20 25 */
+  assert_int_equal(v[2], 25);
+  free(v);
+  assert_int_equal(cs_units_parse_ints("1:400:+0", 1, 1000, &v, &n, &err), CS_ERR_PARSE);
+  assert_int_equal(cs_units_parse_ints("1:400:x1", 1, 1000, &v, &n, &err), CS_ERR_PARSE);
+  /* an empty item is a typing error, not a shorter list */
+  assert_int_equal(cs_units_parse_ints("1,,4", 1, 10, &v, &n, &err), CS_ERR_PARSE);
+  assert_non_null(strstr(err.msg, "empty item 2"));
+  assert_int_equal(cs_units_parse_ints("4,", 1, 10, &v, &n, &err), CS_ERR_PARSE);
+  assert_int_equal(cs_units_parse_ints(",4", 1, 10, &v, &n, &err), CS_ERR_PARSE);
+}
+
+/* The readers' caps (input.h): a line over 1 MiB, too many lines, a document over its cap. */
+static void input_caps(void **state) {
+  (void)state;
+  size_t big = CS_INPUT_LINE_MAX + 10;
+  char *text = malloc(big + 1);
+  assert_non_null(text);
+  memset(text, 'x', big);
+  text[big] = '\0';
+  FILE *f = fmemopen(text, big, "r");
+  assert_non_null(f);
+  struct cs_error err = {0};
+  struct cs_lines l = {.f = f, .path = "long.txt"};
+  assert_int_equal(cs_lines_next(&l, &err), -2);
+  assert_int_equal(l.st, CS_ERR_RANGE);
+  assert_string_equal(err.msg, "long.txt:1: line longer than 1048576 bytes");
+  free(l.buf);
+  fclose(f);
+  /* lines are counted; NUL bytes inside a line are kept */
+  memcpy(text, "ab\0c\r\nd\n", 8);
+  f = fmemopen(text, 8, "r");
+  struct cs_lines m = {.f = f, .path = "t"};
+  assert_int_equal(cs_lines_next(&m, &err), 4);
+  assert_int_equal(m.buf[3], 'c');
+  assert_int_equal(cs_lines_next(&m, &err), 1);
+  assert_int_equal(m.line, 2);
+  assert_int_equal(cs_lines_next(&m, &err), -1);
+  assert_int_equal(m.st, CS_OK);
+  free(m.buf);
+  fclose(f);
+  /* a document over its cap */
+  memset(text, 'y', 100);
+  f = fmemopen(text, 100, "r");
+  char *doc = NULL;
+  size_t len = 0;
+  assert_int_equal(cs_input_read_all(f, "doc", 64, &doc, &len, &err), CS_ERR_RANGE);
+  assert_string_equal(err.msg, "doc: input larger than 64 bytes");
+  rewind(f);
+  assert_int_equal(cs_input_read_all(f, "doc", 100, &doc, &len, &err), CS_OK);
+  assert_int_equal(len, 100);
+  free(doc);
+  fclose(f);
+  free(text);
+  /* an endless run of empty lines stops at the line cap */
+  size_t nl = (size_t)CS_INPUT_LINES_MAX + 1;
+  char *lines = malloc(nl);
+  assert_non_null(lines);
+  memset(lines, '\n', nl);
+  f = fmemopen(lines, nl, "r");
+  struct cs_lines e = {.f = f, .path = "empty"};
+  long r;
+  while ((r = cs_lines_next(&e, &err)) >= 0) {
+  }
+  assert_int_equal(r, -2);
+  assert_string_equal(err.msg, "empty: more than 4194304 lines");
+  free(e.buf);
+  fclose(f);
+  free(lines);
 }
 
 static void formatting(void **state) {
@@ -114,6 +197,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(quantities), cmocka_unit_test(quantity_errors), cmocka_unit_test(sizes),
       cmocka_unit_test(size_lists), cmocka_unit_test(int_lists),       cmocka_unit_test(formatting),
+      cmocka_unit_test(input_caps),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

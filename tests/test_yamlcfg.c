@@ -1,6 +1,7 @@
 /* test_yamlcfg.c — the YAML reader and schema tables: values with units, defaults, --set, and a
  * table of hostile inputs each rejected with its line and column. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
@@ -104,6 +105,17 @@ static void deep(void **state) {
   struct cs_error err = {0};
   assert_int_not_equal(cs_yaml_load_string(text, "deep.yaml", &d, &err), CS_OK);
   assert_null(d);
+  /* 100,000 brackets (unterminated, so the whole text is never valid YAML): refused at the
+   * first bracket past the cap, not after the whole document was scanned (27 s before) */
+  size_t n = 100000;
+  char *big = malloc(n + 1);
+  assert_non_null(big);
+  memset(big, '[', n);
+  big[n] = '\0';
+  assert_int_equal(cs_yaml_load_string(big, "deep.yaml", &d, &err), CS_ERR_PARSE);
+  assert_string_equal(err.msg, "deep.yaml:1:65: nesting deeper than 64 levels");
+  assert_null(d);
+  free(big);
 }
 
 int main(void) {

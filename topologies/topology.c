@@ -10,6 +10,7 @@
  */
 #include "topology.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -413,6 +414,10 @@ int cs_topo_search_dirs(char *dirs, size_t len, int max) {
   return k;
 }
 
+static int cmp_name(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 enum cs_status cs_topo_find(const char *name, char *buf, size_t len, struct cs_error *err) {
   size_t nl = strlen(name);
   if (nl == 0) return cs_error_set(err, CS_ERR_USAGE, "empty topology name");
@@ -434,10 +439,31 @@ enum cs_status cs_topo_find(const char *name, char *buf, size_t len, struct cs_e
     int c = snprintf(tried + w, sizeof tried - w, "%s%s", i ? ", " : "", dirs[i]);
     if (c > 0 && (size_t)c < sizeof tried - w) w += (size_t)c;
   }
+  /* the bundled names, for a suggestion */
+  char stems[128][64];
+  const char *names[128];
+  size_t n = 0;
+  for (int i = 0; i < nd; i++) {
+    DIR *d = opendir(dirs[i]);
+    if (d == NULL) continue;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL && n < 128) {
+      size_t l = strlen(de->d_name);
+      if (l < 6 || l - 5 >= sizeof stems[0] || strcmp(de->d_name + l - 5, ".yaml") != 0) continue;
+      memcpy(stems[n], de->d_name, l - 5);
+      stems[n][l - 5] = '\0';
+      names[n] = stems[n];
+      n++;
+    }
+    closedir(d);
+  }
+  qsort(names, n, sizeof names[0], cmp_name);
+  char hint[256];
+  cs_datadir_suggest(names, n, name, hint, sizeof hint);
   return cs_error_set(err, CS_ERR_IO,
-                      "no topology \"%s\" (looked for %s.yaml in %s; 'commscale topology list' "
+                      "no topology \"%s\"%s (looked for %s.yaml in %s; 'commscale topology list' "
                       "shows the bundled ones)",
-                      name, name, tried);
+                      name, hint, name, tried);
 }
 
 /* ---- the resolved dump -------------------------------------------------------------------- */

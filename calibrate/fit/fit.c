@@ -466,10 +466,17 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   char cfgs[512];
   if (launch < 0) {
     list_configs(meas, cfgs, sizeof cfgs);
+    if (meas->n == 0) return cs_error_set(err, CS_ERR_RANGE, "no measurement rows to fit");
+    if (!o.config) /* the data's fault (one rank, e.g. calibrate without mpirun), not the options'
+                    */
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "no multi-rank measurement among %zu rows (a single rank measures no "
+                          "communication); configurations present: %s",
+                          meas->n, cfgs[0] ? cfgs : "none");
     return cs_error_set(err, CS_ERR_USAGE,
                         "no multi-rank measurement has configuration \"%s\"; configurations "
                         "present: %s (choose one with --config)",
-                        o.config ? o.config : "", cfgs[0] ? cfgs : "none");
+                        o.config, cfgs[0] ? cfgs : "none");
   }
 
   /* select and count what is skipped */
@@ -480,10 +487,11 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   if (pb.n < 3) {
     free(pb.pts);
     list_configs(meas, cfgs, sizeof cfgs);
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "only %zu usable rows for configuration \"%s\" (need at least 3); "
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "only %zu usable row%s for configuration \"%s\" (need at least 3); "
                         "configurations present: %s",
-                        pb.n, o.config ? o.config : "", cfgs[0] ? cfgs : "none");
+                        pb.n, pb.n == 1 ? "" : "s", o.config ? o.config : "",
+                        cfgs[0] ? cfgs : "none");
   }
 
   /* one size per shape cannot separate latency from bandwidth */

@@ -721,8 +721,10 @@ static enum cs_status run_check(struct run *R, struct cs_error *err) {
   progress(R->o, NULL);
   if (st == CS_OK && R->w.proc == 0) {
     FILE *t = R->table ? R->table : stdout;
-    fprintf(t, "# check: backend %s, %d ranks in %d processes on %d nodes, %s launch\n",
-            R->be->name, R->w.nranks, R->w.nprocs, R->w.nnodes, cs_meas_launch_name(R->launch));
+    fprintf(t, "# check: backend %s, %d rank%s in %d process%s on %d node%s, %s launch\n",
+            R->be->name, R->w.nranks, R->w.nranks == 1 ? "" : "s", R->w.nprocs,
+            R->w.nprocs == 1 ? "" : "es", R->w.nnodes, R->w.nnodes == 1 ? "" : "s",
+            cs_meas_launch_name(R->launch));
     for (int n = 0; n < R->w.nnodes; n++) {
       int c = 0;
       for (int r = 0; r < R->w.nranks; r++)

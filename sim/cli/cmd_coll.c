@@ -24,6 +24,9 @@ static const struct cli_opt opts[] = {
     {"nodes", 'N', "LIST", "node counts, e.g. 1,4,16,64,400 or 1:400 (default 1)"},
     {"gpus-per-node", 'g', "G", "GPUs per node (default: the calibration's, else 8)"},
     {"sizes", 's', "LIST", "message sizes, e.g. 8:8G (x2 steps), 1M,64M (default 8:8G)"},
+    {"minbytes", 'b', "SIZE", "as nccl-tests: the smallest size (with -e, -f; for --sizes b:e:f)"},
+    {"maxbytes", 'e', "SIZE", "as nccl-tests: the largest size (default: -b's)"},
+    {"stepfactor", 'f', "F", "as nccl-tests: the size factor (default 2)"},
     {"algo", 0, "ALGO",
      "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO"},
     {"proto", 0, "PROTO", "force a protocol (ll, ll128, simple) as NCCL_PROTO"},
@@ -185,6 +188,21 @@ static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, co
   return CS_OK;
 }
 
+/* --sizes, or nccl-tests' -b/-e/-f as the range "b:e:f"; NULL (err set) when both are given. */
+static const char *sizes_arg(const struct cli_args *a, char *buf, size_t len,
+                             struct cs_error *err) {
+  const char *b = cli_get(&verb, a, "minbytes"), *e = cli_get(&verb, a, "maxbytes"),
+             *f = cli_get(&verb, a, "stepfactor"), *s = cli_get(&verb, a, "sizes");
+  if (!b && !e && !f) return s ? s : "8:8G";
+  if (s || !b) {
+    cs_error_set(err, CS_ERR_USAGE,
+                 s ? "give --sizes or -b/-e/-f, not both" : "-e and -f need -b, the smallest size");
+    return NULL;
+  }
+  snprintf(buf, len, "%.30s:%.30s:%.30s", b, e ? e : b, f ? f : "2");
+  return buf;
+}
+
 int cs_cmd_coll(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
@@ -247,9 +265,10 @@ int cs_cmd_coll(int argc, char **argv) {
     } else if (ng != 1)
       st = cs_error_set(&err, CS_ERR_USAGE, "--gpus-per-node takes one number");
   }
+  char nt[96];
+  if (st == CS_OK && !(s = sizes_arg(&a, nt, sizeof nt, &err))) st = err.status;
   if (st == CS_OK) {
-    s = cli_get(&verb, &a, "sizes");
-    st = cs_units_parse_sizes(s ? s : "8:8G", &sizes, &ns, &err);
+    st = cs_units_parse_sizes(s, &sizes, &ns, &err);
     if (st != CS_OK) {
       cs_error_prefix(&err, "--sizes");
       if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
@@ -271,6 +290,13 @@ int cs_cmd_coll(int argc, char **argv) {
   char links[512] = "";
   int links_net = 0, intra = -1;
   enum cs_param_source src_net = CS_SRC_DEFAULT;
+  /* a DGX user who forgets -g 8 with a 2-GPU calibration gets 4-rank "nodes": say so */
+  if (st == CS_OK && !have_topo && !cli_get(&verb, &a, "gpus-per-node") &&
+      cal.quality.max_gpus_per_node > 0)
+    fprintf(stderr,
+            "commscale coll: %ld GPUs per node, as in the calibration (give -g N for another "
+            "node size)\n",
+            gpn[0]);
   for (size_t i = 0; st == CS_OK && i < nn; i++) {
     /* each shape sees its own links on a topology: work on a copy of the calibration */
     struct cs_cal shape = cal;

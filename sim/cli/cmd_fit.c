@@ -521,6 +521,7 @@ int cs_cmd_fit(int argc, char **argv) {
   struct shape_rec *shapes = NULL;
   size_t ns = 0;
   enum cs_status st = CS_OK;
+  a.npos = cli_unique_inputs("fit", a.pos, a.npos);
   for (int i = 0; i < a.npos && st == CS_OK; i++) {
     size_t before = set.n;
     st = cs_meas_read_any(a.pos[i], &set, &err);

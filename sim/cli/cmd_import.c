@@ -110,6 +110,7 @@ int cs_cmd_import(int argc, char **argv) {
   cs_meas_set_init(&set);
   enum cs_status st = CS_OK;
   if (append && access(out, F_OK) == 0) st = cs_meas_read_file(out, &set, &err);
+  args.npos = cli_unique_inputs("import", args.pos, args.npos);
   for (int i = 0; st == CS_OK && i < args.npos; i++) {
     size_t from = set.n;
     st = cs_nccltests_import(args.pos[i], &set, &err);
@@ -117,11 +118,14 @@ int cs_cmd_import(int argc, char **argv) {
       st = cs_meas_set_shape(&set, from, shape[0], shape[1], args.pos[i], &err);
     else if (st == CS_OK && one_host_processes(&set, from))
       unsure[i] = 1;
-    if (st == CS_OK && !quiet)
-      fprintf(stderr, "commscale import: %s: %zu rows, %zu tests, %zu shapes, %zu configs\n",
-              args.pos[i], set.n - from, count_distinct(&set, from, set.n, same_test),
-              count_distinct(&set, from, set.n, same_shape),
-              count_distinct(&set, from, set.n, same_config));
+    if (st == CS_OK && !quiet) {
+      size_t rows = set.n - from, tests = count_distinct(&set, from, set.n, same_test),
+             shapes = count_distinct(&set, from, set.n, same_shape),
+             configs = count_distinct(&set, from, set.n, same_config);
+      fprintf(stderr, "commscale import: %s: %zu row%s, %zu test%s, %zu shape%s, %zu config%s\n",
+              args.pos[i], rows, rows == 1 ? "" : "s", tests, tests == 1 ? "" : "s", shapes,
+              shapes == 1 ? "" : "s", configs, configs == 1 ? "" : "s");
+    }
   }
   if (st == CS_OK) st = cs_meas_write_file(out, &set, &err);
   for (int i = 0; st == CS_OK && !quiet && i < args.npos; i++)

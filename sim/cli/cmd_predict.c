@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cmds.h"
+#include "framework.h"
 #include "map.h"
 #include "opts.h"
 #include "output.h"
@@ -537,7 +538,8 @@ static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *r
   for (size_t i = 0; i < nrec; i++)
     any |= recs[i].ok;
   if (!any && nrec > 0)
-    return cs_error_set(err, CS_ERR_USAGE, "no feasible plan: %s", recs[0].reason);
+    /* a failure, not a usage error: exit 1 as in search, sweep and size-network */
+    return cs_error_set(err, CS_ERR_RANGE, "no feasible plan: %s", recs[0].reason);
   return CS_OK;
 }
 
@@ -582,6 +584,13 @@ static int parse_grid(const struct cli_args *a, struct cs_predict_spec *sp, stru
   const char *s = cli_get(&verb, a, "plan");
   if (parse_plans(s ? s : "", plans, ptexts, fixed, &sp->nplan, err) != CS_OK)
     return usage_fail(err, "--plan");
+  /* a framework profile that does not exist is a usage error, named before any row is costed
+   * (not a row rejected for it and then "no feasible plan") */
+  for (int i = 0; i < sp->nplan; i++) {
+    struct cs_framework fw;
+    if (cs_framework_find(plans[i].framework, NULL, &fw, err) != CS_OK)
+      return usage_fail(err, "--plan");
+  }
   sp->plans = plans, sp->fixed = fixed, sp->texts = (const char(*)[256])ptexts;
   sp->accum = 1;
   if ((s = cli_get(&verb, a, "accum"))) {

@@ -37,8 +37,11 @@ static const struct cli_opt opts[] = {
     {"max-vpp", 0, "N", "largest vpp"},
     {"max-mbs", 0, "N", "largest micro-batch"},
     {"family", 0, "LIST", "keep only these families: zero3,dp+tp,tp+pp,3d"},
-    {"top", 'n', "K", "rows to print (default 20; 0 = all); the front is always printed"},
-    {"band", 0, NULL, "compute the ~95% band of the rows printed (re-runs them)"},
+    {"top", 'n', "K", "rows to print (default 20; 0 = all)"},
+    {"front", 0, NULL, "also print the Pareto front's plans ranked below the top K"},
+    {"band", 0, NULL,
+     "compute the ~95% band of the top K rows (re-runs them); step_lo/step_hi are blank "
+     "without it"},
     CLI_OUTPUT_OPTS,
     {"quiet", 'q', NULL, "no progress line on a terminal's stderr"},
 };
@@ -77,8 +80,39 @@ static unsigned parse_families(const char *s, struct cs_error *err) {
   return m;
 }
 
-static void write_table(FILE *f, const struct cs_search_result *r, size_t top, const char *head) {
+/* Which rows are printed: the top K (all when top is 0) and, with --front, the rest of the front;
+ * the first `banded` rows have a band (--band), the others print step_lo/step_hi blank. */
+struct rows {
+  size_t top;
+  int front;
+  size_t banded;
+};
+
+static int shown(const struct cs_search_result *r, size_t i, const struct rows *w) {
+  return !w->top || i < w->top || (w->front && r->e[i].pareto);
+}
+
+static void band_text(const struct cs_search_entry *e, size_t i, const struct rows *w,
+                      const char *blank, char *lo, char *hi, size_t len) {
+  if (i < w->banded) {
+    snprintf(lo, len, "%.6g", e->step_lo);
+    snprintf(hi, len, "%.6g", e->step_hi);
+  } else {
+    snprintf(lo, len, "%s", blank);
+    snprintf(hi, len, "%s", blank);
+  }
+}
+
+static void write_table(FILE *f, const struct cs_search_result *r, const struct rows *w,
+                        const char *head) {
   const struct cs_search_stats *s = &r->stats;
+  int pw = 52; /* the plan column fits the longest plan shown */
+  for (size_t i = 0; i < r->n; i++)
+    if (shown(r, i, w)) {
+      char plan[256];
+      cs_plan_format(&r->e[i].plan, plan, sizeof plan);
+      if ((int)strlen(plan) > pw) pw = (int)strlen(plan);
+    }
   fprintf(f, "# commscale %s search\n%s", CS_VERSION, head);
   fprintf(f,
           "# space: %ld points; %ld invalid, %ld do not fit memory, %ld pruned by exact memory "
@@ -86,47 +120,60 @@ static void write_table(FILE *f, const struct cs_search_result *r, size_t top, c
           "%ld predictions\n",
           s->points, s->invalid, s->memory, s->pruned, s->simulated, s->seconds,
           s->seconds > 0 ? s->points / s->seconds : 0, s->cache_hits, s->cache_misses);
-  fprintf(f, "#%4s %1s %-52s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "rank", "P", "plan",
+  fprintf(f, "#%4s %1s %-*s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "rank", "P", pw, "plan",
           "family", "step", "step_lo", "step_hi", "tokens/s", "MFU", "mem", "headroom", "net/step");
-  fprintf(f, "#%4s %1s %-52s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "", "", "", "", "(s)", "(s)",
-          "(s)", "", "(%)", "(GiB)", "(GiB)", "(GB)");
+  fprintf(f, "#%4s %1s %-*s %-6s %9s %9s %9s %11s %6s %7s %8s %9s\n", "", "", pw, "", "", "(s)",
+          "(s)", "(s)", "", "(%)", "(GiB)", "(GiB)", "(GB)");
+  size_t front_n = 0, hidden = 0;
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
-    if (top && i >= top && !e->pareto) continue;
-    char plan[256];
+    front_n += e->pareto;
+    if (!shown(r, i, w)) {
+      hidden += e->pareto;
+      continue;
+    }
+    char plan[256], lo[32] = "", hi[32] = "";
     cs_plan_format(&e->plan, plan, sizeof plan);
-    fprintf(f, " %4zu %1s %-52s %-6s %9.4g %9.4g %9.4g %11.4g %6.1f %7.1f %8.1f %9.3g\n", i + 1,
-            e->pareto ? "P" : "", plan, cs_family_name(e->family), e->step, e->step_lo, e->step_hi,
+    if (i < w->banded) {
+      snprintf(lo, sizeof lo, "%.4g", e->step_lo);
+      snprintf(hi, sizeof hi, "%.4g", e->step_hi);
+    }
+    fprintf(f, " %4zu %1s %-*s %-6s %9.4g %9s %9s %11.4g %6.1f %7.1f %8.1f %9.3g\n", i + 1,
+            e->pareto ? "P" : "", pw, plan, cs_family_name(e->family), e->step, lo, hi,
             e->tokens_per_s, 100 * e->mfu, e->memory / 1073741824.0, e->headroom / 1073741824.0,
             e->net_bytes / 1e9);
   }
+  fprintf(f, "# front: %zu plans (P)", front_n);
+  if (hidden) fprintf(f, ", %zu of them below the top %zu (--front prints them)", hidden, w->top);
+  fputc('\n', f);
 }
 
-static void write_csv(FILE *f, const struct cs_search_result *r, size_t top) {
+static void write_csv(FILE *f, const struct cs_search_result *r, const struct rows *w) {
   fputs("rank,pareto,plan,family,tp,pp,vpp,dp,cp,ep,zero,mbs,gbs,recompute,sp,step_s,step_lo_s,"
         "step_hi_s,samples_per_s,tokens_per_s,mfu,memory_GiB,headroom_GiB,net_bytes_per_gpu,"
         "comm_bytes_per_gpu\n",
         f);
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
-    if (top && i >= top && !e->pareto) continue;
-    char plan[256];
+    if (!shown(r, i, w)) continue;
+    char plan[256], lo[32], hi[32];
     cs_plan_format(&e->plan, plan, sizeof plan);
+    band_text(e, i, w, "", lo, hi, sizeof lo);
     const struct cs_plan *p = &e->plan;
     fprintf(f, "%zu,%d,", i + 1, e->pareto);
     cli_csv_field(f, plan);
     fprintf(f,
-            ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,"
+            ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%s,%d,%.6g,%s,%s,%.6g,%.6g,%.6g,"
             "%.5g,%.5g,%.6g,%.6g\n",
             cs_family_name(e->family), p->tp, p->pp, p->vpp, p->dp, p->cp, p->ep, p->zero, p->mbs,
-            p->gbs, cs_recompute_name(p->recompute), p->sp, e->step, e->step_lo, e->step_hi,
-            e->samples_per_s, e->tokens_per_s, e->mfu, e->memory / 1073741824.0,
-            e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
+            p->gbs, cs_recompute_name(p->recompute), p->sp, e->step, lo, hi, e->samples_per_s,
+            e->tokens_per_s, e->mfu, e->memory / 1073741824.0, e->headroom / 1073741824.0,
+            e->net_bytes, e->comm_bytes);
   }
 }
 
-static void write_json(FILE *f, const struct cs_search_result *r, size_t top, int argc, char **argv,
-                       const struct cs_scenario *su, long gpus, int gbs) {
+static void write_json(FILE *f, const struct cs_search_result *r, const struct rows *w, int argc,
+                       char **argv, const struct cs_scenario *su, long gpus, int gbs) {
   const struct cs_search_stats *s = &r->stats;
   fprintf(f, "{\"tool\": \"commscale %s\", \"arguments\": [", CS_VERSION);
   for (int i = 0; i < argc; i++) {
@@ -150,20 +197,20 @@ static void write_json(FILE *f, const struct cs_search_result *r, size_t top, in
   int first = 1;
   for (size_t i = 0; i < r->n; i++) {
     const struct cs_search_entry *e = &r->e[i];
-    if (top && i >= top && !e->pareto) continue;
-    char plan[256];
+    if (!shown(r, i, w)) continue;
+    char plan[256], lo[32], hi[32];
     cs_plan_format(&e->plan, plan, sizeof plan);
+    band_text(e, i, w, "null", lo, hi, sizeof lo);
     fprintf(f, "%s  {\"rank\": %zu, \"pareto\": %s, \"plan\": ", first ? "" : ",\n", i + 1,
             e->pareto ? "true" : "false");
     cli_json_string(f, plan);
     fprintf(f,
-            ", \"family\": \"%s\", \"step_s\": %.6g, \"step_lo_s\": %.6g, \"step_hi_s\": %.6g, "
+            ", \"family\": \"%s\", \"step_s\": %.6g, \"step_lo_s\": %s, \"step_hi_s\": %s, "
             "\"samples_per_s\": %.6g, \"tokens_per_s\": %.6g, \"mfu\": %.6g, \"memory_GiB\": "
             "%.5g, \"headroom_GiB\": %.5g, \"net_bytes_per_gpu\": %.6g, \"comm_bytes_per_gpu\": "
             "%.6g}",
-            cs_family_name(e->family), e->step, e->step_lo, e->step_hi, e->samples_per_s,
-            e->tokens_per_s, e->mfu, e->memory / 1073741824.0, e->headroom / 1073741824.0,
-            e->net_bytes, e->comm_bytes);
+            cs_family_name(e->family), e->step, lo, hi, e->samples_per_s, e->tokens_per_s, e->mfu,
+            e->memory / 1073741824.0, e->headroom / 1073741824.0, e->net_bytes, e->comm_bytes);
     first = 0;
   }
   fputs("\n]}\n", f);
@@ -259,8 +306,9 @@ static enum cs_status parse_space(const struct cli_args *a, struct cs_scenario *
 
 /* The ranked plans in the chosen format; "no feasible plan" when there is none. */
 static enum cs_status write_all(const struct cli_args *a, int fmt, const struct cs_search_result *r,
-                                const struct cs_scenario *su, long gpus, long gbs, long top,
-                                int size, int argc, char **argv, struct cs_error *err) {
+                                const struct cs_scenario *su, long gpus, long gbs,
+                                const struct rows *w, int size, int argc, char **argv,
+                                struct cs_error *err) {
   FILE *f = cli_open_out(cli_get(&verb, a, "output"), err);
   if (!f) return CS_ERR_IO;
   char head[4096];
@@ -271,17 +319,20 @@ static enum cs_status write_all(const struct cli_args *a, int fmt, const struct 
            cs_netedit_gbps_per_gpu(&su->topo), su->calpath[0] ? su->calpath : "(default model)",
            su->base.framework, gpus, (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
   if (fmt == CLI_CSV)
-    write_csv(f, r, (size_t)top);
+    write_csv(f, r, w);
   else if (fmt == CLI_JSON)
-    write_json(f, r, (size_t)top, argc, argv, su, gpus, (int)gbs);
+    write_json(f, r, w, argc, argv, su, gpus, (int)gbs);
   else
-    write_table(f, r, (size_t)top, head);
+    write_table(f, r, w, head);
   enum cs_status st = cli_close_out(f, err);
+  char hint[320] = "";
+  if (st == CS_OK && r->n == 0 && r->stats.points == 0)
+    cs_search_empty_hint(gpus, (int)gbs, hint, sizeof hint);
   if (st == CS_OK && r->n == 0)
     st = cs_error_set(err, CS_ERR_RANGE,
                       "no feasible plan: %ld points, %ld invalid, %ld do not "
-                      "fit memory, %ld pruned",
-                      r->stats.points, r->stats.invalid, r->stats.memory, r->stats.pruned);
+                      "fit memory, %ld pruned%s",
+                      r->stats.points, r->stats.invalid, r->stats.memory, r->stats.pruned, hint);
   return st;
 }
 
@@ -319,12 +370,13 @@ int cs_cmd_search(int argc, char **argv) {
   if (mpi && size > 1) mpi_gather(&r, rank, size, &st, &err);
 #endif
   int rc = 0;
+  struct rows w = {(size_t)top, cli_get(&verb, &a, "front") != NULL, 0};
   if (st == CS_OK && rank == 0 && cli_get(&verb, &a, "band")) {
-    size_t k = top && (size_t)top < r.n ? (size_t)top : r.n;
-    st = cs_search_band(&in, &r, k, &err);
+    w.banded = top && (size_t)top < r.n ? (size_t)top : r.n;
+    st = cs_search_band(&in, &r, w.banded, &err);
   }
   if (st == CS_OK && rank == 0)
-    st = write_all(&a, fmt, &r, &su, gpus, gbs, top, size, argc, argv, &err);
+    st = write_all(&a, fmt, &r, &su, gpus, gbs, &w, size, argc, argv, &err);
   if (st != CS_OK && rank == 0) rc = cli_fail("search", &err);
 #ifdef CS_HAVE_MPI
   if (mpi) MPI_Finalize();

@@ -61,6 +61,10 @@ static enum cs_status int_list(const char *opt, const char *text, long lo, long 
 static enum cs_status parse_curves(const struct cli_args *a, struct cs_sweep_spec *sp,
                                    struct cs_error *err) {
   const char *plans = cli_get(&verb, a, "plans"), *fams = cli_get(&verb, a, "families");
+  if (plans && fams)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "give --plans or --families, not both (the curves are either the plans "
+                        "given or the best plan of each family)");
   char buf[2048];
   snprintf(buf, sizeof buf, "%s", plans ? plans : fams ? fams : "zero3,dp+tp,tp+pp,3d");
   const char *sep = plans ? ";" : ",";

@@ -31,6 +31,7 @@ static const struct cli_opt opts[] = {
     {"name", 0, "NAME", "import-smi: the topology's name (default: the file's base name)"},
     {"link-bw", 0, "BW", "import-smi: NVLink link bandwidth when the text has no nvlink -s lines"},
     {"nic-speed", 0, "BW", "import-smi: add a network with the NICs found, each of this speed"},
+    {"list", 0, NULL, "the same as the subcommand list (as workload --list)"},
     {"format", 0, "FMT", "map: table (default) or json"},
     {"output", 'o', "FILE", "write to FILE instead of stdout"},
 };
@@ -184,11 +185,20 @@ static void write_map(FILE *out, int json, const struct cs_topology *t, char nam
 int cs_cmd_topology(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
-  int begun = cli_begin(&verb, argc, argv, &a, 1, CLI_MAX_POS,
-                        "expected show, list, import-smi or map", NULL);
+  int begun = cli_begin(&verb, argc, argv, &a, 0, CLI_MAX_POS, NULL, NULL);
   if (begun >= 0) return begun;
-  const char *sub = a.pos[0];
+  int listopt = cli_get(&verb, &a, "list") != NULL;
+  if (a.npos < 1 && !listopt) {
+    cs_error_set(&err, CS_ERR_USAGE, "expected show, list, import-smi or map (see --help)");
+    return cli_fail("topology", &err);
+  }
+  const char *sub = a.npos < 1 ? "list" : a.pos[0];
   int want_args = strcmp(sub, "list") == 0 ? 1 : 2;
+  if (listopt && (a.npos > 1 || strcmp(sub, "list") != 0)) {
+    cs_error_set(&err, CS_ERR_USAGE, "--list takes no subcommand or argument");
+    return cli_fail("topology", &err);
+  }
+  if (listopt && a.npos == 0) want_args = 0;
   if (strcmp(sub, "show") && strcmp(sub, "list") && strcmp(sub, "import-smi") &&
       strcmp(sub, "map")) {
     cs_error_set(&err, CS_ERR_USAGE, "unknown subcommand \"%s\" (show, list, import-smi, map)",

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "wfile.h"
 
@@ -108,6 +109,17 @@ void cli_roff(FILE *f, const char *s) {
 }
 
 /* The option table as a roff subsection of commscale(1). */
+/* How a LIST option's ranges read, for every verb that has one (--help and --man). */
+static const char list_note[] =
+    "LIST: comma-separated items; a range a:b doubles from a and ends at b (1:400 is 1, 2,\n"
+    "4, ..., 256, 400), a:b:+k steps by k (50:400:+50), a:b:xf multiplies by f (1:64:x4).";
+
+static int has_list(const struct cli_verb *v) {
+  for (int k = 0; k < v->nopts; k++)
+    if (v->opts[k].argname && strcmp(v->opts[k].argname, "LIST") == 0) return 1;
+  return 0;
+}
+
 static void usage_man(FILE *f, const struct cli_verb *v) {
   fprintf(f, ".SS \"%s\"\n.B commscale %s\n", v->name, v->name);
   cli_roff(f, v->synopsis);
@@ -127,6 +139,11 @@ static void usage_man(FILE *f, const struct cli_verb *v) {
     }
     fputc('\n', f);
     cli_roff(f, o->help);
+    fputc('\n', f);
+  }
+  if (has_list(v)) {
+    fputs(".PP\n", f);
+    cli_roff(f, list_note);
     fputc('\n', f);
   }
   if (v->details) {
@@ -166,8 +183,31 @@ void cli_usage(FILE *f, const struct cli_verb *v) {
     fprintf(f, "  %-30s %s\n", left, o->help);
   }
   fprintf(f, "  %-30s %s\n", "-h, --help", "print this help");
+  if (has_list(v)) fprintf(f, "\n%s\n", list_note);
   if (v->details) fprintf(f, "\n%s\n", v->details);
   if (v->more) v->more(f);
+}
+
+int cli_unique_inputs(const char *verb, const char **paths, int n) {
+  int k = 0;
+  for (int i = 0; i < n; i++) {
+    struct stat si, sj;
+    int have = strcmp(paths[i], "-") != 0 && stat(paths[i], &si) == 0;
+    int dup = -1;
+    for (int j = 0; j < k && dup < 0; j++)
+      if (strcmp(paths[i], paths[j]) == 0 ||
+          (have && strcmp(paths[j], "-") != 0 && stat(paths[j], &sj) == 0 &&
+           si.st_dev == sj.st_dev && si.st_ino == sj.st_ino))
+        dup = j;
+    if (dup < 0)
+      paths[k++] = paths[i];
+    else if (strcmp(paths[i], paths[dup]) == 0)
+      fprintf(stderr, "commscale %s: warning: %s given twice: read once\n", verb, paths[i]);
+    else
+      fprintf(stderr, "commscale %s: warning: %s is the same file as %s: read once\n", verb,
+              paths[i], paths[dup]);
+  }
+  return k;
 }
 
 int cli_fail(const char *verb, const struct cs_error *err) {

@@ -77,6 +77,10 @@ void cli_roff(FILE *f, const char *s);
 /* Reports err on stderr as "commscale VERB: message" and returns the exit code for its status. */
 int cli_fail(const char *verb, const struct cs_error *err);
 
+/* Drops the input files given more than once (the same path, or two names of one file) from
+ * paths[0..n-1], keeping the first, with a warning on stderr for each; returns the new count. */
+int cli_unique_inputs(const char *verb, const char **paths, int n);
+
 /* Parses a --format value: "table", "csv" or "json"; also infers it from the -o suffix when the
  * format is not given (".csv", ".json", else table). Returns 0..2, or -1 for an unknown name. */
 enum cli_format { CLI_TABLE, CLI_CSV, CLI_JSON };

@@ -434,6 +434,26 @@ static void gate(struct cs_cal_quality *q) {
              100 * cv_med, 100 * CS_FIT_GATE_CV);
 }
 
+/* The error when no launch kind has multi-rank rows of o's configuration: no rows at all, or
+ * (without --config) only single-rank ones, are the data's fault (CS_ERR_RANGE); a --config with
+ * no rows is the option's (CS_ERR_USAGE). Each lists the configurations present. */
+static enum cs_status no_launch(const struct cs_meas_set *meas, const struct cs_fit_opts *o,
+                                struct cs_error *err) {
+  char cfgs[512];
+  list_configs(meas, cfgs, sizeof cfgs);
+  if (meas->n == 0) return cs_error_set(err, CS_ERR_RANGE, "no measurement rows to fit");
+  if (!o->config) /* the data's fault (one rank, e.g. calibrate without mpirun), not the options'
+                   */
+    return cs_error_set(err, CS_ERR_RANGE,
+                        "no multi-rank measurement among %zu rows (a single rank measures no "
+                        "communication); configurations present: %s",
+                        meas->n, cfgs[0] ? cfgs : "none");
+  return cs_error_set(err, CS_ERR_USAGE,
+                      "no multi-rank measurement has configuration \"%s\"; configurations "
+                      "present: %s (choose one with --config)",
+                      o->config, cfgs[0] ? cfgs : "none");
+}
+
 /* cs_fit_run's steps, defined after it */
 static enum cs_status select_points(const struct cs_meas_set *meas, const struct cs_fit_opts *o,
                                     int launch, struct cs_cal *cal, struct cs_fit_result *res,
@@ -464,20 +484,7 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
 
   int launch = o.launch >= 0 ? o.launch : pick_launch(meas, &o);
   char cfgs[512];
-  if (launch < 0) {
-    list_configs(meas, cfgs, sizeof cfgs);
-    if (meas->n == 0) return cs_error_set(err, CS_ERR_RANGE, "no measurement rows to fit");
-    if (!o.config) /* the data's fault (one rank, e.g. calibrate without mpirun), not the options'
-                    */
-      return cs_error_set(err, CS_ERR_RANGE,
-                          "no multi-rank measurement among %zu rows (a single rank measures no "
-                          "communication); configurations present: %s",
-                          meas->n, cfgs[0] ? cfgs : "none");
-    return cs_error_set(err, CS_ERR_USAGE,
-                        "no multi-rank measurement has configuration \"%s\"; configurations "
-                        "present: %s (choose one with --config)",
-                        o.config, cfgs[0] ? cfgs : "none");
-  }
+  if (launch < 0) return no_launch(meas, &o, err);
 
   /* select and count what is skipped */
   struct problem pb;

@@ -203,127 +203,107 @@ static const char *sizes_arg(const struct cli_args *a, char *buf, size_t len,
   return buf;
 }
 
-int cs_cmd_coll(int argc, char **argv) {
-  struct cs_error err = {0};
-  struct cli_args a;
-  int fmt;
-  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
-  if (begun >= 0) return begun;
-  const char *outpath = cli_get(&verb, &a, "output");
-  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 1, 1, 1, 0};
+/* The collective, algorithm and protocol of --coll, --algo and --proto into q. Errors:
+ * CS_ERR_USAGE for an unknown name or an algorithm that cannot run the collective. */
+static enum cs_status parse_query(const struct cli_args *a, struct cs_coll_query *q,
+                                  struct cs_error *err) {
   const char *s;
-  if ((s = cli_get(&verb, &a, "coll")) && cs_coll_parse(s, &q.coll) != 0) {
-    cs_error_set(&err, CS_ERR_USAGE, "--coll: unknown collective \"%s\"", s);
-    return cli_fail("coll", &err);
-  }
-  if ((s = cli_get(&verb, &a, "algo")) && (cs_algo_parse(s, &q.algo) != 0)) {
-    cs_error_set(&err, CS_ERR_USAGE, "--algo: unknown algorithm \"%s\"", s);
-    return cli_fail("coll", &err);
-  }
-  if ((s = cli_get(&verb, &a, "proto")) && (cs_proto_parse(s, &q.proto) != 0)) {
-    cs_error_set(&err, CS_ERR_USAGE, "--proto: unknown protocol \"%s\"", s);
-    return cli_fail("coll", &err);
-  }
-  if (q.algo != CS_ALGO_AUTO && !cs_coll_algo_valid(q.coll, q.algo)) {
-    cs_error_set(&err, CS_ERR_USAGE, "--algo %s cannot run %s", cs_algo_name(q.algo),
-                 cs_coll_name(q.coll));
-    return cli_fail("coll", &err);
-  }
+  if ((s = cli_get(&verb, a, "coll")) && cs_coll_parse(s, &q->coll) != 0)
+    return cs_error_set(err, CS_ERR_USAGE, "--coll: unknown collective \"%s\"", s);
+  if ((s = cli_get(&verb, a, "algo")) && (cs_algo_parse(s, &q->algo) != 0))
+    return cs_error_set(err, CS_ERR_USAGE, "--algo: unknown algorithm \"%s\"", s);
+  if ((s = cli_get(&verb, a, "proto")) && (cs_proto_parse(s, &q->proto) != 0))
+    return cs_error_set(err, CS_ERR_USAGE, "--proto: unknown protocol \"%s\"", s);
+  if (q->algo != CS_ALGO_AUTO && !cs_coll_algo_valid(q->coll, q->algo))
+    return cs_error_set(err, CS_ERR_USAGE, "--algo %s cannot run %s", cs_algo_name(q->algo),
+                        cs_coll_name(q->coll));
+  return CS_OK;
+}
 
-  struct cs_cal cal;
-  cs_cal_init(&cal);
-  const char *calpath = cli_get(&verb, &a, "cal");
-  long *nodes = NULL, *gpn = NULL;
-  double *sizes = NULL;
-  size_t nn = 0, ng = 0, ns = 0;
-  struct rec *recs = NULL;
-  enum cs_status st = CS_OK;
-  if (calpath)
-    st = cs_calfile_read(calpath, &cal, &err);
-  else
-    fprintf(stderr, "commscale coll: no --cal given: using NCCL-anchored default constants\n");
-  if (st == CS_OK)
-    st = apply_overrides(&cal, cli_get(&verb, &a, "net-bw"), cli_get(&verb, &a, "net-lat"),
-                         cli_get(&verb, &a, "enable"), cli_get(&verb, &a, "select"), &err);
-  if (st == CS_OK) {
-    s = cli_get(&verb, &a, "nodes");
-    st = cs_units_parse_ints(s ? s : "1", 1, 1 << 20, &nodes, &nn, &err);
-    if (st != CS_OK) {
-      cs_error_prefix(&err, "--nodes");
-      if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
-    }
-  }
-  if (st == CS_OK) {
-    char def[16];
-    snprintf(def, sizeof def, "%d",
-             cal.quality.max_gpus_per_node > 0 ? cal.quality.max_gpus_per_node : 8);
-    s = cli_get(&verb, &a, "gpus-per-node");
-    st = cs_units_parse_ints(s ? s : def, 1, 1024, &gpn, &ng, &err);
-    if (st != CS_OK) {
-      cs_error_prefix(&err, "--gpus-per-node");
-      if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
-    } else if (ng != 1)
-      st = cs_error_set(&err, CS_ERR_USAGE, "--gpus-per-node takes one number");
-  }
-  char nt[96];
-  if (st == CS_OK && !(s = sizes_arg(&a, nt, sizeof nt, &err))) st = err.status;
-  if (st == CS_OK) {
-    st = cs_units_parse_sizes(s, &sizes, &ns, &err);
-    if (st != CS_OK) {
-      cs_error_prefix(&err, "--sizes");
-      if (st != CS_ERR_NOMEM) err.status = st = CS_ERR_USAGE;
-    }
-  }
-  size_t n = 0;
-  if (st == CS_OK && !(recs = calloc(nn * ns + 1, sizeof *recs)))
-    st = cs_error_set(&err, CS_ERR_NOMEM, "out of memory");
+/* What the verb predicts and what it learns on the way: the shapes and sizes asked for, one
+ * record per (shape, size), and the header's facts about the links. */
+struct coll_run {
+  long *nodes, *gpn; /* node counts; the one GPUs-per-node value */
+  double *sizes;
+  size_t nn, ng, ns;
+  struct rec *recs; /* nn * ns of them, n filled */
+  size_t n;
   struct cs_topology topo;
-  const char *topo_name = cli_get(&verb, &a, "topology");
-  int have_topo = 0;
-  if (st == CS_OK && topo_name) {
-    char path[4096];
-    st = cs_topo_find(topo_name, path, sizeof path, &err);
-    if (st == CS_OK) st = cs_topo_load(path, &topo, &err);
-    have_topo = st == CS_OK;
-    if (st == CS_OK && !cli_get(&verb, &a, "gpus-per-node")) gpn[0] = topo.node.gpus;
+  int have_topo;
+  char links[512];      /* the sources of the widest shape's links */
+  int links_net, intra; /* that shape crosses the network; its intra-node tier (-1: none) */
+  enum cs_param_source src_net;
+};
+
+/* --nodes, --gpus-per-node (the calibration's, else 8) and --sizes (or -b/-e/-f) into R, and
+ * room for the records. Errors: CS_ERR_USAGE prefixed with the option; CS_ERR_NOMEM. */
+static enum cs_status parse_shapes(const struct cli_args *a, const struct cs_cal *cal,
+                                   struct coll_run *R, struct cs_error *err) {
+  const char *s = cli_get(&verb, a, "nodes");
+  enum cs_status st = cs_units_parse_ints(s ? s : "1", 1, 1 << 20, &R->nodes, &R->nn, err);
+  if (st != CS_OK) {
+    cs_error_prefix(err, "--nodes");
+    if (st != CS_ERR_NOMEM) err->status = st = CS_ERR_USAGE;
+    return st;
   }
-  char links[512] = "";
-  int links_net = 0, intra = -1;
-  enum cs_param_source src_net = CS_SRC_DEFAULT;
-  /* a DGX user who forgets -g 8 with a 2-GPU calibration gets 4-rank "nodes": say so */
-  if (st == CS_OK && !have_topo && !cli_get(&verb, &a, "gpus-per-node") &&
-      cal.quality.max_gpus_per_node > 0)
-    fprintf(stderr,
-            "commscale coll: %ld GPUs per node, as in the calibration (give -g N for another "
-            "node size)\n",
-            gpn[0]);
-  for (size_t i = 0; st == CS_OK && i < nn; i++) {
+  char def[16];
+  snprintf(def, sizeof def, "%d",
+           cal->quality.max_gpus_per_node > 0 ? cal->quality.max_gpus_per_node : 8);
+  s = cli_get(&verb, a, "gpus-per-node");
+  st = cs_units_parse_ints(s ? s : def, 1, 1024, &R->gpn, &R->ng, err);
+  if (st != CS_OK) {
+    cs_error_prefix(err, "--gpus-per-node");
+    if (st != CS_ERR_NOMEM) err->status = st = CS_ERR_USAGE;
+    return st;
+  } else if (R->ng != 1)
+    return cs_error_set(err, CS_ERR_USAGE, "--gpus-per-node takes one number");
+  char nt[96];
+  if (!(s = sizes_arg(a, nt, sizeof nt, err))) return err->status;
+  st = cs_units_parse_sizes(s, &R->sizes, &R->ns, err);
+  if (st != CS_OK) {
+    cs_error_prefix(err, "--sizes");
+    if (st != CS_ERR_NOMEM) err->status = st = CS_ERR_USAGE;
+    return st;
+  }
+  if (!(R->recs = calloc(R->nn * R->ns + 1, sizeof *R->recs)))
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  return CS_OK;
+}
+
+/* One record per (shape, size) of R into R->recs, q's collective, algorithm and protocol, from a
+ * copy of cal per shape with the links the topology gives that shape (R->have_topo); the header
+ * facts of the widest shape into R. Errors: cs_topo_map_shape's, cs_cal_predict's;
+ * CS_ERR_NUMERIC when the model gives no finite figure. */
+static enum cs_status predict_all(const struct cs_cal *cal, struct cs_coll_query q,
+                                  struct coll_run *R, struct cs_error *err) {
+  enum cs_status st = CS_OK;
+  for (size_t i = 0; st == CS_OK && i < R->nn; i++) {
     /* each shape sees its own links on a topology: work on a copy of the calibration */
-    struct cs_cal shape = cal;
-    q.nodes = (int)nodes[i];
-    q.gpus_per_node = (int)gpn[0];
+    struct cs_cal shape = *cal;
+    q.nodes = (int)R->nodes[i];
+    q.gpus_per_node = (int)R->gpn[0];
     q.ranks = q.nodes * q.gpus_per_node;
-    if (have_topo) {
+    if (R->have_topo) {
       struct cs_topo_group grp;
-      st = cs_topo_map_shape(&topo, q.nodes, q.gpus_per_node, 0, &grp, &err);
+      st = cs_topo_map_shape(&R->topo, q.nodes, q.gpus_per_node, 0, &grp, err);
       if (st != CS_OK) break;
-      cs_topo_cal_apply(&topo, &grp, 0, &shape);
+      cs_topo_cal_apply(&R->topo, &grp, 0, &shape);
       cs_topo_group_query(&grp, &q);
     }
     /* the header names the sources of the widest shape's links */
-    if (i == 0 || (q.nodes > 1 && !links_net)) {
-      cs_topo_cal_sources(&shape, q.nodes, links, sizeof links);
-      links_net = q.nodes > 1;
-      src_net = shape.source[cs_model_param_index("bw.net")];
-      intra = have_topo ? (int)shape.model.intra : -1;
+    if (i == 0 || (q.nodes > 1 && !R->links_net)) {
+      cs_topo_cal_sources(&shape, q.nodes, R->links, sizeof R->links);
+      R->links_net = q.nodes > 1;
+      R->src_net = shape.source[cs_model_param_index("bw.net")];
+      R->intra = R->have_topo ? (int)shape.model.intra : -1;
     }
-    for (size_t j = 0; st == CS_OK && j < ns; j++) {
-      q.bytes = sizes[j];
+    for (size_t j = 0; st == CS_OK && j < R->ns; j++) {
+      q.bytes = R->sizes[j];
       struct cs_coll_pred pr;
       double lo, hi;
-      st = cs_cal_predict(&shape, &q, &pr, &lo, &hi, &err);
+      st = cs_cal_predict(&shape, &q, &pr, &lo, &hi, err);
       if (st != CS_OK) break;
-      struct rec *r = &recs[n++];
+      struct rec *r = &R->recs[R->n++];
       r->nodes = q.nodes, r->gpn = q.gpus_per_node, r->ranks = q.ranks, r->bytes = q.bytes;
       r->t = pr.time * 1e6, r->lo = lo * 1e6, r->hi = hi * 1e6, r->lat = pr.lat * 1e6;
       r->algo = pr.algo, r->proto = pr.proto;
@@ -332,22 +312,67 @@ int cs_cmd_coll(int argc, char **argv) {
       /* no NaN or Inf ever reaches the output */
       if (!isfinite(r->t) || !isfinite(r->lo) || !isfinite(r->hi) || !isfinite(r->lat) ||
           !isfinite(r->algbw) || !isfinite(r->busbw))
-        st = cs_error_set(&err, CS_ERR_NUMERIC,
+        st = cs_error_set(err, CS_ERR_NUMERIC,
                           "the model gives no finite time for %d nodes x %d GPUs at %.0f bytes "
                           "(check the calibration and the --net-* values)",
                           q.nodes, q.gpus_per_node, q.bytes);
     }
   }
+  return st;
+}
+
+int cs_cmd_coll(int argc, char **argv) {
+  struct cs_error err = {0};
+  struct cli_args a;
+  int fmt;
+  int begun = cli_begin(&verb, argc, argv, &a, 0, 0, NULL, &fmt);
+  if (begun >= 0) return begun;
+  const char *outpath = cli_get(&verb, &a, "output");
+  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 1, 1, 1, 0};
+  if (parse_query(&a, &q, &err) != CS_OK) return cli_fail("coll", &err);
+
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  const char *calpath = cli_get(&verb, &a, "cal");
+  struct coll_run R;
+  memset(&R, 0, sizeof R);
+  R.intra = -1;
+  R.src_net = CS_SRC_DEFAULT;
+  enum cs_status st = CS_OK;
+  if (calpath)
+    st = cs_calfile_read(calpath, &cal, &err);
+  else
+    fprintf(stderr, "commscale coll: no --cal given: using NCCL-anchored default constants\n");
+  if (st == CS_OK)
+    st = apply_overrides(&cal, cli_get(&verb, &a, "net-bw"), cli_get(&verb, &a, "net-lat"),
+                         cli_get(&verb, &a, "enable"), cli_get(&verb, &a, "select"), &err);
+  if (st == CS_OK) st = parse_shapes(&a, &cal, &R, &err);
+  const char *topo_name = cli_get(&verb, &a, "topology");
+  if (st == CS_OK && topo_name) {
+    char path[4096];
+    st = cs_topo_find(topo_name, path, sizeof path, &err);
+    if (st == CS_OK) st = cs_topo_load(path, &R.topo, &err);
+    R.have_topo = st == CS_OK;
+    if (st == CS_OK && !cli_get(&verb, &a, "gpus-per-node")) R.gpn[0] = R.topo.node.gpus;
+  }
+  /* a DGX user who forgets -g 8 with a 2-GPU calibration gets 4-rank "nodes": say so */
+  if (st == CS_OK && !R.have_topo && !cli_get(&verb, &a, "gpus-per-node") &&
+      cal.quality.max_gpus_per_node > 0)
+    fprintf(stderr,
+            "commscale coll: %ld GPUs per node, as in the calibration (give -g N for another "
+            "node size)\n",
+            R.gpn[0]);
+  if (st == CS_OK) st = predict_all(&cal, q, &R, &err);
   /* what the user should know about this calibration for this target, on stderr and in the
    * table's header */
   char warn[CS_CAL_MAX_WARN][256];
   int nwarn = 0;
-  if (st == CS_OK && (calpath || links_net)) {
+  if (st == CS_OK && (calpath || R.links_net)) {
     long widest = 1;
-    for (size_t i = 0; i < nn; i++)
-      widest = nodes[i] > widest ? nodes[i] : widest;
-    nwarn =
-        cs_cal_warnings(&cal, have_topo ? topo.node.gpu : NULL, intra, (int)widest, src_net, warn);
+    for (size_t i = 0; i < R.nn; i++)
+      widest = R.nodes[i] > widest ? R.nodes[i] : widest;
+    nwarn = cs_cal_warnings(&cal, R.have_topo ? R.topo.node.gpu : NULL, R.intra, (int)widest,
+                            R.src_net, warn);
     for (int i = 0; i < nwarn; i++)
       fprintf(stderr, "commscale coll: warning: %s\n", warn[i]);
   }
@@ -357,18 +382,18 @@ int cs_cmd_coll(int argc, char **argv) {
       st = CS_ERR_IO;
     else {
       if (fmt == CLI_CSV)
-        write_csv(f, recs, n, cs_coll_name(q.coll));
+        write_csv(f, R.recs, R.n, cs_coll_name(q.coll));
       else if (fmt == CLI_JSON)
-        write_json(f, recs, n, cs_coll_name(q.coll), argc, argv, calpath, links);
+        write_json(f, R.recs, R.n, cs_coll_name(q.coll), argc, argv, calpath, R.links);
       else
-        write_table(f, recs, n, cs_coll_name(q.coll), links, warn, nwarn);
+        write_table(f, R.recs, R.n, cs_coll_name(q.coll), R.links, warn, nwarn);
       st = cli_close_out(f, &err);
     }
   }
-  free(recs);
-  free(nodes);
-  free(gpn);
-  free(sizes);
+  free(R.recs);
+  free(R.nodes);
+  free(R.gpn);
+  free(R.sizes);
   cs_cal_fini(&cal);
   return st == CS_OK ? 0 : cli_fail("coll", &err);
 }

@@ -478,6 +478,33 @@ static int steps_mode(const struct cli_args *a) {
   return st == CS_OK ? 0 : cli_fail("fit", &err);
 }
 
+/* A calibration that fails its quality gate (cal->quality.gate set): an error (CS_ERR_NUMERIC,
+ * the fit's notes and quality on stderr unless quiet) that keeps it from being written, or with
+ * --force a warning and the mark in the file. */
+static enum cs_status gate(const struct cli_args *a, struct cs_cal *cal,
+                           const struct cs_fit_result *res, int quiet, struct cs_error *err) {
+  enum cs_status st = CS_OK;
+  if (!cli_get(&verb, a, "force")) {
+    if (!quiet) {
+      for (int i = 0; i < res->n_notes; i++)
+        fprintf(stderr, "commscale fit: %s\n", res->notes[i]);
+      print_quality(stderr, cal);
+    }
+    st = cs_error_set(err, CS_ERR_NUMERIC,
+                      "the calibration fails the quality gate: %s; not written. Measure more "
+                      "sizes and shapes on a quiet system, fit one configuration at a time "
+                      "(--config), or write it anyway with --force (marked in the file)",
+                      cal->quality.gate);
+  } else {
+    cal->quality.forced = 1;
+    fprintf(stderr,
+            "commscale fit: warning: the calibration fails the quality gate (%s); "
+            "written anyway (--force), marked in the file\n",
+            cal->quality.gate);
+  }
+  return st;
+}
+
 int cs_cmd_fit(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
@@ -531,26 +558,7 @@ int cs_cmd_fit(int argc, char **argv) {
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }
   if (st == CS_OK) st = cs_fit_run(&set, &fo, &cal, &res, &err);
-  if (st == CS_OK && cal.quality.gate[0]) {
-    if (!cli_get(&verb, &a, "force")) {
-      if (!quiet) {
-        for (int i = 0; i < res.n_notes; i++)
-          fprintf(stderr, "commscale fit: %s\n", res.notes[i]);
-        print_quality(stderr, &cal);
-      }
-      st = cs_error_set(&err, CS_ERR_NUMERIC,
-                        "the calibration fails the quality gate: %s; not written. Measure more "
-                        "sizes and shapes on a quiet system, fit one configuration at a time "
-                        "(--config), or write it anyway with --force (marked in the file)",
-                        cal.quality.gate);
-    } else {
-      cal.quality.forced = 1;
-      fprintf(stderr,
-              "commscale fit: warning: the calibration fails the quality gate (%s); "
-              "written anyway (--force), marked in the file\n",
-              cal.quality.gate);
-    }
-  }
+  if (st == CS_OK && cal.quality.gate[0]) st = gate(&a, &cal, &res, quiet, &err);
   if (st == CS_OK) st = cs_calfile_write(out, &cal, &err);
   if (st == CS_OK && !quiet) {
     for (int i = 0; i < res.n_notes; i++)

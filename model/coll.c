@@ -30,56 +30,57 @@ static void squash(const char *name, char *buf, size_t len) {
   if (k > 4 && strcmp(buf + k - 4, "perf") == 0) buf[k - 4] = '\0';
 }
 
-int cs_coll_parse(const char *name, enum cs_coll *out) {
-  static const struct {
-    const char *s;
-    enum cs_coll c;
-  } alias[] = {{"allreduce", CS_COLL_ALL_REDUCE},
-               {"allgather", CS_COLL_ALL_GATHER},
-               {"reducescatter", CS_COLL_REDUCE_SCATTER},
-               {"broadcast", CS_COLL_BROADCAST},
-               {"bcast", CS_COLL_BROADCAST},
-               {"reduce", CS_COLL_REDUCE},
-               {"alltoall", CS_COLL_ALL_TO_ALL},
-               {"sendrecv", CS_COLL_SEND_RECV},
-               {"p2p", CS_COLL_SEND_RECV}};
+/* One alias table type for collectives and algorithms: a squashed name and the enum value. */
+struct alias {
+  const char *s;
+  int v;
+};
+
+/* Looks name up (squashed: case, '_', '-', ' ' and a "perf" suffix ignored) in a[0..n); the
+ * value, or -1 when name is NULL or unknown. */
+static int lookup(const char *name, const struct alias *a, size_t n) {
   if (name == NULL) return -1;
   char buf[64];
   squash(name, buf, sizeof buf);
-  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-    if (strcmp(buf, alias[i].s) == 0) {
-      *out = alias[i].c;
-      return 0;
-    }
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(buf, a[i].s) == 0) return a[i].v;
   return -1;
 }
 
+int cs_coll_parse(const char *name, enum cs_coll *out) {
+  static const struct alias alias[] = {{"allreduce", CS_COLL_ALL_REDUCE},
+                                       {"allgather", CS_COLL_ALL_GATHER},
+                                       {"reducescatter", CS_COLL_REDUCE_SCATTER},
+                                       {"broadcast", CS_COLL_BROADCAST},
+                                       {"bcast", CS_COLL_BROADCAST},
+                                       {"reduce", CS_COLL_REDUCE},
+                                       {"alltoall", CS_COLL_ALL_TO_ALL},
+                                       {"sendrecv", CS_COLL_SEND_RECV},
+                                       {"p2p", CS_COLL_SEND_RECV}};
+  int v = lookup(name, alias, sizeof alias / sizeof alias[0]);
+  if (v < 0) return -1;
+  *out = (enum cs_coll)v;
+  return 0;
+}
+
 int cs_algo_parse(const char *name, enum cs_algo *out) {
-  static const struct {
-    const char *s;
-    enum cs_algo a;
-  } alias[] = {{"ring", CS_ALGO_RING},
-               {"tree", CS_ALGO_TREE},
-               {"hier", CS_ALGO_HIER},
-               {"hierarchical", CS_ALGO_HIER},
-               {"nvls", CS_ALGO_NVLS},
-               {"nvlstree", CS_ALGO_NVLS},
-               {"collnet", CS_ALGO_COLLNET},
-               {"collnetdirect", CS_ALGO_COLLNET},
-               {"collnetchain", CS_ALGO_COLLNET},
-               {"sharp", CS_ALGO_COLLNET},
-               {"pat", CS_ALGO_PAT},
-               {"p2p", CS_ALGO_P2P},
-               {"auto", CS_ALGO_AUTO}};
-  if (name == NULL) return -1;
-  char buf[64];
-  squash(name, buf, sizeof buf);
-  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-    if (strcmp(buf, alias[i].s) == 0) {
-      *out = alias[i].a;
-      return 0;
-    }
-  return -1;
+  static const struct alias alias[] = {{"ring", CS_ALGO_RING},
+                                       {"tree", CS_ALGO_TREE},
+                                       {"hier", CS_ALGO_HIER},
+                                       {"hierarchical", CS_ALGO_HIER},
+                                       {"nvls", CS_ALGO_NVLS},
+                                       {"nvlstree", CS_ALGO_NVLS},
+                                       {"collnet", CS_ALGO_COLLNET},
+                                       {"collnetdirect", CS_ALGO_COLLNET},
+                                       {"collnetchain", CS_ALGO_COLLNET},
+                                       {"sharp", CS_ALGO_COLLNET},
+                                       {"pat", CS_ALGO_PAT},
+                                       {"p2p", CS_ALGO_P2P},
+                                       {"auto", CS_ALGO_AUTO}};
+  int v = lookup(name, alias, sizeof alias / sizeof alias[0]);
+  if (v < 0) return -1;
+  *out = (enum cs_algo)v;
+  return 0;
 }
 
 int cs_proto_parse(const char *name, enum cs_proto *out) {

@@ -140,7 +140,7 @@ enum cs_status cs_sizenet_plot(const struct cs_scenario *s, const struct cs_size
         if (fmod(log2(a->curve_gbps[k] / 12.5), 2) < 1e-9) ticks[nt++] = a->curve_gbps[k];
     st = cs_plot_add_xy(pl, CS_PLOT_PREDICTED, r->fam.name, i, (size_t)m, xs, ys, NULL, NULL, err);
     if (st != CS_OK || !r->ok) continue;
-    char lab[128], l2[32] = "-", h2[32] = "-";
+    char lab[512], l2[32] = "-", h2[32] = "-";
     double x = a->gbps_gpu, y = tput(&a->at) / scale;
     if (a->gbps_gpu_lo > 0) snprintf(l2, sizeof l2, "%.0f", a->gbps_gpu_lo);
     if (a->gbps_gpu_hi > 0) snprintf(h2, sizeof h2, "%.0f", a->gbps_gpu_hi);

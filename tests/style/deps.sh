@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh -- the include graph keeps the layering that the build relies on:
-#   1. no include cycle between modules (a module is NAME.c + NAME.h; tsort finds the loops);
+#   1. no include cycle between modules (a module is NAME.c + NAME.h, and a private NAME_impl.h
+#      shared by its files counts as NAME; tsort finds the loops);
 #   2. the measurement runner and the measurement CSVs (calibrate/runner, calibrate/meas), which
 #      build on GPU nodes with nothing but libc, CUDA, NCCL and MPI, include no header of the
 #      models: only their own folders' headers and those of cs_core (passed in, from its sources);
@@ -20,8 +21,10 @@ bad=0
 # 1. module cycles
 edges=$(for f in $files; do
   m=$(basename "${f%.*}")
+  m=${m%_impl}
   sed -n 's/^#include "\([^"]*\)\.h".*/\1/p' "$f" | while read -r d; do
     d=$(basename "$d")
+    d=${d%_impl}
     [ "$d" != "$m" ] && echo "$m $d"
   done
 done | sort -u)

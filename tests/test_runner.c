@@ -225,6 +225,24 @@ static void check_all_ranks(void **state) {
   assert_non_null(strstr(text, "all_reduce over all 6 ranks verified"));
 }
 
+/* --ranks-per-node is the long alias of --gpus-per-node: the same list is parsed. */
+static void ranks_per_node_alias(void **state) {
+  (void)state;
+  const char *const names[] = {"--gpus-per-node", "--ranks-per-node"};
+  for (size_t i = 0; i < 2; i++) {
+    struct cs_run_opts o;
+    cs_run_opts_init(&o);
+    char *argv[] = {"commscale-run", (char *)names[i], "1,3", NULL};
+    int help = 0;
+    struct cs_error err = {0};
+    assert_int_equal(cs_run_opts_parse(3, argv, &o, &help, &err), CS_OK);
+    assert_int_equal(o.ngpn, 2);
+    assert_int_equal(o.gpn[0], 1);
+    assert_int_equal(o.gpn[1], 3);
+    cs_run_opts_fini(&o);
+  }
+}
+
 /* A wrong $CS_NULL_BACKEND is a usage error naming the item. */
 static void bad_settings(void **state) {
   (void)state;
@@ -421,8 +439,9 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(model_time_min_trials),  cmocka_unit_test(trials_until_stable),
       cmocka_unit_test(shapes_from_one_launch), cmocka_unit_test(check_all_ranks),
-      cmocka_unit_test(bad_settings),           cmocka_unit_test(kill_then_resume),
-      cmocka_unit_test(hang_watchdog),          cmocka_unit_test(second_run_refused),
+      cmocka_unit_test(bad_settings),           cmocka_unit_test(ranks_per_node_alias),
+      cmocka_unit_test(kill_then_resume),       cmocka_unit_test(hang_watchdog),
+      cmocka_unit_test(second_run_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -271,7 +271,7 @@ static const struct run_opt *find_long(const char *name, size_t len) {
   for (size_t i = 0; i < NRUN_OPTS; i++)
     if (strlen(run_opts[i].name) == len && strncmp(run_opts[i].name, name, len) == 0)
       return &run_opts[i];
-  if (len == 15 && strncmp(name, "ranks-per-node", 14) == 0) return &run_opts[O_GPN];
+  if (len == 14 && strncmp(name, "ranks-per-node", 14) == 0) return &run_opts[O_GPN];
   return NULL;
 }
 

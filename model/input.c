@@ -1,4 +1,5 @@
 /* input.c — bounded reading of input files; see input.h. */
+#define _GNU_SOURCE /* fopencookie */
 #include "input.h"
 
 #include <errno.h>
@@ -24,6 +25,79 @@ FILE *cs_input_open(const char *path, struct cs_error *err) {
   FILE *f = fmemopen(stdin_text, stdin_len, "r");
   if (f == NULL) cs_error_set(err, CS_ERR_IO, "-: cannot open: %s", strerror(errno));
   return f;
+}
+
+/* The stream cs_input_peek returns for an input that cannot seek: the bytes it looked at, then f.
+ */
+struct replay {
+  FILE *f;
+  char *buf;
+  size_t len, pos;
+};
+
+static ssize_t replay_read(void *cookie, char *out, size_t size) {
+  struct replay *r = cookie;
+  if (r->pos < r->len) {
+    size_t n = r->len - r->pos < size ? r->len - r->pos : size;
+    memcpy(out, r->buf + r->pos, n);
+    r->pos += n;
+    return (ssize_t)n;
+  }
+  size_t n = fread(out, 1, size, r->f);
+  if (n == 0 && ferror(r->f)) return -1;
+  return (ssize_t)n;
+}
+
+static int replay_close(void *cookie) {
+  struct replay *r = cookie;
+  int rc = fclose(r->f);
+  free(r->buf);
+  free(r);
+  return rc;
+}
+
+FILE *cs_input_peek(FILE *f, const char *path, int *first, struct cs_error *err) {
+  size_t n = 0, cap = 256;
+  char *buf = malloc(cap);
+  int c = EOF;
+  if (buf == NULL) goto nomem;
+  while ((c = getc(f)) != EOF) {
+    if (n == cap) {
+      char *b = realloc(buf, cap * 2);
+      if (b == NULL) goto nomem;
+      buf = b, cap *= 2;
+    }
+    buf[n++] = (char)c;
+    /* an endless run of white space is the reader's to refuse */
+    if (!(c == ' ' || (c >= '\t' && c <= '\r')) || n > CS_INPUT_LINE_MAX) break;
+  }
+  if (c == EOF && ferror(f)) {
+    cs_error_set(err, CS_ERR_IO, "%s: read error: %s", path, strerror(errno));
+    free(buf);
+    fclose(f);
+    return NULL;
+  }
+  *first = c != EOF && !(c == ' ' || (c >= '\t' && c <= '\r')) ? c : EOF;
+  if (fseek(f, 0, SEEK_SET) == 0) {
+    free(buf);
+    return f;
+  }
+  clearerr(f);
+  struct replay *r = malloc(sizeof *r);
+  if (r == NULL) goto nomem;
+  *r = (struct replay){.f = f, .buf = buf, .len = n};
+  cookie_io_functions_t io = {.read = replay_read, .close = replay_close};
+  FILE *g = fopencookie(r, "r", io);
+  if (g == NULL) {
+    free(r);
+    goto nomem;
+  }
+  return g;
+nomem:
+  free(buf);
+  fclose(f);
+  cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
+  return NULL;
 }
 
 long cs_lines_next(struct cs_lines *l, struct cs_error *err) {

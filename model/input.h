@@ -34,6 +34,13 @@
  * cannot open: reason"; CS_ERR_RANGE when standard input is over CS_INPUT_DOC_MAX). */
 FILE *cs_input_open(const char *path, struct cs_error *err);
 
+/* Looks at the start of f without losing it: reads bytes while they are white space (at most
+ * CS_INPUT_LINE_MAX of them) and one more, and sets *first to that byte (EOF when there is none).
+ * Returns a stream that reads f from its start again: f itself, rewound, when it can seek; else
+ * (a pipe, `<(cat file)`) a stream that gives the bytes looked at, then the rest of f, and closes
+ * f when it is closed. On no memory or a read error, NULL with err set and f closed. */
+FILE *cs_input_peek(FILE *f, const char *path, int *first, struct cs_error *err);
+
 /* Reads lines of at most CS_INPUT_LINE_MAX bytes from an input of at most CS_INPUT_SIZE_MAX.
  * Initialise as {.f = f, .path = path}, call cs_lines_next until it returns < 0, free buf after. */
 struct cs_lines {

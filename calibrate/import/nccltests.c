@@ -669,10 +669,9 @@ enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set,
   FILE *f = cs_input_open(path, err);
   if (f == NULL) return err ? err->status : CS_ERR_IO;
   int c;
-  size_t k = 0; /* an endless run of blank lines is the text reader's to refuse */
-  while ((c = getc(f)) != EOF && isspace(c) && ++k < CS_INPUT_LINE_MAX) {
-  }
-  rewind(f);
+  /* the bytes looked at are read again (a pipe cannot rewind: `import <(cat log)`) */
+  f = cs_input_peek(f, path, &c, err);
+  if (f == NULL) return err ? err->status : CS_ERR_IO;
   enum cs_status st =
       c == '{' ? cs_nccltests_json_import(path, f, set, err) : import_text(path, f, set, err);
   fclose(f);

@@ -14,6 +14,7 @@
 #include "calfile.h"
 #include "datadir.h"
 #include "gpu.h"
+#include "input.h"
 #include "plan.h"
 #include "step.h"
 #include "topology.h"
@@ -84,13 +85,16 @@ static int cmp_d(const void *a, const void *b) {
 /* The step time in seconds that log `path` reports in `format`; gbs for deepspeed's rate. */
 static enum cs_status log_step(const char *path, const char *format, double gbs, double *out,
                                struct cs_error *err) {
-  FILE *f = fopen(path, "r");
-  if (f == NULL) return cs_error_set(err, CS_ERR_IO, "%s: cannot open", path);
+  /* through the input caps: a line of at most 1 MiB, a log of at most 256 MiB (log: /dev/zero
+   * read forever in 4 KiB pieces, and a longer line was split into pieces read as lines) */
+  FILE *f = cs_input_open(path, err);
+  if (f == NULL) return err->status;
   double v[4096];
   size_t n = 0;
-  char line[4096];
   int torch = strcmp(format, "torch") == 0, mega = strcmp(format, "megatron") == 0;
-  while (fgets(line, sizeof line, f) && n < 4096) {
+  struct cs_lines in = {.f = f, .path = path};
+  while (n < 4096 && cs_lines_next(&in, err) >= 0) {
+    const char *line = in.buf;
     const char *p = NULL, *key = NULL;
     if (torch && strncmp(line, "# result ", 9) == 0)
       key = " step_ms=";
@@ -104,7 +108,9 @@ static enum cs_status log_step(const char *path, const char *format, double gbs,
     if (end != p + strlen(key) && isfinite(x) && x > 0) v[n++] = x;
     if (torch && n > 0) break; /* the first result line */
   }
+  free(in.buf);
   fclose(f);
+  if (in.st != CS_OK) return in.st;
   if (n == 0)
     return cs_error_set(err, CS_ERR_PARSE, "%s: no %s step line (%s)", path, format,
                         torch  ? "expected \"# result ... step_ms=X\""

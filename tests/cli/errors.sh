@@ -288,6 +288,11 @@ head -c 2000000 /dev/zero | tr '\0' 'x' >"$tmp/longline.csv"
 quick 1 "^commscale import: /dev/zero:1: line longer than 1048576 bytes$" -- import /dev/zero -o "$tmp/o.csv"
 quick 1 "^commscale fit: /dev/zero:1: line longer than 1048576 bytes$" -- fit /dev/zero -o "$tmp/o.yaml"
 quick 1 "/dev/zero: input larger than 67108864 bytes" -- topology import-smi /dev/zero
+# a framework log named by a steps file (fit --steps) goes through the same caps: it read
+# /dev/zero forever in 4 KiB pieces
+printf 'version: 1\ndefaults: {workload: %s, gpu: h200}\nsteps:\n  - {topology: h200x2, gpus: 1, log: /dev/zero, plan: "dp=1,mbs=8,gbs=8"}\n' \
+  "$data/h200x2-steps/gpt-1b.yaml" >"$tmp/steps-zero.yaml"
+quick 1 "steps-zero.yaml:4:5: /dev/zero:1: line longer than 1048576 bytes$" -- fit --steps "$tmp/steps-zero.yaml" -o "$tmp/o.yaml"
 quick 1 "/dev/zero: input larger than 67108864 bytes" -- coll --cal /dev/zero
 quick 1 "longline.csv:1: line longer than 1048576 bytes" -- fit "$tmp/longline.csv"
 quick 1 "deep.yaml:2:.*: nesting deeper than 64 levels" -- coll --cal "$tmp/deep.yaml"

@@ -376,14 +376,16 @@ static void hang_watchdog(void **state) {
   cs_test_tmp("runner_hang.csv", path, sizeof path);
   cs_test_tmp("runner_hang.log", log, sizeof log);
   snprintf(args, sizeof args,
-           "--backend null --colls all_reduce --sizes 1K:64K -q --timeout 1s --overwrite -o %s",
+           "--backend null --colls all_reduce --sizes 1K:64K -q --timeout 5s --overwrite -o %s",
            path);
+  /* 5 s, not 1 s: the watchdog measures wall time, and on a loaded machine a descheduled process
+   * may see a healthy point take over a second; the hang itself is certain (hang_after) */
   int st = exec_runner("nodes=1,gpus=4,hang_after=4", args, log, 60);
   assert_true(st != -1);
   assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
   char text[8192];
   file_text(log, text, sizeof text);
-  if (strstr(text, "no progress for 1 s while all_reduce") == NULL) {
+  if (strstr(text, "no progress for 5 s while all_reduce") == NULL) {
     print_error("log: %s\n", text);
     fail();
   }

@@ -253,19 +253,22 @@ done
 run "${verbs[0]}" "$tmp/ref" # a directory
 [ "$rc" -eq 1 ] && grep -q "$tmp/ref: cannot create: Is a directory" "$tmp/err" && ok || bad "coll -o DIR: status $rc, $(cat "$tmp/err")"
 
-# ---- SIGTERM and SIGHUP mid-run: predict opens its output first, then simulates 147,456 points
-# (about a second). SIGINT is the same handler, but a non-interactive shell starts background jobs
-# with SIGINT ignored, and an ignored signal is left ignored (test_wfile sends it in-process).
+# ---- SIGTERM and SIGHUP mid-run: predict opens its output first, then simulates 884,736 points
+# (about 8 s on an idle machine; 147,456 before, about a second, which a loaded machine could let
+# finish between the test seeing its temporary and its kill). SIGINT is the same handler, but a
+# non-interactive shell starts background jobs with SIGINT ignored, and an ignored signal is left
+# ignored (test_wfile sends it in-process).
 k=$tmp/sig
 mkdir -p "$k"
 nodes=$(seq -s, 1 4096)
+nets=$(seq -s, 100 100 7200)
 for sig in TERM HUP; do
   printf 'OLD\n' >"$k/p.csv"
   "$cs" predict -w gpt3-175b --gpu h100-sxm -t dgx-h100 --nodes "$nodes" \
     --plan "tp=8,pp=8,zero=1,mbs=1,gbs=1536;tp=4,pp=8,zero=1,mbs=1,gbs=1536;tp=8,pp=4,mbs=1,gbs=1536" \
-    --net-gbps 100,200,300,400,500,600,700,800,900,1000,1100,1200 -o "$k/p.csv" 2>/dev/null &
+    --net-gbps "$nets" -o "$k/p.csv" 2>/dev/null &
   pid=$!
-  for _ in $(seq 1000); do # until its temporary exists (at most 10 s on a loaded machine)
+  for _ in $(seq 3000); do # until its temporary exists (at most 30 s on a loaded machine)
     [ -n "$(leftovers "$k")" ] && break
     sleep 0.01
   done

@@ -414,7 +414,8 @@ static const double nccl_tree_corr[CS_PROTO_COUNT][23] = {
  *  - one GPU per node (ppn == 1): every network hop costs the tree's NET latency (tuning.cc:356),
  *    which is how NCCL prices a ring across nodes of one GPU;
  *  - PAT: baseLatency 8.0 (tuning.cc:147) + log2(N) interLat / 3.5 + 2.8 us per rank
- *    (tuning.cc:396-399), bandwidth 0.75 of the ring's (tuning.cc:310).
+ *    (tuning.cc:396-399), bandwidth 0.75 of the ring's (tuning.cc:310);
+ *  - ring LL: half the Simple bus bandwidth up to NCCL's llMaxBw (tuning.cc:304).
  * The least time wins (enqueue.cc:1814-1822). Returns 0 when no pair is offered. */
 static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query *q,
                            struct cs_coll_pred *out) {
@@ -442,6 +443,19 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
       } else if (a == CS_ALGO_PAT) {
         c.lat = 8.0e-6 + clog2(N) * net / 3.5 + 2.8e-6 * q->ranks;
         c.bw_time /= 0.75;
+      }
+      if (a == CS_ALGO_RING && p == CS_PROTO_LL) {
+        /* ring LL: min(llMaxBw, 0.5 x the Simple bus bandwidth) (tuning.cc:304); llMaxBw
+         * (tuning.cc:169-174, 250-253): Hopper 141 GB/s on one node, across nodes by the host
+         * CPU, Intel 39 GB/s at 2 nodes and 20.4 beyond (AMD's 22.5/19.0 not told apart) */
+        struct cs_coll_pred simple;
+        double bus = q->bytes * cs_coll_busbw_factor(q->coll, q->ranks);
+        if (bus > 0 && cs_model_time(m, q, a, CS_PROTO_SIMPLE, &simple, NULL) == CS_OK &&
+            simple.bw_time > 0) {
+          double llmax = N == 1 ? 141e9 : N == 2 ? 39e9 : 20.4e9;
+          double rate = 0.5 * bus / simple.bw_time;
+          c.bw_time = bus / (rate < llmax ? rate : llmax);
+        }
       }
       c.time = c.lat + c.bw_time + c.pipe_time + c.own_time;
       if (!found || c.time < out->time) *out = c;

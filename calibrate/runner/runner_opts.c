@@ -394,14 +394,13 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
     if ((st = parse_long("gemm-algos", val[O_GEMM_ALGOS], 1, 16, &l, err))) return st;
     o->gemm_algos = (int)l;
   }
-  if (val[O_PROBE_SETTLE]) {
-    if (cs_units_parse_quantity(val[O_PROBE_SETTLE], CS_UNIT_TIME, &o->probe_settle_s, err) !=
-        CS_OK)
-      return cs_error_prefix(err, "--probe-settle");
-    if (!(o->probe_settle_s >= 0 && o->probe_settle_s <= 600))
-      return cs_error_set(err, CS_ERR_USAGE, "--probe-settle: expected 0 to 600 s, got \"%s\"",
-                          val[O_PROBE_SETTLE]);
-  }
+  if (val[O_PROBE_SETTLE] && (cs_units_parse_quantity(val[O_PROBE_SETTLE], CS_UNIT_TIME,
+                                                      &o->probe_settle_s, err) != CS_OK ||
+                              !(o->probe_settle_s >= 0 && o->probe_settle_s <= 600)))
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "--probe-settle: expected a time from 0s to 600s such as 1s or 250ms, "
+                        "got \"%s\"",
+                        val[O_PROBE_SETTLE]);
   if ((o->resume || o->overwrite) && o->out_path == NULL && !o->probes)
     return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite need -o FILE");
 

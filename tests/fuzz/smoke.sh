@@ -39,12 +39,15 @@ seeds() {
     gpu) echo "$src/model/gpus/*.yaml" ;;
     plan) echo "$src/tests/fuzz/seeds/plan/*" ;;
     units) echo "$src/tests/fuzz/seeds/units/*" ;;
+    framework) echo "$src/model/frameworks/*.yaml" ;;
+    steps) echo "$d/steps-fit/*.yaml" ;;
+    scenario) echo "$src/sim/scenarios/*.yaml" ;;
   esac
 }
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-targets=${FUZZ_TARGETS:-nccltests meas calfile topology smi workload gpu plan units}
+targets=${FUZZ_TARGETS:-nccltests meas calfile topology smi workload gpu plan units framework steps scenario}
 status=0
 for t in $targets; do
   exe=$dir/tests/fuzz/fuzz_$t

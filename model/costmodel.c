@@ -392,6 +392,79 @@ static int fastest(const struct cs_model *m, const struct cs_coll_query *q, int 
   return found;
 }
 
+/* NCCL 2.28.3's own latency terms where they differ from the model's ring-derived ones (the
+ * model's defaults carry NCCL's ring hwLatencies, src/graph/tuning.cc:149-167): the tree's
+ * per-hop latencies, NVLink/PCI/NET x LL/LL128/Simple, us (tuning.cc:151, 157, 163). */
+static const double nccl_tree_hw_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
+    {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
+/* treeCorrectionFactor[protocol][log2(bytes / 64)] (tuning.cc:578-582), applied to the tree
+ * all_reduce bandwidth (tuning.cc:592) */
+static const double nccl_tree_corr[CS_PROTO_COUNT][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+/* The pair NCCL's own tuner picks for q, with m holding NCCL-anchored constants (the
+ * CS_SELECT_NCCL_TABLE path): the model's latency + bytes / bandwidth per offered pair, with NCCL's
+ * rules where the model's general form differs:
+ *  - tree all_reduce latency base + 2 ((g - 1) intraLat + log2(N) interLat) with the tree's own
+ *    hwLatencies (tuning.cc:382-385), and its bandwidth times treeCorrectionFactor by size;
+ *  - one GPU per node (ppn == 1): every network hop costs the tree's NET latency (tuning.cc:356),
+ *    which is how NCCL prices a ring across nodes of one GPU;
+ *  - PAT: baseLatency 8.0 (tuning.cc:147) + log2(N) interLat / 3.5 + 2.8 us per rank
+ *    (tuning.cc:396-399), bandwidth 0.75 of the ring's (tuning.cc:310);
+ *  - ring LL: half the Simple bus bandwidth up to NCCL's llMaxBw (tuning.cc:304).
+ * The least time wins (enqueue.cc:1814-1822). Returns 0 when no pair is offered. */
+static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query *q,
+                           struct cs_coll_pred *out) {
+  int found = 0;
+  const int N = q->nodes, g = q->gpus_per_node;
+  int log_size = -1;
+  for (double v = floor(q->bytes / 64); v >= 1; v = floor(v / 2))
+    log_size++;
+  for (int a = 0; a < CS_ALGO_COUNT; a++) {
+    if (q->algo != CS_ALGO_AUTO && q->algo != (enum cs_algo)a) continue;
+    if (!cs_coll_algo_valid(q->coll, a)) continue;
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
+      if (q->proto != CS_PROTO_AUTO && q->proto != (enum cs_proto)p) continue;
+      if (q->algo == CS_ALGO_AUTO && !cs_model_offers(m, q, a, p)) continue;
+      struct cs_coll_pred c;
+      if (cs_model_time(m, q, a, p, &c, NULL) != CS_OK) continue;
+      double base = m->base[a][p] * m->coll_lat[q->coll];
+      double net = g == 1 ? nccl_tree_hw_us[CS_TIER_NET][p] * 1e-6 : m->hop[CS_TIER_NET][p];
+      if (a == CS_ALGO_TREE && q->coll == CS_COLL_ALL_REDUCE) {
+        c.lat = base + 2.0 * ((g - 1) * nccl_tree_hw_us[m->intra][p] * 1e-6 +
+                              clog2(N) * nccl_tree_hw_us[CS_TIER_NET][p] * 1e-6);
+        if (log_size >= 0 && log_size < 23) c.bw_time /= nccl_tree_corr[p][log_size];
+      } else if (a == CS_ALGO_RING && g == 1 && N > 1) {
+        c.lat = base + inter_steps(m, q->coll, N) * net;
+      } else if (a == CS_ALGO_PAT) {
+        c.lat = 8.0e-6 + clog2(N) * net / 3.5 + 2.8e-6 * q->ranks;
+        c.bw_time /= 0.75;
+      }
+      if (a == CS_ALGO_RING && p == CS_PROTO_LL) {
+        /* ring LL: min(llMaxBw, 0.5 x the Simple bus bandwidth) (tuning.cc:304); llMaxBw
+         * (tuning.cc:169-174, 250-253): Hopper 141 GB/s on one node, across nodes by the host
+         * CPU, Intel 39 GB/s at 2 nodes and 20.4 beyond (AMD's 22.5/19.0 not told apart) */
+        struct cs_coll_pred simple;
+        double bus = q->bytes * cs_coll_busbw_factor(q->coll, q->ranks);
+        if (bus > 0 && cs_model_time(m, q, a, CS_PROTO_SIMPLE, &simple, NULL) == CS_OK &&
+            simple.bw_time > 0) {
+          double llmax = N == 1 ? 141e9 : N == 2 ? 39e9 : 20.4e9;
+          double rate = 0.5 * bus / simple.bw_time;
+          c.bw_time = bus / (rate < llmax ? rate : llmax);
+        }
+      }
+      c.time = c.lat + c.bw_time + c.pipe_time + c.own_time;
+      if (!found || c.time < out->time) *out = c;
+      found = 1;
+    }
+  }
+  return found;
+}
+
 enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_query *q,
                                 struct cs_coll_pred *out, struct cs_error *err) {
   enum cs_status st = cs_model_check_query(q, err);
@@ -411,7 +484,7 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
     memset(sel.pipe, 0, sizeof sel.pipe);
     sel.local = HUGE_VAL;
     struct cs_coll_pred pick;
-    found = fastest(&sel, q, 1, &pick) &&
+    found = nccl_table_pick(&sel, q, &pick) &&
             cs_model_time(m, q, pick.algo, pick.proto, out, NULL) == CS_OK;
   } else {
     found = fastest(m, q, m->select != CS_SELECT_FASTEST, out);

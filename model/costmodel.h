@@ -99,7 +99,9 @@ enum cs_net_form { CS_NET_RING_LINEAR, CS_NET_TREE_LOG };
  * offers (what an ideal tuner with every kernel could do).
  *
  * CS_SELECT_NCCL_TABLE reproduces NCCL's own choice: the pair is picked with the NCCL-anchored
- * default constants (NCCL's latency and bandwidth tables) and the model's network bandwidth, then
+ * default constants (NCCL's latency and bandwidth tables; NCCL 2.28.3's tree latencies, tree
+ * correction factor, one-GPU-per-node network latency and PAT terms, costmodel.c nccl_table_pick)
+ * and the model's network bandwidth, then
  * priced with the calibrated parameters. It is what NCCL_DEBUG_SUBSYS=TUNING reports and what a
  * real run executes (on the 2 x H200 data NCCL switches from LL to Simple at 2 MiB although LL is
  * still faster there), but where NCCL's table and the calibration disagree the priced time can

@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* ==== the table of live temporaries ========================================================= */
@@ -86,8 +87,25 @@ static void sig_rmtree(int dirfd, const char *name, int depth) {
   unlinkat(dirfd, name, AT_REMOVEDIR);
 }
 
+/* The child writing into a temporary (cs_wfile_child), or 0. */
+static volatile sig_atomic_t child_pid;
+
+void cs_wfile_child(long pid) {
+  child_pid = (sig_atomic_t)pid;
+}
+
 static void on_signal(int sig) {
   int saved = errno;
+  /* a child still writing into a temporary (gnuplot into the report's folder) would recreate
+   * its output after the folder is emptied: stop it first (kill and waitpid are
+   * async-signal-safe) */
+  pid_t child = (pid_t)child_pid;
+  if (child > 0) {
+    kill(child, SIGKILL);
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+    }
+    child_pid = 0;
+  }
   for (int i = 0; i < NSLOTS; i++) {
     if (slot_kind[i] == SLOT_FILE)
       unlink(slot_path[i]);
@@ -550,28 +568,39 @@ enum cs_status cs_wdir_commit(struct cs_wdir *d, struct cs_error *err) {
   int e = 0;
   char *aside = NULL;
   struct stat sb;
-  if (lstat(d->target, &sb) == 0) { /* checked again: another run may have made it meanwhile */
-    if (!S_ISDIR(sb.st_mode))
-      e = ENOTDIR;
-    else if ((e = replaceable(d->target)) == 0) {
-      aside = cat2(d->target, ".oldXXXXXX");
-      if (aside == NULL)
-        e = ENOMEM;
-      else if (mkdtemp(aside) == NULL || rename(d->target, aside) != 0) {
-        e = errno;
-        rmdir(aside);
-        free(aside);
-        aside = NULL;
+  /* Another run may commit into the same directory between the steps below (it finds no target
+   * while this one has moved it aside): then this run's rename fails on the other's whole
+   * output, which is set aside in turn and replaced, the later writer winning as with a file
+   * rename; an old directory that cannot be put back is removed, never left beside. */
+  for (int attempt = 0;; attempt++) {
+    e = 0;
+    if (lstat(d->target, &sb) == 0) { /* checked again: another run may have made it meanwhile */
+      if (!S_ISDIR(sb.st_mode))
+        e = ENOTDIR;
+      else if ((e = replaceable(d->target)) == 0) {
+        aside = cat2(d->target, ".oldXXXXXX");
+        if (aside == NULL)
+          e = ENOMEM;
+        else if (mkdtemp(aside) == NULL || rename(d->target, aside) != 0) {
+          e = errno;
+          rmdir(aside);
+          free(aside);
+          aside = NULL;
+        }
       }
+    } else if (errno != ENOENT) {
+      e = errno;
     }
-  } else if (errno != ENOENT) {
-    e = errno;
-  }
-  if (e == 0 && rename(d->tmp, d->target) != 0) {
-    e = errno;
-    if (aside) rename(aside, d->target); /* put the old one back */
-  } else if (e == 0 && aside) {
-    rmtree(aside);
+    if (e == 0 && rename(d->tmp, d->target) != 0) {
+      e = errno;
+      if (aside && rename(aside, d->target) != 0) rmtree(aside); /* put the old one back */
+      free(aside);
+      aside = NULL;
+      if ((e == ENOTEMPTY || e == EEXIST) && attempt < 8) continue;
+    } else if (e == 0 && aside) {
+      rmtree(aside);
+    }
+    break;
   }
   if (e) rmtree(d->tmp);
   slot_del(d->slot);

@@ -94,6 +94,11 @@ void cs_wfile_install_signal_cleanup(void);
 int cs_wfile_track(const char *path);
 void cs_wfile_untrack(int handle);
 
+/* Names the child process (gnuplot) that writes into a tracked temporary while it runs (pid > 0)
+ * or says none runs (pid 0): a cleanup signal first kills that child with SIGKILL and reaps it, so
+ * that it cannot create a file in the temporary after the handler has emptied it. */
+void cs_wfile_child(long pid);
+
 /* Takes an advisory lock (flock LOCK_EX|LOCK_NB) on f, an append-mode measurement file opened at
  * path, for as long as f stays open. CS_ERR_IO "PATH: another run is writing it" when another
  * process holds it; a file system without locks (ENOLCK, EOPNOTSUPP) is accepted unlocked. */

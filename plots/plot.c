@@ -599,6 +599,7 @@ static enum cs_status run_gnuplot(const char *gnuplot, const char *dir, const ch
     rc = strchr(gnuplot, '/') ? posix_spawn(&pid, gnuplot, &fa, NULL, argv, environ)
                               : posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
   posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0) cs_wfile_child(pid);
   if (rc != 0) {
     fclose(errf);
     return cs_error_set(err, CS_ERR_EXTERNAL,
@@ -609,9 +610,11 @@ static enum cs_status run_gnuplot(const char *gnuplot, const char *dir, const ch
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) {
+      cs_wfile_child(0);
       fclose(errf);
       return cs_error_set(err, CS_ERR_EXTERNAL, "waiting for gnuplot: %s", strerror(errno));
     }
+  cs_wfile_child(0);
   enum cs_status st = CS_OK;
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     char line[512];

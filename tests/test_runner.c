@@ -243,6 +243,37 @@ static void ranks_per_node_alias(void **state) {
   }
 }
 
+/* --probe-settle: 1 s by default, a time otherwise, 0 turns it off; a negative or unreadable value
+ * is a usage error naming the option (a time needs its unit). */
+static void probe_settle(void **state) {
+  (void)state;
+  struct cs_run_opts o;
+  cs_run_opts_init(&o);
+  assert_true(o.probe_settle_s == 1.0);
+  cs_run_opts_fini(&o);
+  const char *const good[] = {"250ms", "0s", "2s"};
+  const double want[] = {0.25, 0.0, 2.0};
+  for (size_t i = 0; i < 3; i++) {
+    cs_run_opts_init(&o);
+    char *argv[] = {"commscale-run", "--probe-settle", (char *)good[i], NULL};
+    int help = 0;
+    struct cs_error err = {0};
+    assert_int_equal(cs_run_opts_parse(3, argv, &o, &help, &err), CS_OK);
+    assert_true(fabs(o.probe_settle_s - want[i]) < 1e-12);
+    cs_run_opts_fini(&o);
+  }
+  const char *const bad[] = {"-1s", "soon", "1000s", "1"};
+  for (size_t i = 0; i < 4; i++) {
+    cs_run_opts_init(&o);
+    char *argv[] = {"commscale-run", "--probe-settle", (char *)bad[i], NULL};
+    int help = 0;
+    struct cs_error err = {0};
+    assert_int_equal(cs_run_opts_parse(3, argv, &o, &help, &err), CS_ERR_USAGE);
+    assert_non_null(strstr(err.msg, "--probe-settle"));
+    cs_run_opts_fini(&o);
+  }
+}
+
 /* A wrong $CS_NULL_BACKEND is a usage error naming the item. */
 static void bad_settings(void **state) {
   (void)state;
@@ -442,8 +473,8 @@ int main(void) {
       cmocka_unit_test(model_time_min_trials),  cmocka_unit_test(trials_until_stable),
       cmocka_unit_test(shapes_from_one_launch), cmocka_unit_test(check_all_ranks),
       cmocka_unit_test(bad_settings),           cmocka_unit_test(ranks_per_node_alias),
-      cmocka_unit_test(kill_then_resume),       cmocka_unit_test(hang_watchdog),
-      cmocka_unit_test(second_run_refused),
+      cmocka_unit_test(probe_settle),           cmocka_unit_test(kill_then_resume),
+      cmocka_unit_test(hang_watchdog),          cmocka_unit_test(second_run_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

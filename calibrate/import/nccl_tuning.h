@@ -39,4 +39,16 @@ enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning 
 double cs_nccltests_tuning_time_us(const struct cs_nccl_tuning *t, enum cs_coll coll, double bytes,
                                    enum cs_algo *a, enum cs_proto *p);
 
+/* NCCL's own pick for coll at bytes (nccl-tests' size: the whole output of an all_gather, the
+ * whole input of a reduce_scatter, which is the nBytes NCCL prices, enqueue.cc getAlgoInfo)
+ * replayed on the logged table by NCCL's rule: time = lat + bytes / (1000 * bw) with the tree
+ * all_reduce correction by size (src/graph/tuning.cc ncclTopoGetAlgoTime, NCCL 2.28.3
+ * lines 578-600), the least time over the enabled pairs (src/enqueue.cc topoGetAlgoInfo,
+ * lines 1812-1822). algo/proto: CS_*_AUTO or the pair NCCL_ALGO/NCCL_PROTO forced. Returns the
+ * time (us), negative when no pair is usable; writes the pair to *a, *p. One node only: the
+ * multi-node ring plateau factor (tuning.cc:593) is not applied. */
+double cs_nccl_tuning_pick(const struct cs_nccl_tuning *t, enum cs_coll coll, double bytes,
+                           enum cs_algo algo, enum cs_proto proto, enum cs_algo *a,
+                           enum cs_proto *p);
+
 #endif

@@ -96,10 +96,15 @@ static enum cs_status write_header(void *ctx, FILE *f, struct cs_error *err) {
   cs_probe_set_meta(&meta, "nccl", buf, NULL);
 #endif
   if (o->cmdline) cs_probe_set_meta(&meta, "command", o->cmdline, NULL);
+  char settle[96] = "";
+  if ((o->probes & CS_PROBE_BIT(CS_PROBE_GEMM)) && o->probe_settle_s > 0)
+    snprintf(settle, sizeof settle,
+             "; GEMMs after %.1f s of the largest planned GEMM back to back (settled clocks)",
+             o->probe_settle_s);
   snprintf(buf, sizeof buf,
            "median of %d..%d trials within %.0f%%, trials of about %.0f ms between CUDA events, "
-           "after one warm-up and one estimating operation",
-           o->min_trials, o->max_trials, 100 * o->tol, 1e3 * o->trial_time_s);
+           "after one warm-up and one estimating operation%s",
+           o->min_trials, o->max_trials, 100 * o->tol, 1e3 * o->trial_time_s, settle);
   cs_probe_set_meta(&meta, "timing", buf, NULL);
   if (o->gemm_algos > 1)
     snprintf(buf, sizeof buf,

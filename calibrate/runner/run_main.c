@@ -71,6 +71,7 @@ static void *wd_main(void *arg) {
   }
 }
 
+#ifdef CS_HAVE_MPI
 static int launched_by_mpi(void) {
   static const char *const vars[] = {
       "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",           "PMIX_RANK", "PMI_RANK",
@@ -79,6 +80,7 @@ static int launched_by_mpi(void) {
     if (getenv(vars[i])) return 1;
   return 0;
 }
+#endif
 
 int main(int argc, char **argv) {
   struct cs_run_opts o;

@@ -91,6 +91,7 @@ enum opt_id {
   O_PROBE_OUT,
   O_PROBE_DTYPES,
   O_GEMM_ALGOS,
+  O_PROBE_SETTLE,
   O_HELP,
   O_COUNT
 };
@@ -145,6 +146,8 @@ static const struct run_opt {
     {O_PROBE_DTYPES, "probe-dtypes", 0, "LIST", "GEMM precisions: bf16,fp16,tf32,fp32,fp8 [all]"},
     {O_GEMM_ALGOS, "gemm-algos", 0, "N",
      "GEMM probe: time cuBLASLt's first N heuristic algorithms, keep the fastest [1]"},
+    {O_PROBE_SETTLE, "probe-settle", 0, "TIME",
+     "GEMM probe: run GEMMs this long before the first point (settled clocks) [1s]"},
     {O_HELP, "help", 'h', NULL, "this help"},
 };
 #define NRUN_OPTS (sizeof run_opts / sizeof run_opts[0])
@@ -195,6 +198,7 @@ void cs_run_opts_init(struct cs_run_opts *o) {
   o->probe_dtypes = CS_PROBE_ALL_DTYPES;
   o->probe_out = "probes.csv";
   o->gemm_algos = 1;
+  o->probe_settle_s = 1.0;
 }
 
 void cs_run_opts_fini(struct cs_run_opts *o) {
@@ -390,6 +394,13 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
     if ((st = parse_long("gemm-algos", val[O_GEMM_ALGOS], 1, 16, &l, err))) return st;
     o->gemm_algos = (int)l;
   }
+  if (val[O_PROBE_SETTLE] && (cs_units_parse_quantity(val[O_PROBE_SETTLE], CS_UNIT_TIME,
+                                                      &o->probe_settle_s, err) != CS_OK ||
+                              !(o->probe_settle_s >= 0 && o->probe_settle_s <= 600)))
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "--probe-settle: expected a time from 0s to 600s such as 1s or 250ms, "
+                        "got \"%s\"",
+                        val[O_PROBE_SETTLE]);
   if ((o->resume || o->overwrite) && o->out_path == NULL && !o->probes)
     return cs_error_set(err, CS_ERR_USAGE, "--resume and --overwrite need -o FILE");
 

@@ -90,6 +90,8 @@ struct cs_run_opts {
   int probes_only;       /* run the probes and measure no collectives */
   const char *probe_out; /* the probe CSV [probes.csv] */
   int gemm_algos;        /* GEMM: time the heuristic's first N algorithms, keep the fastest [1] */
+  double probe_settle_s; /* GEMM: seconds of back-to-back 8192^3 products before the first point,
+                            so every point runs at settled clocks [1] */
 };
 
 /* Sets the defaults: all_reduce, all_gather, reduce_scatter, all_to_all and send_recv; -b 8 -e 1G

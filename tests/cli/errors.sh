@@ -247,11 +247,12 @@ rm -rf "$tmp/rep-two"
 (cd "$tmp" && { timeout 120 "$cs" report sc-g16.yaml -o rep-two 2>/dev/null &
   timeout 120 "$cs" report sc-g32.yaml -o rep-two 2>/dev/null; wait; })
 g=$(grep -o -- '--gbs [0-9]*' "$tmp/rep-two/report.md" 2>/dev/null | sort -u)
-if [ "$(printf '%s\n' "$g" | grep -c .)" -eq 1 ] && grep -q "global batch ${g#--gbs }," "$tmp/rep-two/report.md"; then
+if [ "$(printf '%s\n' "$g" | grep -c .)" -eq 1 ] && grep -q "global batch ${g#--gbs }," "$tmp/rep-two/report.md" &&
+  [ "$(leftovers rep-two)" -eq 0 ]; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1))
-  echo "FAIL: two reports into one folder mixed: $g"
+  echo "FAIL: two reports into one folder mixed or left a folder beside: $g; $(leftovers rep-two) left beside"
 fi
 # a report killed (SIGTERM) mid-run leaves the old folder as it was and no temporary beside it
 rep=$(cd "$(dirname "$0")/../.." && pwd)/sim/scenarios/gpt3-175b-400n.yaml

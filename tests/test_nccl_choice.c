@@ -1,0 +1,145 @@
+/* test_nccl_choice.c — NCCL's algorithm/protocol choice per size, as NCCL logged it
+ * (NCCL_DEBUG_SUBSYS=TUNING "AllReduce: N Bytes -> Algo X proto Y" lines), against
+ *   1. NCCL's rule replayed on the table the same log printed (cs_nccl_tuning_pick: NCCL 2.28.3
+ *      tuning.cc ncclTopoGetAlgoTime + enqueue.cc topoGetAlgoInfo), and
+ *   2. commscale's own pick under --select nccl-table (cs_model_predict with CS_SELECT_NCCL_TABLE):
+ *      the NCCL-anchored default constants, the intra-node tier NCCL used (NVLink, or its network
+ *      transport when the log's command disabled P2P and SHM, at the bandwidth NCCL's table gives
+ *      its ring Simple all_reduce: the link rate NCCL assumed, as a topology file would state it).
+ * for every size and collective of every bundled TUNING log. Prints the match counts per log;
+ * every choice must match. The shape (1 node x -g N GPUs) and forced NCCL_ALGO/NCCL_PROTO come
+ * from the log's "### ENV command" line. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costmodel.h"
+#include "nccl_tuning.h"
+#include "testutil.h"
+
+/* Choices each check must reproduce per log: all of them, except on the socket path where
+ *  - NCCL disables LL128 (its table prints bandwidth 0: on Hopper LL128 needs the path between
+ *    "nodes" within PATH_PXN, tuning.cc:480-491; a socket through the CPU is beyond it), which the
+ *    model's calibration does not record, so the model takes ring/LL128 for all_reduce near 16-64
+ * KiB;
+ *  - the table prints bandwidths to 0.1 GB/s, too coarse (0.6 +- 8%) to replay NCCL's own LL/Simple
+ *    switch at 32 KiB all_reduce exactly.
+ * These floors are the counts reached; a change that lowers one fails. */
+struct want {
+  const char *log;
+  int rule_miss, ours_miss;
+};
+
+static const struct want logs[] = {
+    {"h200x2/nccl-tests-tuning-debug.log", 0, 0},
+    {"h200x2-tuning/default_all_reduce.log", 0, 0},
+    {"h200x2-tuning/default_all_gather.log", 0, 0},
+    {"h200x2-tuning/default_reduce_scatter.log", 0, 0},
+    {"h200x2-tuning/default_broadcast.log", 0, 0},
+    {"h200x2-tuning/socket_all_reduce.log", 1, 2},
+    {"h200x2-tuning/socket_all_gather.log", 0, 0},
+    {"h200x2-tuning/socket_reduce_scatter.log", 0, 0},
+    {"h200x2-tuning/socket_broadcast.log", 0, 0},
+    {"h200x2-tuning/forced_ALGO_Ring_all_reduce.log", 0, 0},
+    {"h200x2-tuning/forced_ALGO_Tree_all_reduce.log", 0, 0},
+    {"h200x2-tuning/forced_PROTO_Simple_all_reduce.log", 0, 0},
+    {"h200x2-tuning/forced_PROTO_LL128_all_reduce.log", 0, 0},
+};
+
+struct shape {
+  int gpus, nodes, socket;
+  enum cs_algo algo;
+  enum cs_proto proto;
+};
+
+/* The "### ..." command line: -g N, NCCL_P2P_DISABLE=1 with NCCL_SHM_DISABLE=1, NCCL_ALGO,
+ * NCCL_PROTO; and NCCL's own count of nodes from its INIT line "comm 0x.. rank 0 nRanks 2 nNodes 2
+ * localRanks 1" where the log has one (with P2P and SHM disabled NCCL counts each GPU of one host
+ * as its own node: PAT, defined for one GPU per node only, is then chosen). */
+static struct shape read_shape(const char *path) {
+  struct shape s = {1, 1, 0, CS_ALGO_AUTO, CS_PROTO_AUTO};
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[1024], cmd[1024] = "";
+  while (fgets(line, sizeof line, f)) {
+    if (strncmp(line, "###", 3) == 0 && cmd[0] == 0) snprintf(cmd, sizeof cmd, "%s", line);
+    const char *r = strstr(line, " nRanks ");
+    int nr, nn;
+    if (r && sscanf(r, " nRanks %d nNodes %d", &nr, &nn) == 2) {
+      s.nodes = nn;
+      break;
+    }
+  }
+  fclose(f);
+  snprintf(line, sizeof line, "%s", cmd);
+  assert_int_equal(strncmp(line, "###", 3), 0);
+  const char *g = strstr(line, " -g ");
+  assert_non_null(g);
+  s.gpus = atoi(g + 4);
+  s.socket = strstr(line, "NCCL_P2P_DISABLE=1") && strstr(line, "NCCL_SHM_DISABLE=1");
+  char v[32];
+  const char *e = strstr(line, "NCCL_ALGO=");
+  if (e && sscanf(e + 10, "%31[A-Za-z]", v) == 1) assert_int_equal(cs_algo_parse(v, &s.algo), 0);
+  e = strstr(line, "NCCL_PROTO=");
+  if (e && sscanf(e + 11, "%31[A-Za-z0-9]", v) == 1)
+    assert_int_equal(cs_proto_parse(v, &s.proto), 0);
+  return s;
+}
+
+static void every_log(void **state) {
+  (void)state;
+  struct cs_nccl_tuning *t = malloc(sizeof *t);
+  assert_non_null(t);
+  int bad = 0;
+  for (size_t i = 0; i < sizeof logs / sizeof logs[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", CS_TEST_DATA, logs[i].log);
+    struct shape s = read_shape(path);
+    struct cs_error err = {0};
+    assert_int_equal(cs_nccltests_read_tuning(path, t, &err), CS_OK);
+    assert_true(t->n_choices > 0);
+    struct cs_model m;
+    cs_model_defaults(&m);
+    m.select = CS_SELECT_NCCL_TABLE;
+    if (s.socket) {
+      /* NCCL's network transport between the two GPUs of one node: its ring Simple all_reduce
+       * bandwidth (GB/s, algorithm bandwidth) is the bus rate of a 2-rank ring */
+      m.intra = CS_TIER_NET;
+      m.bw[CS_TIER_NET] = 1e9 * t->bw_GBps[CS_COLL_ALL_REDUCE][CS_ALGO_RING][CS_PROTO_SIMPLE];
+    }
+    int rule = 0, ours = 0;
+    for (int k = 0; k < t->n_choices; k++) {
+      enum cs_coll c = t->choice[k].coll;
+      /* NCCL prints count x type size (per rank for all_gather); it prices the larger of the send
+       * and receive sizes (enqueue.cc getAlgoInfo), nccl-tests' size */
+      double bytes = t->choice[k].bytes;
+      if (c == CS_COLL_ALL_GATHER || c == CS_COLL_REDUCE_SCATTER) bytes *= s.gpus;
+      enum cs_algo a = CS_ALGO_AUTO;
+      enum cs_proto p = CS_PROTO_AUTO;
+      int r = cs_nccl_tuning_pick(t, c, bytes, s.algo, s.proto, &a, &p) >= 0 &&
+              a == t->choice[k].algo && p == t->choice[k].proto;
+      struct cs_coll_query q = {c, s.algo, s.proto, s.gpus, s.nodes, s.gpus / s.nodes, bytes};
+      struct cs_coll_pred pr;
+      int o = cs_model_predict(&m, &q, &pr, NULL) == CS_OK && pr.algo == t->choice[k].algo &&
+              pr.proto == t->choice[k].proto;
+      if (!r || !o)
+        printf("  %s: %s %.0f B: NCCL %s/%s, NCCL's rule %s/%s%s, commscale %s/%s%s\n", logs[i].log,
+               cs_coll_name(c), bytes, cs_algo_name(t->choice[k].algo),
+               cs_proto_name(t->choice[k].proto), cs_algo_name(a), cs_proto_name(p), r ? "" : " *",
+               cs_algo_name(pr.algo), cs_proto_name(pr.proto), o ? "" : " *");
+      rule += r;
+      ours += o;
+    }
+    printf("%-48s NCCL's rule on its table %3d/%3d, commscale nccl-table %3d/%3d\n", logs[i].log,
+           rule, t->n_choices, ours, t->n_choices);
+    bad += (t->n_choices - rule > logs[i].rule_miss) + (t->n_choices - ours > logs[i].ours_miss);
+  }
+  free(t);
+  assert_int_equal(bad, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(every_log)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -33,20 +33,38 @@ static enum cs_status eval_plan(const struct cs_scenario *s, struct cs_plan p,
 static enum cs_status run_point(const struct cs_scenario *s, const struct cs_sweep_spec *sp,
                                 long nodes, long gbs, struct cs_sweep_rec *R, size_t *k,
                                 struct cs_error *err) {
-  struct cs_decide *d = NULL;
-  int families = 0;
-  for (int c = 0; c < sp->ncurve; c++)
-    families |= sp->fam[c] >= 0;
-  if (families) {
-    struct cs_search_space space;
-    cs_search_space_init(&space, nodes * s->topo.node.gpus, (int)gbs);
-    struct cs_search_inputs in = cs_scenario_search_inputs(s);
-    struct cs_error e2 = {0};
-    enum cs_status s2 = cs_decide_alloc(&in, &s->topo, &space, &d, &e2);
-    if (s2 == CS_ERR_NOMEM) return *err = e2, s2;
-    if (s2 != CS_OK) d = NULL;
-  }
+  /* one search per framework the families name ("" = the scenario's), each family a filter
+   * added to it: d[c] and id[c] for curve c (d[c] NULL when its search has no feasible plan) */
+  struct cs_decide *ctx[CS_SWEEP_MAX_CURVES] = {NULL}, *d[CS_SWEEP_MAX_CURVES] = {NULL};
+  const char *fws[CS_SWEEP_MAX_CURVES];
+  int nctx = 0, id[CS_SWEEP_MAX_CURVES] = {0};
   enum cs_status st = CS_OK;
+  for (int c = 0; st == CS_OK && c < sp->ncurve; c++) {
+    if (sp->fam[c] < 0) continue;
+    const struct cs_family_spec *f = &sp->famspec[sp->fam[c]];
+    int j = 0;
+    while (j < nctx && strcmp(fws[j], f->framework) != 0)
+      j++;
+    if (j == nctx) {
+      struct cs_search_space space;
+      cs_search_space_init(&space, nodes * s->topo.node.gpus, (int)gbs);
+      space.base = s->base;
+      if (f->framework[0])
+        snprintf(space.base.framework, sizeof space.base.framework, "%s", f->framework);
+      struct cs_search_inputs in = cs_scenario_search_inputs(s);
+      struct cs_error e2 = {0};
+      enum cs_status s2 = cs_decide_alloc(&in, &s->topo, &space, &ctx[j], &e2);
+      if (s2 == CS_ERR_NOMEM) st = s2, *err = e2;
+      if (s2 != CS_OK) ctx[j] = NULL;
+      fws[nctx++] = f->framework;
+    }
+    if (st == CS_OK && ctx[j]) {
+      struct cs_error e2 = {0};
+      enum cs_status s2 = cs_decide_add_family(ctx[j], f, &id[c], &e2);
+      if (s2 == CS_ERR_NOMEM) st = s2, *err = e2;
+      if (s2 == CS_OK) d[c] = ctx[j];
+    }
+  }
   for (int c = 0; st == CS_OK && c < sp->ncurve; c++)
     for (size_t q = 0; st == CS_OK && q < sp->nnet; q++) {
       struct cs_sweep_rec *r = &R[(*k)++];
@@ -57,9 +75,9 @@ static enum cs_status run_point(const struct cs_scenario *s, const struct cs_swe
       struct cs_error e2 = {0};
       enum cs_status s2;
       if (sp->fam[c] >= 0) {
-        s2 = d ? cs_decide_best(d, sp->fam[c], r->gbps_gpu, &e, &e2) : CS_ERR_RANGE;
+        s2 = d[c] ? cs_decide_best(d[c], id[c], r->gbps_gpu, &e, &e2) : CS_ERR_RANGE;
         if (s2 != CS_OK)
-          snprintf(r->reason, sizeof r->reason, "%.200s", d ? e2.msg : "no feasible plan");
+          snprintf(r->reason, sizeof r->reason, "%.200s", d[c] ? e2.msg : "no feasible plan");
       } else
         s2 = eval_plan(s, sp->plans[c], r, &e, &e2);
       if (e2.status == CS_ERR_NOMEM) st = e2.status, *err = e2;
@@ -69,7 +87,8 @@ static enum cs_status run_point(const struct cs_scenario *s, const struct cs_swe
       r->step = e.step, r->samples_per_s = e.samples_per_s, r->tokens_per_s = e.tokens_per_s;
       r->mfu = e.mfu, r->net_bytes = e.net_bytes;
     }
-  cs_decide_free(d);
+  for (int j = 0; j < nctx; j++)
+    cs_decide_free(ctx[j]);
   return st;
 }
 

@@ -1,14 +1,15 @@
 /* sweep.h — a grid over nodes x network Gb/s per GPU x curves x global batch, the `sweep` verb's
- * driver. A curve is a given plan (dp filling the GPUs, as in predict) or a family (sizing.h):
- * the fastest feasible plan of the family at that grid point (one cs_decide per node count and
- * batch). The records feed the verb's table, CSV and JSON writers; cs_sweep_plot draws the two
- * figures.
+ * driver. A curve is a given plan (dp filling the GPUs, as in predict) or a family (family.h,
+ * bundled or NAME=KEYS): the fastest feasible plan of the family at that grid point (one cs_decide
+ * per node count, batch and framework). The records feed the verb's table, CSV and JSON writers;
+ * cs_sweep_plot draws the two figures.
  */
 #ifndef CS_SIM_SWEEP_H
 #define CS_SIM_SWEEP_H
 
 #include <stddef.h>
 
+#include "family.h"
 #include "plan.h"
 #include "progress.h"
 #include "scenario.h"
@@ -25,8 +26,9 @@ struct cs_sweep_spec {
   size_t nnet;
   int per_node;
   int ncurve;
-  int fam[CS_SWEEP_MAX_CURVES];              /* a family, or -1 for plans[i] */
-  struct cs_plan plans[CS_SWEEP_MAX_CURVES]; /* dp and gbs are filled per point */
+  int fam[CS_SWEEP_MAX_CURVES]; /* >= 0: the curve is family famspec[i]; -1: plans[i] */
+  struct cs_family_spec famspec[CS_SWEEP_MAX_CURVES]; /* a bundled or a NAME=KEYS family */
+  struct cs_plan plans[CS_SWEEP_MAX_CURVES];          /* dp and gbs are filled per point */
   char names[CS_SWEEP_MAX_CURVES][64];
   struct cs_progress progress; /* told after each node count and batch (zero: nobody) */
 };

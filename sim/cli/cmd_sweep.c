@@ -23,7 +23,9 @@ static const struct cli_opt opts[] = {
     {"net-gbps", 0, "LIST", "network speeds, Gb/s per GPU (default 50,100,200,400,800)"},
     {"per-node", 0, NULL, "--net-gbps values are per node, not per GPU"},
     {"gbs", 0, "LIST", "global batches in samples (required)"},
-    {"families", 0, "LIST", "plan families (default zero3,dp+tp,tp+pp,3d): the best plan of each"},
+    {"families", 0, "LIST",
+     "plan families (default zero3,dp+tp,tp+pp,3d), bundled names or NAME=KEYS as size-network's "
+     "--family: the best plan of each"},
     {"plans", 'p', "P1;P2", "explicit plans instead of families; dp fills the GPUs"},
     {"metric", 0, "NAME", "plotted value: tokens (default), mfu or samples"},
     {"plot", 0, "PREFIX", "write PREFIX-net.{dat,gp,svg} and PREFIX-nodes.{dat,gp,svg}"},
@@ -65,30 +67,42 @@ static enum cs_status parse_curves(const struct cli_args *a, struct cs_sweep_spe
     return cs_error_set(err, CS_ERR_USAGE,
                         "give --plans or --families, not both (the curves are either the plans "
                         "given or the best plan of each family)");
+  if (!plans) { /* families: the list syntax of size-network's --family (family.h) */
+    struct cs_family_set fs;
+    enum cs_status st = cs_family_set_parse(fams ? fams : "zero3,dp+tp,tp+pp,3d", &fs, err);
+    if (st != CS_OK) {
+      cs_error_prefix(err, "--families");
+      return st;
+    }
+    if (fs.n > CS_SWEEP_MAX_CURVES)
+      return cs_error_set(err, CS_ERR_USAGE, "at most %d plans or families", CS_SWEEP_MAX_CURVES);
+    for (int c = 0; c < fs.n; c++) {
+      sp->famspec[c] = fs.f[c], sp->fam[c] = c;
+      snprintf(sp->names[c], sizeof sp->names[0], "%s", fs.f[c].name);
+    }
+    sp->ncurve = fs.n;
+    if (fs.n == 0)
+      return cs_error_set(err, CS_ERR_USAGE, "--families: expected at least one family");
+    return CS_OK;
+  }
   char buf[2048];
-  snprintf(buf, sizeof buf, "%s", plans ? plans : fams ? fams : "zero3,dp+tp,tp+pp,3d");
-  const char *sep = plans ? ";" : ",";
+  snprintf(buf, sizeof buf, "%s", plans);
+  const char *sep = ";";
   char *save = NULL;
   enum cs_status st = CS_OK;
   for (char *t = strtok_r(buf, sep, &save); t && st == CS_OK; t = strtok_r(NULL, sep, &save)) {
     int c = sp->ncurve;
     if (c == CS_SWEEP_MAX_CURVES)
       return cs_error_set(err, CS_ERR_USAGE, "at most %d plans or families", CS_SWEEP_MAX_CURVES);
-    if (plans) {
-      if ((st = cs_plan_parse(t, &sp->plans[c], err)) != CS_OK) {
-        cs_error_prefix(err, "--plans");
-        if (st != CS_ERR_NOMEM) err->status = st = CS_ERR_USAGE; /* out of memory is no misuse */
-      }
-      snprintf(sp->names[c], sizeof sp->names[0], "%.63s", t);
-      sp->fam[sp->ncurve++] = -1;
-    } else if ((sp->fam[c] = cs_family_parse(t)) < 0)
-      st = cs_error_set(err, CS_ERR_USAGE, "--families: unknown family \"%s\"", t);
-    else
-      snprintf(sp->names[sp->ncurve++], sizeof sp->names[0], "%s", cs_family_name(sp->fam[c]));
+    if ((st = cs_plan_parse(t, &sp->plans[c], err)) != CS_OK) {
+      cs_error_prefix(err, "--plans");
+      if (st != CS_ERR_NOMEM) err->status = st = CS_ERR_USAGE; /* out of memory is no misuse */
+    }
+    snprintf(sp->names[c], sizeof sp->names[0], "%.63s", t);
+    sp->fam[sp->ncurve++] = -1;
   }
   if (st == CS_OK && sp->ncurve == 0)
-    st = cs_error_set(err, CS_ERR_USAGE, "%s: expected at least one %s",
-                      plans ? "--plans" : "--families", plans ? "plan (\"P1;P2\")" : "family");
+    st = cs_error_set(err, CS_ERR_USAGE, "--plans: expected at least one plan (\"P1;P2\")");
   return st;
 }
 
@@ -133,20 +147,20 @@ static void write_table(FILE *f, const struct cs_scenario *su, const struct cs_s
           "# commscale %s sweep\n# workload  %s\n# topology  %s\n# framework %s\n%s"
           "# speedup: throughput over the same curve's at the smallest node count where it is "
           "feasible,\n#   at the same speed and batch (strong scaling; speedup / (nodes / those "
-          "nodes) is its efficiency)\n#%5s %9s %6s %-6s %9s %11s %6s %8s %9s  %s\n",
+          "nodes) is its efficiency)\n#%5s %9s %6s %-10s %9s %11s %6s %8s %9s  %s\n",
           CS_VERSION, su->workload->description, su->topo.description, su->base.framework, links,
           "nodes", "Gb/s/GPU", "gbs", "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)",
           "plan");
   for (size_t i = 0; i < k; i++) {
     const struct cs_sweep_rec *r = &R[i];
     if (!r->ok) {
-      fprintf(f, " %5ld %9.4g %6d %-6.6s rejected: %s\n", r->nodes, r->gbps_gpu, r->gbs, r->name,
+      fprintf(f, " %5ld %9.4g %6d %-10.10s rejected: %s\n", r->nodes, r->gbps_gpu, r->gbs, r->name,
               r->reason);
       continue;
     }
-    fprintf(f, " %5ld %9.4g %6d %-6.6s %9.4g %11.4g %6.1f %8.2f %9.3g  %s\n", r->nodes, r->gbps_gpu,
-            r->gbs, r->name, r->step, r->tokens_per_s, 100 * r->mfu, r->speedup, r->net_bytes / 1e9,
-            r->plan);
+    fprintf(f, " %5ld %9.4g %6d %-10.10s %9.4g %11.4g %6.1f %8.2f %9.3g  %s\n", r->nodes,
+            r->gbps_gpu, r->gbs, r->name, r->step, r->tokens_per_s, 100 * r->mfu, r->speedup,
+            r->net_bytes / 1e9, r->plan);
   }
 }
 

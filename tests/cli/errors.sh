@@ -162,8 +162,19 @@ expect 2 "--net-gbps: expected an integer, got \"1e30\"" -- sweep $W --nodes 1,2
 expect 2 "--net-gbps: expected an integer from 1 to 1000000, got 1000001" -- sweep $W --nodes 1 --gbs 16 --net-gbps 1000001
 expect 2 "--plans: plan item 1 \"tp=x\": tp: expected an integer" -- sweep $W --nodes 1 --gbs 16 --plans tp=x
 expect 2 "--plans: expected at least one plan" -- sweep $W --nodes 1 --gbs 16 --plans ";"
-expect 2 "--families: expected at least one family" -- sweep $W --nodes 1 --gbs 16 --families ,
+expect 2 "--families: no family given" -- sweep $W --nodes 1 --gbs 16 --families ,
 expect 2 "--families: unknown family \"bogus\"" -- sweep $W --nodes 1 --gbs 16 --families bogus
+# families as data in sweep (issue 18): every row of a NAME=KEYS family is a plan of that filter
+# shellcheck disable=SC2086
+"$cs" sweep $W --nodes 1,2 --gbs 64 --net-gbps 100 --families 'tp2=tp=2;z3=zero=3,tp=1' --format csv \
+  >"$tmp/fam.csv" 2>/dev/null
+if [ "$(grep -c '^[12],100,800,64,"tp2",ok,"dp=[0-9]*,tp=2,' "$tmp/fam.csv")" -eq 2 ] &&
+  [ "$(grep -c '^[12],100,800,64,"z3",ok,"dp=[0-9]*,tp=1,pp=1,zero=3,' "$tmp/fam.csv")" -eq 2 ]; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: sweep --families NAME=KEYS rows are not of their filters: $(cat "$tmp/fam.csv")"
+fi
 expect 2 "--metric expects tokens, mfu or samples" -- sweep $W --nodes 1 --gbs 16 --metric bogus
 expect 1 "no-such-dir/x-net.dat: cannot create" -- sweep $W --nodes 1 --gbs 16 --families dp+tp --net-gbps 100 --plot "$tmp/no-such-dir/x"
 expect 2 "--nodes expects an integer from 1 to 1048576, got \"0\"" -- size-network $W --nodes 0 --gbs 16

@@ -8,6 +8,7 @@
 
 #include "calfile.h"
 #include "datadir.h"
+#include "map.h"
 #include "probe.h"
 #include "stats.h"
 #include "yamlcfg.h"
@@ -218,4 +219,28 @@ struct cs_sim_inputs cs_scenario_sim_inputs(const struct cs_scenario *s, const s
 struct cs_search_inputs cs_scenario_search_inputs(const struct cs_scenario *s) {
   return (struct cs_search_inputs){s->workload, &s->compute, &s->gpu,
                                    &s->topo,    s->calp,     s->interference};
+}
+
+size_t cs_scenario_links(const struct cs_scenario *s, long nodes, int what_if, char *buf,
+                         size_t len) {
+  if (len == 0) return 0;
+  buf[0] = '\0';
+  if (!s->has_topology || s->calp == NULL) return 0;
+  const struct cs_topology *topo = &s->topo;
+  int n = nodes > 1 && topo->net.nics > 0 ? 2 : 1;
+  struct cs_topo_group grp;
+  struct cs_cal shape = *s->calp; /* shallow: nothing of it is freed */
+  char links[512] = "";
+  if (cs_topo_map_shape(topo, n, topo->node.gpus, 0, &grp, NULL) != CS_OK) return 0;
+  cs_topo_cal_apply(topo, &grp, what_if ? CS_TOPO_NET_WHAT_IF : 0, &shape);
+  cs_topo_cal_sources(&shape, n, links, sizeof links);
+  size_t k = 0;
+  for (const char *l = links; *l && k + 1 < len;) {
+    size_t m = strcspn(l, "\n");
+    int w = snprintf(buf + k, len - k, "# links     %.*s\n", (int)m, l);
+    if (w < 0) break;
+    k += (size_t)w < len - k ? (size_t)w : len - k - 1;
+    l += m + (l[m] == '\n');
+  }
+  return k;
 }

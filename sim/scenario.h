@@ -99,6 +99,16 @@ enum cs_status cs_scenario_load(struct cs_scenario *s, const struct cs_scenario_
 /* Releases what s owns and leaves it empty; harmless on an empty or finalised s. */
 void cs_scenario_fini(struct cs_scenario *s);
 
+/* The "# links" header lines of a prediction over s: for a whole-node group over `nodes` nodes
+ * (the network tier only when nodes > 1 and the topology has NICs), each link value of s's
+ * calibration as the predictions use it (cs_topo_cal_apply: fitted > given > topology > default)
+ * with its source (cs_topo_cal_sources); what_if when the verb re-costs the network at speeds it
+ * is given (--net-gbps, size-network's sweep), so the network rate is marked as such. Each line
+ * is "# links     ..." and ends in a newline; nothing without a topology. Writes at most len
+ * bytes (NUL included) into buf and returns the characters written. */
+size_t cs_scenario_links(const struct cs_scenario *s, long nodes, int what_if, char *buf,
+                         size_t len);
+
 /* What spec->probes does, on a loaded s (replacing tables loaded before): path is one probe CSV or
  * several joined by commas (commscale-run's and tests/gpu/torch_probes.py's); their GEMM rows of
  * the plan's precision become the compute model's efficiencies, their attention rows its

@@ -23,6 +23,9 @@ void cs_sizenet_write_table(FILE *f, const struct cs_scenario *su, const struct 
           CS_VERSION, su->workload->description, t->name, z->nodes, t->node.gpus, t->net.nics,
           cs_topo_transport_name((enum cs_topo_transport)t->net.transport),
           t->net.sharp ? ", SHARP" : "", t->node.nvls ? ", NVLS" : "", su->base.framework);
+  /* where each link value comes from, the network re-costed at the sized speeds */
+  char links[1024];
+  if (cs_scenario_links(su, z->nodes, 1, links, sizeof links) > 0) fputs(links, f);
   if (z->target.kind == CS_TARGET_EFF && z->bar_row >= 0) {
     const struct cs_sizenet_row *b = &z->rows[z->bar_row];
     fprintf(f,

@@ -18,9 +18,12 @@
 #include "progress.h"
 #include "status.h"
 
-/* The acceptance of the validation issue: mean |error| <= 5%, every case <= 12%. */
-#define CS_VAL_ACCEPT_MEAN 0.05
-#define CS_VAL_ACCEPT_MAX 0.12
+/* The acceptance of the framework-profiles issue (which replaced the first validation issue's 5%
+ * and 12% when sections 8-11 were added): mean |error| <= 6%, every case <= 15%. The count of
+ * cases over 12% (the older bar) is still reported, as JSON key over_12pct. */
+#define CS_VAL_ACCEPT_MEAN 0.06
+#define CS_VAL_ACCEPT_MAX 0.15
+#define CS_VAL_OLD_MAX 0.12
 
 /* Training-step metrics first (up to CS_VAL_TFLOPS, model FLOPs per GPU), then collectives. */
 enum cs_val_metric {
@@ -46,7 +49,8 @@ struct cs_val_case {
 };
 
 struct cs_val_summary {
-  size_t n, over_tol, known, over_bound, over_accept; /* over_accept: |error| > 12% */
+  size_t n, over_tol, known, over_bound, over_accept; /* over_accept: |error| > CS_VAL_ACCEPT_MAX */
+  size_t over_old;                                    /* |error| > CS_VAL_OLD_MAX */
   double mean, max;                                   /* of |error| */
   int accepted;           /* mean <= CS_VAL_ACCEPT_MEAN and no case over CS_VAL_ACCEPT_MAX */
   size_t covered;         /* the published value inside the prediction's band */

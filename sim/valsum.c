@@ -25,6 +25,7 @@ static void summarize(const struct cs_val_case *all, size_t nall, const char *se
     sm->known += cs[i].status == CS_VAL_KNOWN;
     sm->over_bound += cs[i].status == CS_VAL_MISS;
     sm->over_accept += e > CS_VAL_ACCEPT_MAX;
+    sm->over_old += e > CS_VAL_OLD_MAX;
   }
   if (sm->n) sm->mean /= (double)sm->n;
   sm->accepted = sm->mean <= CS_VAL_ACCEPT_MEAN && sm->over_accept == 0;

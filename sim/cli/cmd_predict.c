@@ -459,29 +459,23 @@ struct first_ctx {
 /* The "# links" lines (where each link value of the calibration comes from, for a whole-node
  * group at the widest node count) and, for a measured calibration, the "# warning" lines
  * (cs_cal_warnings), also written to stderr. Returns the characters written into buf. */
-static int links_header(const struct cs_topology *topo, const struct cs_cal *cal,
-                        const struct cs_predict_spec *sp, const char *gpu, int measured, char *buf,
-                        size_t len) {
+static int links_header(const struct cs_scenario *su, const struct cs_predict_spec *sp,
+                        int measured, char *buf, size_t len) {
+  const struct cs_topology *topo = &su->topo;
+  const struct cs_cal *cal = su->calp;
+  const char *gpu = su->gpu.name;
   long widest = 1;
   for (size_t i = 0; i < sp->ncount; i++) {
     long nd = sp->by_gpus ? (sp->counts[i] + topo->node.gpus - 1) / topo->node.gpus : sp->counts[i];
     widest = nd > widest ? nd : widest;
   }
+  size_t k = cs_scenario_links(su, widest, sp->nnet > 0, buf, len);
+  /* the calibration as applied to a whole-node group, for the warnings below */
   int nodes = widest > 1 && topo->net.nics > 0 ? 2 : 1;
   struct cs_topo_group grp;
   struct cs_cal shape = *cal; /* shallow: nothing of it is freed */
-  char links[512] = "";
-  if (cs_topo_map_shape(topo, nodes, topo->node.gpus, 0, &grp, NULL) == CS_OK) {
+  if (cs_topo_map_shape(topo, nodes, topo->node.gpus, 0, &grp, NULL) == CS_OK)
     cs_topo_cal_apply(topo, &grp, sp->nnet > 0 ? CS_TOPO_NET_WHAT_IF : 0, &shape);
-    cs_topo_cal_sources(&shape, nodes, links, sizeof links);
-  }
-  size_t k = 0;
-  for (const char *l = links; *l && k < len;) {
-    size_t n = strcspn(l, "\n");
-    int w = snprintf(buf + k, len - k, "# links     %.*s\n", (int)n, l);
-    if (w > 0) k += (size_t)w;
-    l += n + (l[n] == '\n');
-  }
   char warn[CS_CAL_MAX_WARN][256];
   int nw = measured ? cs_cal_warnings(cal, gpu, (int)shape.model.intra, (int)widest,
                                       shape.source[cs_model_param_index("bw.net")], warn)
@@ -521,8 +515,7 @@ static enum cs_status write_all(FILE *f, int fmt, const struct cs_predict_row *r
              su->interference);
   size_t used = strlen(head);
   if (used + 1 < sizeof head)
-    links_header(&su->topo, su->calp, sp, su->gpu.name, calpath != NULL, head + used,
-                 sizeof head - used);
+    links_header(su, sp, calpath != NULL, head + used, sizeof head - used);
   if (fmt == CLI_CSV)
     write_csv(f, recs, nrec);
   else if (fmt == CLI_JSON)

@@ -318,6 +318,9 @@ static enum cs_status write_all(const struct cli_args *a, int fmt, const struct 
            su->workload->description, su->gpu.description, su->topo.description,
            cs_netedit_gbps_per_gpu(&su->topo), su->calpath[0] ? su->calpath : "(default model)",
            su->base.framework, gpus, (int)gbs, size > 1 ? " (split over MPI ranks)" : "");
+  size_t used = strlen(head);
+  int gpn = su->topo.node.gpus > 0 ? su->topo.node.gpus : 1;
+  cs_scenario_links(su, (gpus + gpn - 1) / gpn, 0, head + used, sizeof head - used);
   if (fmt == CLI_CSV)
     write_csv(f, r, w);
   else if (fmt == CLI_JSON)

@@ -121,15 +121,22 @@ static enum cs_status parse_grid(const struct cli_args *a, struct cs_sweep_spec 
   return st == CS_OK ? parse_curves(a, sp, err) : st;
 }
 
-static void write_table(FILE *f, const struct cs_scenario *su, const struct cs_sweep_rec *R,
-                        size_t k) {
+static void write_table(FILE *f, const struct cs_scenario *su, const struct cs_sweep_spec *sp,
+                        const struct cs_sweep_rec *R, size_t k) {
+  /* where each link value comes from, the network re-costed at the swept speeds */
+  long widest = 1;
+  for (size_t i = 0; i < sp->nn; i++)
+    widest = sp->nodes[i] > widest ? sp->nodes[i] : widest;
+  char links[1024];
+  cs_scenario_links(su, widest, 1, links, sizeof links);
   fprintf(f,
-          "# commscale %s sweep\n# workload  %s\n# topology  %s\n# framework %s\n"
+          "# commscale %s sweep\n# workload  %s\n# topology  %s\n# framework %s\n%s"
           "# speedup: throughput over the same curve's at the smallest node count where it is "
           "feasible,\n#   at the same speed and batch (strong scaling; speedup / (nodes / those "
           "nodes) is its efficiency)\n#%5s %9s %6s %-6s %9s %11s %6s %8s %9s  %s\n",
-          CS_VERSION, su->workload->description, su->topo.description, su->base.framework, "nodes",
-          "Gb/s/GPU", "gbs", "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)", "plan");
+          CS_VERSION, su->workload->description, su->topo.description, su->base.framework, links,
+          "nodes", "Gb/s/GPU", "gbs", "curve", "step(s)", "tokens/s", "MFU%", "speedup", "net(GB)",
+          "plan");
   for (size_t i = 0; i < k; i++) {
     const struct cs_sweep_rec *r = &R[i];
     if (!r->ok) {
@@ -210,7 +217,7 @@ int cs_cmd_sweep(int argc, char **argv) {
   FILE *f = st == CS_OK ? cli_open_out(cli_get(&verb, &a, "output"), &err) : NULL;
   if (st == CS_OK && !f) st = CS_ERR_IO;
   if (f && fmt == CLI_TABLE)
-    write_table(f, &su, R, k);
+    write_table(f, &su, &sp, R, k);
   else if (f && fmt == CLI_CSV)
     write_csv(f, &su, R, k);
   else if (f)

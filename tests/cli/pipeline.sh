@@ -78,5 +78,17 @@ rm -f "$tmp/noise.yaml"
   bad "fit --force of noise: $(cat "$tmp/noise.err")"
 grep -q "does not describe the data" "$tmp/fit.err" && bad "the real data's fit was flagged as not describing it" || ok
 
+# every prediction verb names where its link values come from (issue 16 item 1): the fitted
+# NVLink bandwidth of this calibration is marked "fit" with its standard error, the same line in
+# each verb's header
+for v in "predict -p dp=2 -G 2" "sweep --nodes 1 --gbs 8 --net-gbps 100" "search -G 2 --gbs 8 -n 1" \
+  "size-network --nodes 1 --gbs 8 --target eff=0.5"; do
+  # shellcheck disable=SC2086 # the verb's options split on purpose
+  "$cs" ${v%% *} -w gpt2-124m --gpu h200 -t h200x2 --cal "$tmp/cal.yaml" ${v#* } >"$tmp/links.out" 2>/dev/null
+  grep -E '^# links +nvlink bw [0-9.]+ GB/s \(fit \+-[0-9.]+%\)' "$tmp/links.out" >>"$tmp/links.all" &&
+    ok || bad "${v%% *}: no '# links' line with the fitted source: $(head -c 600 "$tmp/links.out")"
+done
+[ "$(sort -u "$tmp/links.all" | wc -l)" -eq 1 ] && ok || bad "the verbs' links lines differ: $(sort -u "$tmp/links.all")"
+
 echo "cli pipeline: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -44,7 +44,8 @@ static const struct cli_verb verb = {
     "an unlimited network (named in the header); mfu and tokens are absolute. least: rounded up\n"
     "to whole Gb/s per NIC, so `commscale predict --plan PLAN --net-gbps NIC` meets the target;\n"
     "lo..hi: the same with every collective at the ends of its ~95% band. knee: the least\n"
-    "bandwidth >= least from which on no doubling gains 5% throughput. Under the table: the\n"
+    "bandwidth >= least from which on no doubling gains 5% throughput (0 in CSV and JSON, like\n"
+    "least, for a family that never meets the target). Under the table: the\n"
     "throughput curve per family. Network edits: --rails, --oversub, --sharp, --nvls,\n"
     "--transport, --net-latency. Families: docs/scenario.md.",
     opts,
@@ -63,7 +64,7 @@ static void write_csv(FILE *f, const struct cs_sizenet *z) {
     if (r->ok) cs_plan_format(&r->z.at.plan, plan, sizeof plan);
     fprintf(f, "%s,%d,%g,%g,%g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g,", r->fam.name, r->ok,
             r->z.gbps_gpu, r->z.gbps_nic, r->z.gbps_node, r->z.threshold, r->z.at.step,
-            r->z.below.step, r->z.knee_gbps_gpu, r->z.ideal.step, r->z.at.tokens_per_s,
+            r->z.below.step, r->ok ? r->z.knee_gbps_gpu : 0, r->z.ideal.step, r->z.at.tokens_per_s,
             r->z.at.net_bytes);
     cli_csv_field(f, plan);
     fprintf(f, ",%.6g,%.6g,%g,%g,%s,%.6g,", r->cost, r->per_cost, r->z.gbps_gpu_lo,
@@ -93,8 +94,8 @@ static void write_json(FILE *f, const struct cs_scenario *su, const struct cs_si
             "\"net_bytes_per_gpu\": %.6g, \"band_lo_Gbps_per_gpu\": %g, "
             "\"band_hi_Gbps_per_gpu\": %g, \"dominant_s\": %.6g, \"plan\": ",
             r->fam.name, r->ok ? "true" : "false", r->z.gbps_gpu, r->z.gbps_nic, r->z.gbps_node,
-            r->z.threshold, r->z.at.step, r->z.below.step, r->z.knee_gbps_gpu, r->z.at.net_bytes,
-            r->z.gbps_gpu_lo, r->z.gbps_gpu_hi, r->z.dominant_s);
+            r->z.threshold, r->z.at.step, r->z.below.step, r->ok ? r->z.knee_gbps_gpu : 0,
+            r->z.at.net_bytes, r->z.gbps_gpu_lo, r->z.gbps_gpu_hi, r->z.dominant_s);
     cli_json_string(f, plan);
     fputs(", \"definition\": ", f);
     cli_json_string(f, r->fam.def);

@@ -164,6 +164,16 @@ expect 2 "--plans: plan item 1 \"tp=x\": tp: expected an integer" -- sweep $W --
 expect 2 "--plans: expected at least one plan" -- sweep $W --nodes 1 --gbs 16 --plans ";"
 expect 2 "--families: no family given" -- sweep $W --nodes 1 --gbs 16 --families ,
 expect 2 "--families: unknown family \"bogus\"" -- sweep $W --nodes 1 --gbs 16 --families bogus
+# a family that never meets the target has no knee (0 like its least bandwidth), in CSV and JSON
+# shellcheck disable=SC2086
+"$cs" size-network $W --nodes 2 --gbs 64 --target eff=1 --family 'a=tp=1,zero=3;b=tp=2' --format csv \
+  --quiet >"$tmp/knee.csv" 2>/dev/null
+if grep -q '^b,0,0,0,0,[^,]*,[^,]*,[^,]*,0,' "$tmp/knee.csv" && grep -q '^a,1,' "$tmp/knee.csv"; then
+  pass=$((pass + 1))
+else
+  fail=$((fail + 1))
+  echo "FAIL: size-network CSV gives a knee to a family that never meets the target: $(cat "$tmp/knee.csv")"
+fi
 # families as data in sweep (issue 18): every row of a NAME=KEYS family is a plan of that filter
 # shellcheck disable=SC2086
 "$cs" sweep $W --nodes 1,2 --gbs 64 --net-gbps 100 --families 'tp2=tp=2;z3=zero=3,tp=1' --format csv \

@@ -18,7 +18,10 @@ reset
 set termoption noenhanced
 set encoding utf8
 
-if (strlen(cs_title) > 0) { set title cs_title noenhanced font ',13' } else { unset title }
+# the title centred on the whole canvas (centred on the plot area, a long title beside an
+# outside legend ran off the left edge)
+unset title
+if (strlen(cs_title) > 0) { set label 1000 cs_title at screen 0.5, screen 0.975 center noenhanced font ',13'; set tmargin 3 }
 set xlabel 'message size (bytes)'
 set ylabel 'bus bandwidth (GB/s)'
 
@@ -62,12 +65,16 @@ meas_color(g) = word('#d62728 #1f77b4 #2ca02c #ff7f0e #9467bd #8c564b #e377c2 #1
 meas_point(g) = word('7 5 9 11 13 15 7 5 9 11', g % 10 + 1) + 0
 pred_color(g) = word('#3b0f70 #1f4e9c #1b7f8c #2a9d5c #7a9a01 #6a3d9a #1f78b4 #33a02c #b15928 #666666', \
                      g % 10 + 1)
-band_title(i) = (i == cs_pred_first) ? 'predicted ~95% band' : ''
+# one legend entry for every band (each shaded in its prediction's colour), drawn in a neutral
+# grey so that it does not name the first prediction's band alone
+bands_title = (cs_pred_last >= cs_pred_first) ? \
+  (cs_pred_last > cs_pred_first ? "~95% band of each predicted line (its colour)" : "predicted ~95% band") : ''
 
 plot \
   for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:3:4 \
       with filledcurves fc rgb pred_color(cs_group[i + 1]) fs transparent solid 0.10 noborder \
-      title band_title(i), \
+      notitle, \
+  keyentry with filledcurves fc rgb '#888888' fs transparent solid 0.25 noborder title bands_title, \
   for [i = cs_pred_first:cs_pred_last] cs_data index i using 1:2 \
       with lines lw 2 dt (8, 4) lc rgb pred_color(cs_group[i + 1]) title cs_name[i + 1], \
   for [i = cs_fit_first:cs_fit_last] cs_data index i using 1:2 \

@@ -16,7 +16,10 @@
 reset
 set termoption noenhanced
 set encoding utf8
-if (strlen(cs_title) > 0) { set title cs_title noenhanced font ',13' } else { unset title }
+# the title centred on the whole canvas (centred on the plot area, a long title beside an
+# outside legend ran off the left edge)
+unset title
+if (strlen(cs_title) > 0) { set label 1000 cs_title at screen 0.5, screen 0.975 center noenhanced font ',13'; set tmargin 3 }
 set xlabel cs_xlabel
 set ylabel cs_ylabel
 if (cs_xlog) { set logscale x 10; set format x '%g' } else { unset logscale x }

@@ -2,6 +2,7 @@
 #include "coll.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <string.h>
 #include <strings.h>
 
@@ -138,4 +139,18 @@ int cs_coll_algo_valid(enum cs_coll c, enum cs_algo a) {
     break;
   }
   return 0;
+}
+
+double cs_nccl_tree_correction(enum cs_proto p, double bytes) {
+  static const double corr[CS_PROTO_COUNT][23] = {
+      {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
+       .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+      {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
+       .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
+      {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+  if (p < 0 || p >= CS_PROTO_COUNT || !(bytes >= 64)) return 1.0;
+  int log_size = -1;
+  for (double v = floor(bytes / 64); v >= 1 && log_size < 23; v = floor(v / 2))
+    log_size++;
+  return log_size < 23 ? corr[p][log_size] : 1.0;
 }

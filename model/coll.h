@@ -64,6 +64,11 @@ int cs_proto_parse(const char *name, enum cs_proto *out);
  * whose factor has (n-1) in it. */
 double cs_coll_busbw_factor(enum cs_coll c, int n);
 
+/* NCCL's treeCorrectionFactor (2.28.3 src/graph/tuning.cc:578-582): the factor NCCL multiplies
+ * the tree all_reduce bandwidth of protocol p by for a message of bytes, indexed by
+ * log2i(bytes >> 6) (tuning.cc:591); 1.0 outside the table (under 64 bytes, over 256 MiB). */
+double cs_nccl_tree_correction(enum cs_proto p, double bytes);
+
 /* Whether algorithm a can run collective c at all (as NCCL: tree only for all_reduce; p2p only
  * and always for all_to_all and send_recv; pat for all_gather and reduce_scatter; ...). */
 int cs_coll_algo_valid(enum cs_coll c, enum cs_algo a);

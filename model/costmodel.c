@@ -397,14 +397,6 @@ static int fastest(const struct cs_model *m, const struct cs_coll_query *q, int 
  * per-hop latencies, NVLink/PCI/NET x LL/LL128/Simple, us (tuning.cc:151, 157, 163). */
 static const double nccl_tree_hw_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
     {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
-/* treeCorrectionFactor[protocol][log2(bytes / 64)] (tuning.cc:578-582), applied to the tree
- * all_reduce bandwidth (tuning.cc:592) */
-static const double nccl_tree_corr[CS_PROTO_COUNT][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
 /* The pair NCCL's own tuner picks for q, with m holding NCCL-anchored constants (the
  * CS_SELECT_NCCL_TABLE path): the model's latency + bytes / bandwidth per offered pair, with NCCL's
@@ -421,9 +413,6 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
                            struct cs_coll_pred *out) {
   int found = 0;
   const int N = q->nodes, g = q->gpus_per_node;
-  int log_size = -1;
-  for (double v = floor(q->bytes / 64); v >= 1; v = floor(v / 2))
-    log_size++;
   for (int a = 0; a < CS_ALGO_COUNT; a++) {
     if (q->algo != CS_ALGO_AUTO && q->algo != (enum cs_algo)a) continue;
     if (!cs_coll_algo_valid(q->coll, a)) continue;
@@ -437,7 +426,7 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
       if (a == CS_ALGO_TREE && q->coll == CS_COLL_ALL_REDUCE) {
         c.lat = base + 2.0 * ((g - 1) * nccl_tree_hw_us[m->intra][p] * 1e-6 +
                               clog2(N) * nccl_tree_hw_us[CS_TIER_NET][p] * 1e-6);
-        if (log_size >= 0 && log_size < 23) c.bw_time /= nccl_tree_corr[p][log_size];
+        c.bw_time /= cs_nccl_tree_correction((enum cs_proto)p, q->bytes);
       } else if (a == CS_ALGO_RING && g == 1 && N > 1) {
         c.lat = base + inter_steps(m, q->coll, N) * net;
       } else if (a == CS_ALGO_PAT) {

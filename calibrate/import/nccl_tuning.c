@@ -228,23 +228,11 @@ double cs_nccltests_tuning_time_us(const struct cs_nccl_tuning *t, enum cs_coll 
   return best;
 }
 
-/* NCCL 2.28.3 src/graph/tuning.cc:578-582, treeCorrectionFactor[protocol][logSize] */
-static const double tree_corr[CS_PROTO_COUNT][23] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7,  .7,  .7,  .6, .5,
-     .4,  .4,  .5,  .6,  .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7,  .6, .6,
-     .6,  .6,  .6,  .6,  .8,  .9, .9, .9, .9, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
-
 double cs_nccl_tuning_pick(const struct cs_nccl_tuning *t, enum cs_coll coll, double bytes,
                            enum cs_algo algo, enum cs_proto proto, enum cs_algo *a,
                            enum cs_proto *p) {
   if (t == NULL || coll < 0 || coll >= CS_COLL_COUNT || !t->present[coll] || !(bytes >= 0))
     return -1.0;
-  /* logSize = log2i(nBytes >> 6), tuning.cc:591 */
-  int log_size = -1;
-  for (double v = floor(bytes / 64); v >= 1; v = floor(v / 2))
-    log_size++;
   double best = -1.0;
   int ba = -1;
   for (int ai = 0; ai < CS_ALGO_COUNT; ai++)
@@ -253,8 +241,8 @@ double cs_nccl_tuning_pick(const struct cs_nccl_tuning *t, enum cs_coll coll, do
         continue;
       double bw = t->bw_GBps[coll][ai][pi];
       if (!(bw > 0)) continue; /* tuning.cc:588: bandwidth 0 = disabled */
-      if (ai == CS_ALGO_TREE && coll == CS_COLL_ALL_REDUCE && log_size >= 0 && log_size < 23)
-        bw *= tree_corr[pi][log_size];
+      if (ai == CS_ALGO_TREE && coll == CS_COLL_ALL_REDUCE)
+        bw *= cs_nccl_tree_correction((enum cs_proto)pi, bytes);
       /* NCCL computes in float; strict < keeps the first of equal times, in NCCL's order of
        * algorithms (Tree, Ring, CollNetDirect, .., NVLS, .., PAT), enqueue.cc:1814-1821 */
       double time = (float)(t->lat_us[coll][ai][pi] + bytes / (1000.0 * bw));

@@ -167,23 +167,23 @@ expect 2 "--families: unknown family \"bogus\"" -- sweep $W --nodes 1 --gbs 16 -
 # a family that never meets the target has no knee (0 like its least bandwidth), in CSV and JSON
 # shellcheck disable=SC2086
 "$cs" size-network $W --nodes 2 --gbs 64 --target eff=1 --family 'a=tp=1,zero=3;b=tp=2' --format csv \
-  --quiet >"$tmp/knee.csv" 2>/dev/null
+  --quiet >"$tmp/knee.csv" 2>"$tmp/knee.err"
 if grep -q '^b,0,0,0,0,[^,]*,[^,]*,[^,]*,0,' "$tmp/knee.csv" && grep -q '^a,1,' "$tmp/knee.csv"; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1))
-  echo "FAIL: size-network CSV gives a knee to a family that never meets the target: $(cat "$tmp/knee.csv")"
+  echo "FAIL: size-network CSV gives a knee to a family that never meets the target: $(cat "$tmp/knee.csv" "$tmp/knee.err")"
 fi
 # families as data in sweep (issue 18): every row of a NAME=KEYS family is a plan of that filter
 # shellcheck disable=SC2086
 "$cs" sweep $W --nodes 1,2 --gbs 64 --net-gbps 100 --families 'tp2=tp=2;z3=zero=3,tp=1' --format csv \
-  >"$tmp/fam.csv" 2>/dev/null
+  >"$tmp/fam.csv" 2>"$tmp/fam.err"
 if [ "$(grep -c '^[12],100,800,64,"tp2",ok,"dp=[0-9]*,tp=2,' "$tmp/fam.csv")" -eq 2 ] &&
   [ "$(grep -c '^[12],100,800,64,"z3",ok,"dp=[0-9]*,tp=1,pp=1,zero=3,' "$tmp/fam.csv")" -eq 2 ]; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1))
-  echo "FAIL: sweep --families NAME=KEYS rows are not of their filters: $(cat "$tmp/fam.csv")"
+  echo "FAIL: sweep --families NAME=KEYS rows are not of their filters: $(cat "$tmp/fam.csv" "$tmp/fam.err")"
 fi
 expect 2 "--metric expects tokens, mfu or samples" -- sweep $W --nodes 1 --gbs 16 --metric bogus
 expect 1 "no-such-dir/x-net.dat: cannot create" -- sweep $W --nodes 1 --gbs 16 --families dp+tp --net-gbps 100 --plot "$tmp/no-such-dir/x"
@@ -336,13 +336,13 @@ expect 1 "^commscale import: -: input larger than 67108864 bytes$" -- import - -
 for f in "$data/h200x2/nccl-tests-mpirun.log" "$data/nccltests/all_reduce.json"; do
   { printf '\n \n\t\n'; cat "$f"; } >"$tmp/lead.${f##*.}"
   for g in "$f" "$tmp/lead.${f##*.}"; do
-    "$cs" import "$g" -o "$tmp/file.csv" 2>/dev/null
+    "$cs" import "$g" -o "$tmp/file.csv" 2>"$tmp/file.err"
     "$cs" import <(cat "$g") -o "$tmp/pipe.csv" 2>"$tmp/pipe.err"
     if [ "$(grep -vc '^#' "$tmp/file.csv")" -gt 1 ] &&
        cmp -s <(cut -d, -f1-17 "$tmp/file.csv") <(cut -d, -f1-17 "$tmp/pipe.csv"); then
       pass=$((pass + 1))
     else
-      fail=$((fail + 1)); echo "FAIL: import <(cat $g) differs from import $g: $(cat "$tmp/pipe.err")"
+      fail=$((fail + 1)); echo "FAIL: import <(cat $g) differs from import $g: $(cat "$tmp/file.err" "$tmp/pipe.err")"
     fi
   done
 done

@@ -84,9 +84,9 @@ grep -q "does not describe the data" "$tmp/fit.err" && bad "the real data's fit 
 for v in "predict -p dp=2 -G 2" "sweep --nodes 1 --gbs 8 --net-gbps 100" "search -G 2 --gbs 8 -n 1" \
   "size-network --nodes 1 --gbs 8 --target eff=0.5"; do
   # shellcheck disable=SC2086 # the verb's options split on purpose
-  "$cs" ${v%% *} -w gpt2-124m --gpu h200 -t h200x2 --cal "$tmp/cal.yaml" ${v#* } >"$tmp/links.out" 2>/dev/null
+  "$cs" ${v%% *} -w gpt2-124m --gpu h200 -t h200x2 --cal "$tmp/cal.yaml" ${v#* } >"$tmp/links.out" 2>"$tmp/links.err"
   grep -E '^# links +nvlink bw [0-9.]+ GB/s \(fit \+-[0-9.]+%\)' "$tmp/links.out" >>"$tmp/links.all" &&
-    ok || bad "${v%% *}: no '# links' line with the fitted source: $(head -c 600 "$tmp/links.out")"
+    ok || bad "${v%% *}: no '# links' line with the fitted source: $(head -c 600 "$tmp/links.out") $(head -c 400 "$tmp/links.err")"
 done
 [ "$(sort -u "$tmp/links.all" | wc -l)" -eq 1 ] && ok || bad "the verbs' links lines differ: $(sort -u "$tmp/links.all")"
 

@@ -274,6 +274,27 @@ static void probe_settle(void **state) {
   }
 }
 
+/* Every option whose value does not read is a usage error (exit 2) naming the option, whichever
+ * value parser refused it (times and counts once came back as parse errors, exit 1). */
+static void bad_values_are_usage(void **state) {
+  (void)state;
+  static const char *const bad[][2] = {
+      {"--trial-time", "abc"}, {"--trial-time", "-1s"}, {"--timeout", "abc"},
+      {"--timeout", "0.5s"},   {"--nodes", "x"},        {"--gpus-per-node", "0"},
+      {"--tol", "x"},          {"--trials", "0"},       {"--min-bytes", "zz"}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    struct cs_run_opts o;
+    cs_run_opts_init(&o);
+    char *argv[] = {"commscale-run", (char *)bad[i][0], (char *)bad[i][1], NULL};
+    int help = 0;
+    struct cs_error err = {0};
+    assert_int_equal(cs_run_opts_parse(3, argv, &o, &help, &err), CS_ERR_USAGE);
+    assert_int_equal(err.status, CS_ERR_USAGE);
+    if (strstr(err.msg, bad[i][0]) == NULL) fail_msg("%s %s: %s", bad[i][0], bad[i][1], err.msg);
+    cs_run_opts_fini(&o);
+  }
+}
+
 /* A wrong $CS_NULL_BACKEND is a usage error naming the item. */
 static void bad_settings(void **state) {
   (void)state;
@@ -473,8 +494,9 @@ int main(void) {
       cmocka_unit_test(model_time_min_trials),  cmocka_unit_test(trials_until_stable),
       cmocka_unit_test(shapes_from_one_launch), cmocka_unit_test(check_all_ranks),
       cmocka_unit_test(bad_settings),           cmocka_unit_test(ranks_per_node_alias),
-      cmocka_unit_test(probe_settle),           cmocka_unit_test(kill_then_resume),
-      cmocka_unit_test(hang_watchdog),          cmocka_unit_test(second_run_refused),
+      cmocka_unit_test(probe_settle),           cmocka_unit_test(bad_values_are_usage),
+      cmocka_unit_test(kill_then_resume),       cmocka_unit_test(hang_watchdog),
+      cmocka_unit_test(second_run_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,7 +351,7 @@ static enum cs_status parse_size_opts(const char *const val[O_COUNT], struct cs_
   return CS_OK;
 }
 
-enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, int *help,
+static enum cs_status parse_opts(int argc, char **argv, struct cs_run_opts *o, int *help,
                                  struct cs_error *err) {
   const char *val[O_COUNT] = {0};
   *help = 0;
@@ -463,4 +463,14 @@ enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, i
   if (val[O_GPN] && cs_units_parse_ints(val[O_GPN], 1, 1 << 12, &o->gpn, &o->ngpn, err) != CS_OK)
     return cs_error_prefix(err, "--gpus-per-node");
   return parse_size_opts(val, o, err);
+}
+
+enum cs_status cs_run_opts_parse(int argc, char **argv, struct cs_run_opts *o, int *help,
+                                 struct cs_error *err) {
+  struct cs_error e = {0};
+  enum cs_status st = parse_opts(argc, argv, o, help, &e);
+  /* an option's value that does not read (a time, a count) is a usage error like any other: the
+   * value parsers report CS_ERR_PARSE or CS_ERR_RANGE; out of memory stays what it is */
+  if (st != CS_OK && st != CS_ERR_NOMEM) st = CS_ERR_USAGE;
+  return st == CS_OK ? CS_OK : cs_error_set(err, st, "%s", e.msg);
 }

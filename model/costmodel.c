@@ -350,6 +350,9 @@ int cs_model_offers(const struct cs_model *m, const struct cs_coll_query *q, enu
   if (a < 0 || a >= CS_ALGO_COUNT || p < 0 || p >= CS_PROTO_COUNT) return 0;
   if (!cs_coll_algo_valid(q->coll, a) || !(m->algo_enabled & (1u << a))) return 0;
   const int gather = q->coll == CS_COLL_ALL_GATHER || q->coll == CS_COLL_REDUCE_SCATTER;
+  /* LL128 only where every GPU of a node reaches the others over NVLink (tuning.cc:531, NCCL
+   * 2.28.3: pEnable &= typeIntra <= PATH_NVB): a PCIe or host path inside the node turns it off */
+  if (p == CS_PROTO_LL128 && q->gpus_per_node > 1 && m->intra != CS_TIER_NVLINK) return 0;
   switch (a) {
   case CS_ALGO_NVLS:
     /* NVLS and NVLSTree run Simple only; for all_gather/reduce_scatter across nodes NCCL needs a

@@ -91,7 +91,8 @@ enum cs_net_form { CS_NET_RING_LINEAR, CS_NET_TREE_LOG };
  * one node only (across nodes NCCL needs a CollNet plugin with iallgather/ireducescatter); CollNet
  * (SHARP) for all_reduce across nodes only, never all_gather or reduce_scatter; PAT for
  * all_gather/reduce_scatter with one GPU per node; tree for all_reduce; broadcast and reduce by
- * ring. Because every candidate's time grows with the message size, and the pick is their
+ * ring; LL128 only when the node's GPUs are joined by NVLink (intra tier nvlink) or one GPU per
+ * node. Because every candidate's time grows with the message size, and the pick is their
  * minimum, the predicted time never decreases with size and moves continuously where the pick
  * switches.
  *

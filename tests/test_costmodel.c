@@ -168,6 +168,33 @@ static void selection(void **state) {
   assert_int_equal(cs_model_predict(&m, &q, &pr, &err), CS_ERR_UNSUPPORTED);
 }
 
+/* LL128 needs NVLink inside the node (NCCL 2.28.3 tuning.cc:531; the TUNING table NCCL printed
+ * for 2 x H200 with P2P and SHM off, tests/data/h200x2-tuning/socket_all_reduce.log, has LL128
+ * at 0.0 for every collective): over NVLink some size picks it, over PCIe none does, and one GPU
+ * per node keeps it (NCCL's intra path is then the GPU itself). */
+static void ll128_needs_nvlink(void **state) {
+  (void)state;
+  struct cs_model m;
+  cs_model_defaults(&m);
+  for (int intra = 0; intra < 2; intra++) {
+    m.intra = intra ? CS_TIER_PCIE : CS_TIER_NVLINK;
+    int ll128 = 0;
+    for (int N = 1; N <= 16; N *= 4)
+      for (double S = 8; S < 1e10; S *= 2) {
+        struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, N * 8, N, 8, S};
+        struct cs_coll_pred pr;
+        assert_int_equal(cs_model_predict(&m, &q, &pr, NULL), CS_OK);
+        ll128 += pr.proto == CS_PROTO_LL128;
+      }
+    if (intra)
+      assert_int_equal(ll128, 0);
+    else
+      assert_true(ll128 > 0);
+    struct cs_coll_query one = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 4, 4, 1, 1 << 20};
+    assert_true(cs_model_offers(&m, &one, CS_ALGO_RING, CS_PROTO_LL128));
+  }
+}
+
 static void bad_queries(void **state) {
   (void)state;
   struct cs_model m;
@@ -229,7 +256,7 @@ int main(void) {
       cmocka_unit_test(bandwidth),      cmocka_unit_test(window),
       cmocka_unit_test(own_share),      cmocka_unit_test(selection),
       cmocka_unit_test(bad_queries),    cmocka_unit_test(param_table),
-      cmocka_unit_test(band),
+      cmocka_unit_test(band),           cmocka_unit_test(ll128_needs_nvlink),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

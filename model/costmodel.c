@@ -8,6 +8,7 @@
 #include "costmodel.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -182,11 +183,30 @@ const char *cs_model_param_name(int i, char *buf, size_t len) {
   return buf;
 }
 
-int cs_model_param_index(const char *name) {
-  char buf[64];
+/* The parameters' names, built once: the lookup by name is a scan of fixed strings. */
+static char param_names[OFF_END][32];
+static pthread_once_t param_names_once = PTHREAD_ONCE_INIT;
+
+static void param_names_build(void) {
   for (int i = 0; i < OFF_END; i++)
-    if (strcmp(cs_model_param_name(i, buf, sizeof buf), name) == 0) return i;
+    cs_model_param_name(i, param_names[i], sizeof param_names[i]);
+}
+
+int cs_model_param_index(const char *name) {
+  pthread_once(&param_names_once, param_names_build);
+  for (int i = 0; i < OFF_END; i++)
+    if (strcmp(param_names[i], name) == 0) return i;
   return -1;
+}
+
+int cs_model_param_bw_index(enum cs_tier t) {
+  return t >= 0 && t < CS_TIER_COUNT ? OFF_BW + (int)t : -1;
+}
+
+int cs_model_param_hop_index(enum cs_tier t, enum cs_proto p) {
+  return t >= 0 && t < CS_TIER_COUNT && p >= 0 && p < CS_PROTO_COUNT
+             ? OFF_HOP + (int)t * CS_PROTO_COUNT + (int)p
+             : -1;
 }
 
 enum cs_status cs_model_check_query(const struct cs_coll_query *q, struct cs_error *err) {

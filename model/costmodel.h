@@ -179,6 +179,9 @@ double cs_model_param_get(const struct cs_model *m, int i);
 const char *cs_model_param_name(int i, char *buf, size_t len);
 /* Index of a parameter by name, or -1. */
 int cs_model_param_index(const char *name);
+/* Index of "bw.TIER" and of "hop.TIER.PROTO" without a name lookup (the hot paths' form). */
+int cs_model_param_bw_index(enum cs_tier t);
+int cs_model_param_hop_index(enum cs_tier t, enum cs_proto p);
 enum cs_param_kind cs_model_param_kind(int i);
 /* Unit kind of a parameter when written to a file: "s", "Bps" or "" (dimensionless). */
 const char *cs_model_param_unit(int i);

@@ -324,9 +324,8 @@ void cs_topo_cal_apply(const struct cs_topology *t, const struct cs_topo_group *
                        struct cs_cal *cal) {
   struct cs_model *m = &cal->model;
   unsigned what = CS_TOPO_APPLY_ALGOS;
-  char name[32];
-  snprintf(name, sizeof name, "bw.%s", g->intra == CS_TIER_PCIE ? "pcie" : "nvlink");
-  const int ii = cs_model_param_index(name), in = cs_model_param_index("bw.net");
+  const int ii = cs_model_param_bw_index(g->intra == CS_TIER_PCIE ? CS_TIER_PCIE : CS_TIER_NVLINK);
+  const int in = cs_model_param_bw_index(CS_TIER_NET);
   m->intra = g->intra;
   if (cal->source[ii] == CS_SRC_DEFAULT || cal->source[ii] == CS_SRC_TOPO) {
     what |= CS_TOPO_APPLY_INTRA;
@@ -334,17 +333,14 @@ void cs_topo_cal_apply(const struct cs_topology *t, const struct cs_topo_group *
   }
   int lat_kept = 0;
   for (int p = 0; p < CS_PROTO_COUNT; p++) {
-    snprintf(name, sizeof name, "hop.net.%s", cs_proto_name(p));
-    int k = cs_model_param_index(name);
+    int k = cs_model_param_hop_index(CS_TIER_NET, (enum cs_proto)p);
     lat_kept |= cal->source[k] == CS_SRC_FIT || cal->source[k] == CS_SRC_USER;
   }
   const int across = g->domains > 1;
   if (!lat_kept && across) {
     what |= CS_TOPO_APPLY_LAT;
-    for (int p = 0; p < CS_PROTO_COUNT; p++) {
-      snprintf(name, sizeof name, "hop.net.%s", cs_proto_name(p));
-      cal->source[cs_model_param_index(name)] = CS_SRC_TOPO;
-    }
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+      cal->source[cs_model_param_hop_index(CS_TIER_NET, (enum cs_proto)p)] = CS_SRC_TOPO;
   }
   const double fitted = m->bw[CS_TIER_NET];
   const enum cs_param_source src = cal->source[in];

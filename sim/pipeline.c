@@ -14,6 +14,7 @@
  */
 #include "pipeline.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,7 @@ struct cs_sim_pipe {
   int pp, v;
   long m;
   long n;               /* operations: 2 m v pp */
+  int shared;           /* op, lb_pos and lb_prev belong to the schedule cache, not to this pipe */
   struct pop *op;       /* [n] in replay order */
   int32_t *lb_pos;      /* [pp v] position + 1 of each chunk's last backward (0 = none) */
   int32_t *lb_prev;     /* [pp v] position + 1 of the operation before it on its stage (0 = none) */
@@ -175,6 +177,51 @@ static int compile(struct cs_sim_pipe *p) {
   return ok;
 }
 
+/* The compiled schedules of this process, by (pp, v, m): compiling one costs several runs, and
+ * a sweep, a search or a series of predictions asks for the same few shapes again and again. A
+ * compiled schedule is read-only, so pipes of one shape share it. Kept for the life of the
+ * process: at most SCHED_MAX of at most SCHED_OPS operations each (about 16 MiB in all); a larger
+ * or later shape is compiled for its own pipe. */
+#define SCHED_MAX 64
+#define SCHED_OPS 16384
+struct sched {
+  int pp, v;
+  long m;
+  struct pop *op;
+  int32_t *lb_pos, *lb_prev;
+  long resume;
+};
+static struct sched sched_cache[SCHED_MAX];
+static int sched_n;
+static pthread_mutex_t sched_mu = PTHREAD_MUTEX_INITIALIZER;
+
+/* Points p at a cached schedule of its shape (1), or at none (0): p then compiles its own. */
+static int sched_get(struct cs_sim_pipe *p) {
+  int found = 0;
+  pthread_mutex_lock(&sched_mu);
+  for (int i = 0; i < sched_n && !found; i++) {
+    const struct sched *c = &sched_cache[i];
+    if (c->pp == p->pp && c->v == p->v && c->m == p->m) {
+      p->op = c->op, p->lb_pos = c->lb_pos, p->lb_prev = c->lb_prev, p->resume = c->resume;
+      p->shared = found = 1;
+    }
+  }
+  pthread_mutex_unlock(&sched_mu);
+  return found;
+}
+
+/* Hands p's freshly compiled schedule to the cache when there is room (p then shares it). */
+static void sched_put(struct cs_sim_pipe *p) {
+  if (p->n > SCHED_OPS) return;
+  pthread_mutex_lock(&sched_mu);
+  if (sched_n < SCHED_MAX) {
+    sched_cache[sched_n++] =
+        (struct sched){p->pp, p->v, p->m, p->op, p->lb_pos, p->lb_prev, p->resume};
+    p->shared = 1;
+  }
+  pthread_mutex_unlock(&sched_mu);
+}
+
 enum cs_status cs_sim_pipe_alloc(int pp, int vpp, long m, struct cs_sim_pipe **out,
                                  struct cs_error *err) {
   *out = NULL;
@@ -190,11 +237,15 @@ enum cs_status cs_sim_pipe_alloc(int pp, int vpp, long m, struct cs_sim_pipe **o
                         m, pp);
   struct cs_sim_pipe *p = calloc(1, sizeof *p);
   size_t nc = (size_t)pp * (size_t)vpp, n = 2 * nc * (size_t)m;
+  int cached = 0;
   if (p) {
     p->pp = pp, p->v = vpp, p->m = m, p->n = (long)n;
-    p->op = malloc(n * sizeof *p->op);
-    p->lb_pos = calloc(nc, sizeof *p->lb_pos);
-    p->lb_prev = calloc(nc, sizeof *p->lb_prev);
+    cached = sched_get(p);
+    if (!cached) {
+      p->op = malloc(n * sizeof *p->op);
+      p->lb_pos = calloc(nc, sizeof *p->lb_pos);
+      p->lb_prev = calloc(nc, sizeof *p->lb_prev);
+    }
     p->end = calloc((n + 1) * LANES, sizeof *p->end);
     p->dur = calloc(3 * nc * LANES, sizeof *p->dur);
     p->delay = calloc((2 + nc) * LANES, sizeof *p->delay);
@@ -203,19 +254,22 @@ enum cs_status cs_sim_pipe_alloc(int pp, int vpp, long m, struct cs_sim_pipe **o
     p->snap = calloc(2 * (size_t)pp * LANES, sizeof *p->snap);
   }
   if (!p || !p->op || !p->lb_pos || !p->lb_prev || !p->end || !p->dur || !p->delay || !p->clock ||
-      !p->busy || !p->snap || !compile(p)) {
+      !p->busy || !p->snap || (!cached && !compile(p))) {
     cs_sim_pipe_free(p);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory for a %zu-pass pipeline schedule", n);
   }
+  if (!cached) sched_put(p);
   *out = p;
   return CS_OK;
 }
 
 void cs_sim_pipe_free(struct cs_sim_pipe *p) {
   if (!p) return;
-  free(p->op);
-  free(p->lb_pos);
-  free(p->lb_prev);
+  if (!p->shared) {
+    free(p->op);
+    free(p->lb_pos);
+    free(p->lb_prev);
+  }
   free(p->end);
   free(p->dur);
   free(p->delay);

@@ -23,6 +23,7 @@
 #include "workload.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -586,7 +587,12 @@ enum cs_status cs_workload_step_flops(const struct cs_workload *w, const struct 
   double model = 0, hw = 0;
   struct cs_layer_cost c;
   for (size_t i = 0; i < w->nlayer; i++) {
-    layer_cost(w, &u, i, &c);
+    /* a layer like the one before it but for its name (a transformer's blocks) costs what it
+     * did: the cost reads every field after the name, never the name */
+    const size_t from = offsetof(struct cs_layer, type);
+    if (i == 0 || memcmp((const char *)&w->layer[i] + from, (const char *)&w->layer[i - 1] + from,
+                         sizeof w->layer[i] - from) != 0)
+      layer_cost(w, &u, i, &c);
     model += c.fwd_flops + c.bwd_flops;
     hw += c.fwd_flops + c.bwd_flops + c.recompute_flops;
   }

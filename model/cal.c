@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,6 +300,37 @@ static int relevant_fast(int i, const struct cs_model *m, const struct cs_coll_q
   }
 }
 
+/* The parameters relevant_fast keeps for a query, as a bit mask: it reads the query and the pick
+ * only through the features packed into a key here, so masks are computed once per key and kept
+ * per thread (a few dozen keys in practice; a full table is simply recomputed). */
+#define MASK_WORDS ((CS_MODEL_NPARAMS + 63) / 64)
+#define MASK_SLOTS 64
+struct relmask {
+  int key;
+  uint64_t bit[MASK_WORDS];
+};
+static _Thread_local struct relmask rel_masks[MASK_SLOTS];
+static _Thread_local int rel_masks_n;
+
+static const uint64_t *relevant_mask(const struct cs_model *m, const struct cs_coll_query *q,
+                                     const struct cs_coll_pred *pick) {
+  const int forced = q->algo != CS_ALGO_AUTO || q->proto != CS_PROTO_AUTO;
+  const int key = (int)q->coll | (q->nodes > 1) << 3 | (m->intra == CS_TIER_PCIE) << 4 |
+                  forced << 5 | (pick != NULL) << 6 | (pick ? (int)pick->algo : 0) << 7 |
+                  (pick ? (int)pick->proto : 0) << 11 |
+                  (q->nodes == 1 && q->coll != CS_COLL_SEND_RECV) << 13;
+  for (int s = 0; s < rel_masks_n; s++)
+    if (rel_masks[s].key == key) return rel_masks[s].bit;
+  if (rel_masks_n == MASK_SLOTS) rel_masks_n = 0; /* full: start over */
+  struct relmask *r = &rel_masks[rel_masks_n++];
+  r->key = key;
+  memset(r->bit, 0, sizeof r->bit);
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++)
+    if (relevant_fast(i, m, q, i == pinfo_bw_net ? NULL : pick))
+      r->bit[i / 64] |= (uint64_t)1 << (i % 64);
+  return r->bit;
+}
+
 static double log_variance(const struct cs_cal *cal, const struct cs_model *base,
                            const struct cs_coll_query *q, const struct cs_coll_pred *base_pred) {
   struct cs_model m = *base;
@@ -309,12 +341,15 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
   const struct cs_coll_pred pick = *base_pred;
   int fixed = !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO);
 #define PICK(i) (fixed && ((i) != pinfo_bw_net || m.select != CS_SELECT_NCCL_TABLE) ? &pick : NULL)
+  /* relevant_fast(i, &m, q, PICK(i)) for every i, at once (PICK matters to no bandwidth) */
+  const uint64_t *rel = relevant_mask(&m, q, fixed ? &pick : NULL);
+#define REL(i) ((rel[(i) / 64] >> ((i) % 64)) & 1)
   /* fitted parameters: full covariance */
   if (cal->n_fit > 0 && cal->cov != NULL) {
     double g[CS_MODEL_NPARAMS];
     for (int k = 0; k < cal->n_fit; k++) {
       int i = cal->fit_index[k];
-      g[k] = relevant_fast(i, &m, q, PICK(i)) ? log_gradient(&m, q, i, PICK(i)) : 0.0;
+      g[k] = REL(i) ? log_gradient(&m, q, i, PICK(i)) : 0.0;
     }
     for (int i = 0; i < cal->n_fit; i++)
       for (int j = 0; j < cal->n_fit; j++)
@@ -322,13 +357,14 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
   }
   /* defaults no measurement determined: their prior spread, independently */
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
-    if (cal->source[i] != CS_SRC_DEFAULT || !relevant_fast(i, &m, q, PICK(i))) continue;
+    if (!REL(i) || cal->source[i] != CS_SRC_DEFAULT) continue;
     double g = log_gradient(&m, q, i, PICK(i));
     if (g != 0.0) {
       double sd = cs_model_param_prior_sd(i);
       var += g * g * sd * sd;
     }
   }
+#undef REL
 #undef PICK
   return var > 0 ? var : 0.0;
 }

@@ -17,7 +17,9 @@
  * uniform stages without transfers the idle fraction comes out as (pp - 1) / (m + pp - 1).
  *
  * Cost: cs_sim_pipe_alloc compiles the schedule into a flat list of operations in dependency
- * order (O(pp * v * m) time and about 64 bytes per operation); a run is one pass over that list,
+ * order (O(pp * v * m) time and about 64 bytes per operation), once per shape (pp, v, m) in a
+ * process while the shape has at most 16,384 operations and fewer than 64 shapes were kept
+ * (compiled schedules are read-only and shared; thread-safe); a run is one pass over that list,
  * O(pp * v * m) with no allocation, for up to CS_SIM_PIPE_LANES sets of durations at once.
  */
 #ifndef CS_SIM_PIPELINE_H

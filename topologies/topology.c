@@ -526,10 +526,10 @@ void cs_topo_dump(FILE *out, const struct cs_topology *t) {
     fprintf(out, "  levels:\n");
     for (int l = 0; l < net->nlevels; l++) {
       const struct cs_topo_level *lv = &net->level[l];
-      fprintf(out,
-              "    - name: \"%s\"\n      radix: %d\n      oversubscription: \"%.10g:1\"\n"
-              "      nodes: %d\n",
-              lv->name, lv->radix, lv->oversub, lv->nodes);
+      fprintf(out, "    - name: ");
+      cs_yaml_write_string(out, lv->name); /* quotes and backslashes escaped */
+      fprintf(out, "\n      radix: %d\n      oversubscription: \"%.10g:1\"\n      nodes: %d\n",
+              lv->radix, lv->oversub, lv->nodes);
     }
   }
 }

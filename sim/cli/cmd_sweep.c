@@ -188,8 +188,11 @@ static void write_csv(FILE *f, const struct cs_scenario *su, const struct cs_swe
 static void write_json(FILE *f, const struct cs_scenario *su, const struct cs_sweep_rec *R,
                        size_t k, int argc, char **argv) {
   cli_json_head(f, argc, argv);
-  fprintf(f, ", \"workload\": \"%s\", \"topology\": \"%s\",\n \"points\": [\n", su->workload->name,
-          su->topo.name);
+  fputs(", \"workload\": ", f);
+  cli_json_string(f, su->workload->name); /* names from files: quotes, backslashes escaped */
+  fputs(", \"topology\": ", f);
+  cli_json_string(f, su->topo.name);
+  fputs(",\n \"points\": [\n", f);
   for (size_t i = 0; i < k; i++) {
     const struct cs_sweep_rec *r = &R[i];
     fprintf(f, "  {\"nodes\": %ld, \"net_Gbps_per_gpu\": %g, \"gbs\": %d, \"curve\": ", r->nodes,

@@ -18,6 +18,7 @@
 #include "input.h"
 #include "map.h"
 #include "opts.h"
+#include "output.h"
 #include "smi.h"
 #include "topology.h"
 #include "units.h"
@@ -131,8 +132,10 @@ static void write_map(FILE *out, int json, const struct cs_topology *t, char nam
                       : g->level >= 0                            ? "switch"
                                                                  : "none";
   if (json) {
-    fprintf(out, "{\"tool\": \"commscale %s\", \"topology\": \"%s\", \"plan\": {", CS_VERSION,
-            t->name);
+    /* the topology's and its levels' names come from a file: written as JSON strings */
+    fprintf(out, "{\"tool\": \"commscale %s\", \"topology\": ", CS_VERSION);
+    cli_json_string(out, t->name);
+    fprintf(out, ", \"plan\": {");
     for (int i = 0; i < nd; i++)
       fprintf(out, "%s\"%s\": %d", i ? ", " : "", names[i], sizes[i]);
     fprintf(out,
@@ -140,16 +143,18 @@ static void write_map(FILE *out, int json, const struct cs_topology *t, char nam
             "\"gpus_per_node\": %d, \"domains\": %d, \"gpus_per_domain\": %d, \"uniform\": %s, "
             "\"rail_aligned\": %s, \"tier\": \"%s\", \"intra_tier\": \"%s\", "
             "\"bw_intra_GBps\": %.6g, \"siblings_per_node\": %d, \"nics_used\": %d, "
-            "\"flows_per_nic\": %d, \"level\": \"%s\", \"switches\": %d, \"oversubscription\": "
-            "%.6g, \"bw_net_GBps\": %.6g, \"bw_net_per_gpu_GBps\": %.6g, \"lat_net_us\": %.6g, "
-            "\"nvls\": %s, \"collnet\": %s, \"model_bw_intra_GBps\": %.6g, "
-            "\"model_bw_net_GBps\": %.6g}\n",
+            "\"flows_per_nic\": %d, \"level\": ",
             names[dim], g->ranks, g->total_ranks, g->nodes, g->gpus_per_node, g->domains,
             g->gpus_per_domain, g->uniform ? "true" : "false", g->rail_aligned ? "true" : "false",
             tier_name(g->tier), tier_name(g->intra), g->bw_intra / 1e9, g->siblings_per_node,
-            g->nics_used, g->flows_per_nic, level, g->switches, g->oversub, g->bw_net / 1e9,
-            g->bw_net_gpu / 1e9, g->lat_net * 1e6, g->nvls ? "true" : "false",
-            g->collnet ? "true" : "false", m.bw[g->intra] / 1e9,
+            g->nics_used, g->flows_per_nic);
+    cli_json_string(out, level);
+    fprintf(out,
+            ", \"switches\": %d, \"oversubscription\": %.6g, \"bw_net_GBps\": %.6g, "
+            "\"bw_net_per_gpu_GBps\": %.6g, \"lat_net_us\": %.6g, \"nvls\": %s, \"collnet\": %s, "
+            "\"model_bw_intra_GBps\": %.6g, \"model_bw_net_GBps\": %.6g}\n",
+            g->switches, g->oversub, g->bw_net / 1e9, g->bw_net_gpu / 1e9, g->lat_net * 1e6,
+            g->nvls ? "true" : "false", g->collnet ? "true" : "false", m.bw[g->intra] / 1e9,
             g->domains > 1 ? m.bw[CS_TIER_NET] / 1e9 : 0.0);
     return;
   }

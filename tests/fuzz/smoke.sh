@@ -40,7 +40,7 @@ seeds() {
     plan) echo "$src/tests/fuzz/seeds/plan/*" ;;
     units) echo "$src/tests/fuzz/seeds/units/*" ;;
     framework) echo "$src/model/frameworks/*.yaml" ;;
-    probe) echo "$d/h200-compute/*.csv" ;;
+    probe) echo "$d/h200-compute/*.csv $d/h100-compute/*.csv $d/h100-compute/run2/*.csv" ;;
     scenario) echo "$src/sim/scenarios/*.yaml" ;;
     # fuzz_steps: first byte even = a steps file, odd = a framework log (see fuzz_steps.c)
     steps) echo "$src/tests/fuzz/seeds/steps/*" ;;
@@ -55,8 +55,11 @@ for t in $targets; do
   exe=$dir/tests/fuzz/fuzz_$t
   corpus=$dir/corpus/$t
   mkdir -p "$corpus"
+  # each seed under a name made of its path: seeds of two folders may share a file name
   # shellcheck disable=SC2046 # the globs expand here on purpose
-  cp $(eval echo $(seeds "$t")) "$corpus/"
+  for f in $(eval echo $(seeds "$t")); do
+    cp "$f" "$corpus/$(printf '%s' "${f#"$src"/}" | tr '/' '_')"
+  done
   reg=$src/tests/fuzz/regress/$t
   if [ -d "$reg" ] && [ -n "$(ls -A "$reg")" ]; then
     if ! "$exe" "$reg"/* >"$dir/$t.regress.log" 2>&1; then

@@ -586,6 +586,8 @@ enum cs_status cs_wdir_commit(struct cs_wdir *d, struct cs_error *err) {
           rmdir(aside);
           free(aside);
           aside = NULL;
+          /* another run moved the target aside between the lstat and the rename: look again */
+          if (e == ENOENT && attempt < 8) continue;
         }
       }
     } else if (errno != ENOENT) {

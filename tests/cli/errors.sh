@@ -264,16 +264,18 @@ fi
 printf "$scen"'plan: "tp=4"\n' >"$tmp/sc-g16.yaml"
 # shellcheck disable=SC2059
 printf "$scen"'plan: "tp=4"\n' | sed 's/gbs: 16/gbs: 32/' >"$tmp/sc-g32.yaml"
-rm -rf "$tmp/rep-two"
-(cd "$tmp" && { timeout 120 "$cs" report sc-g16.yaml -o rep-two 2>/dev/null &
-  timeout 120 "$cs" report sc-g32.yaml -o rep-two 2>/dev/null; wait; })
+# (the folder of an earlier run of this test may hold its leftovers: start clean)
+rm -rf "$tmp/rep-two" "$tmp"/rep-two.* "$tmp"/.rep-two*
+(cd "$tmp" && { timeout 120 "$cs" report sc-g16.yaml -o rep-two 2>"$tmp/two-16.err" &
+  timeout 120 "$cs" report sc-g32.yaml -o rep-two 2>"$tmp/two-32.err"; wait; })
 g=$(grep -o -- '--gbs [0-9]*' "$tmp/rep-two/report.md" 2>/dev/null | sort -u)
 if [ "$(printf '%s\n' "$g" | grep -c .)" -eq 1 ] && grep -q "global batch ${g#--gbs }," "$tmp/rep-two/report.md" &&
   [ "$(leftovers rep-two)" -eq 0 ]; then
   pass=$((pass + 1))
 else
   fail=$((fail + 1))
-  echo "FAIL: two reports into one folder mixed or left a folder beside: $g; $(leftovers rep-two) left beside"
+  echo "FAIL: two reports into one folder mixed or left a folder beside: $g; $(leftovers rep-two) left beside:" \
+    "$(cd "$tmp" && ls -d rep-two?* .rep-two* 2>&1 | tr '\n' ' ')stderr: $(cat "$tmp/two-16.err" "$tmp/two-32.err")"
 fi
 # a report killed (SIGTERM) mid-run leaves the old folder as it was and no temporary beside it
 rep=$(cd "$(dirname "$0")/../.." && pwd)/sim/scenarios/gpt3-175b-400n.yaml

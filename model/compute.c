@@ -78,6 +78,15 @@ double cs_compute_gemm_efficiency(const struct cs_compute *c, double m, double n
   return c->gpu.gemm_efficiency * x / (x + c->gpu.gemm_half_dim);
 }
 
+/* The head dimension a FlashAttention-2 kernel runs at: its kernels are built for multiples of
+ * 32 up to 192 and for 256, and a head is padded up to the next (flash_api.cpp, mha_fwd:
+ * head_size_rounded = head_size <= 192 ? round_multiple(head_size, 32) : 256). The H100 and H200
+ * probes show it: head dimension 80 runs at 80/96 of the rate of 96 (the H100 and H200
+ * torch_probes.csv under tests/data). */
+double cs_compute_attn_padded_dim(double d) {
+  return d <= 192 ? 32 * ceil(d / 32) : 256;
+}
+
 double cs_compute_attn_efficiency(const struct cs_compute *c, double s, double d, double bh,
                                   int backward) {
   if (c->attn) {
@@ -92,7 +101,10 @@ double cs_compute_attn_efficiency(const struct cs_compute *c, double s, double d
     if (eff > 0) return eff;
   }
   const struct cs_gpu *g = &c->gpu;
-  double e = g->attn_efficiency * d / (d + g->attn_half_dim) * s / (s + g->attn_half_seq);
+  /* the curve in the padded dimension, times the share of the padded work that is the head's */
+  const double dp = cs_compute_attn_padded_dim(d);
+  double e =
+      g->attn_efficiency * dp / (dp + g->attn_half_dim) * s / (s + g->attn_half_seq) * d / dp;
   return backward ? e * 2.5 / g->attn_bwd_factor : e;
 }
 

@@ -102,8 +102,13 @@ void cs_compute_set_gemm_table(struct cs_compute *c, const struct cs_gemm_point 
 /* Uses measured attention efficiencies (n points, borrowed); n == 0 restores the curve. */
 void cs_compute_set_attn_table(struct cs_compute *c, const struct cs_attn_point *pts, size_t n);
 
+/* The head dimension a fused (FlashAttention-2) kernel computes at: d rounded up to a multiple of
+ * 32 up to 192, else 256. */
+double cs_compute_attn_padded_dim(double d);
+
 /* The efficiency of a fused attention kernel's forward (backward = 0) or backward (1) at sequence
- * s, head dimension d and batch x heads bh, of the FLOPs it executes. */
+ * s, head dimension d and batch x heads bh, of the FLOPs of the head dimension d (the curve:
+ * E dp/(dp + attn_half_dim) s/(s + attn_half_seq) d/dp, dp the padded dimension). */
 double cs_compute_attn_efficiency(const struct cs_compute *c, double s, double d, double bh,
                                   int backward);
 

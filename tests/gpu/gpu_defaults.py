@@ -6,8 +6,10 @@ usage: gpu_defaults.py HBM_BW_GBPS PEAK_BF16_TFLOPS FILE...   (probe CSVs and ho
 
   gemm_efficiency, gemm_half_dim   eff = E x/(x + H), x = min(m, n, k), least squares of
                                    log(time) over the bf16 gemm rows (H on a grid, E in closed form)
-  attn_efficiency, attn_half_dim,  eff = E d/(d + D) s/(s + S) over the attn_fwd rows of at least
-  attn_half_seq, attn_bwd_factor   100 us (shorter ones time the host's launch); the backward
+  attn_efficiency, attn_half_dim,  eff = E p/(p + D) s/(s + S) d/p over the attn_fwd rows of at
+  attn_half_seq, attn_bwd_factor   least 100 us (shorter ones time the host's launch), p the head
+                                   dimension d padded as FlashAttention-2 pads it (a multiple of
+                                   32 up to 192, else 256: model/compute.c); the backward
                                    factor is the median attn_bwd / attn_fwd time of those rows
   mem_efficiency                   the largest copy's GB/s over the datasheet bandwidth
   *_efficiency of the classes      the model's own bytes at each memop row's shape over its time,
@@ -25,6 +27,11 @@ import sys
 def rows_of(path):
     with open(path) as f:
         return list(csv.DictReader(l for l in f if not l.startswith("#")))
+
+
+def padded(d):
+    """The head dimension FlashAttention-2 runs at (flash_api.cpp, head_size_rounded)."""
+    return 32 * math.ceil(d / 32) if d <= 192 else 256
 
 
 def fit_curve(xs, effs, grid):
@@ -61,8 +68,9 @@ def main():
     for d_half in range(0, 257, 4):
         for s_half in range(0, 8193, 64):
             lg = [math.log(float(r["tflops"]) * 1e12 / peak) -
-                  math.log(float(r["n"]) / (float(r["n"]) + d_half)) -
-                  math.log(float(r["m"]) / (float(r["m"]) + s_half)) for r in af]
+                  math.log(padded(float(r["n"])) / (padded(float(r["n"])) + d_half)) -
+                  math.log(float(r["m"]) / (float(r["m"]) + s_half)) -
+                  math.log(float(r["n"]) / padded(float(r["n"]))) for r in af]
             le = sum(lg) / len(lg)
             res = sum((v - le) ** 2 for v in lg)
             if best is None or res < best[0]:

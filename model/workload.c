@@ -221,6 +221,25 @@ static void add_op(struct cs_layer_cost *c, const char *name, int kind, double m
   c->nops++;
 }
 
+/* Weights kept wider than the compute type (fp32 weights under bf16/fp16 autocast, PyTorch's
+ * AMP recipe: weight_bytes above the activation bytes) are cast for every forward: autocast casts
+ * each weight that enters a matrix product once per autocast region (torch.autocast's weight
+ * cache lives as long as the region), reading the wide copy and writing the narrow one; the
+ * backward casts the weight's gradient back (ToCopyBackward: the same bytes, which
+ * cs_compute_op_time prices once, not twice). params: the weights of the layer's products on this
+ * GPU; redone under full recomputation (the checkpointed forward runs under autocast again).
+ * Under ZeRO-3 only the local shard is cast: FSDP's mixed-precision policy and DeepSpeed gather
+ * the weights already in the compute type. */
+static void add_weight_cast(struct cs_layer_cost *c, const struct cs_plan *p, double params,
+                            int recompute) {
+  double wb, gb, ob;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  const double e = cs_plan_act_bytes(p);
+  if (p->zero == 3 && p->dp > 1) params /= p->dp;
+  if (wb > e && params > 0)
+    add_op(c, CS_OP_WEIGHT_CAST, CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), recompute);
+}
+
 static void add_comm(struct cs_layer_cost *c, const struct cs_plan *p, int coll, int group,
                      int phase, int count, double bytes, const char *what) {
   if (count <= 0 || bytes <= 0 || cs_plan_group_size(p, group) <= 1) return;
@@ -345,6 +364,7 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
   double E = w->experts, k = w->top_k;
 
   /* forward kernels */
+  add_weight_cast(c, p, c->params, full);
   add_op(c, "norm1", CS_OP_MEMORY, 0, 0, 0, 1, 2 * T * h * e / tsp, full);
   add_op(c, "qkv", CS_OP_GEMM, T, qkv_nl, h, 1, 0, full);
   double core_flops = 4 * b * al * sl * s * d;
@@ -456,6 +476,7 @@ static void head_cost(const struct cs_workload *w, const struct cs_plan *p,
     add_op(c, "pooler", CS_OP_GEMM, b, h, h, 1, 0, 0);
     add_op(c, "nsp", CS_OP_GEMM, b, 2, h, 1, 0, 0);
   }
+  add_weight_cast(c, p, out_w / t, 0);
   add_op(c, "logits", CS_OP_GEMM, T, V / t, h, 1, 0, 0);
   add_op(c, "cross_entropy", CS_OP_MEMORY, 0, 0, 0, 1, 3 * 4 * T * V / t, 0);
   for (size_t i = 0; i < c->nops; i++)

@@ -158,7 +158,11 @@ struct cs_op {
   int causal; /* attention with a causal mask: fused kernels skip half the scores */
 };
 
-#define CS_LAYER_MAX_OPS 16
+/* The name of the weight-cast kernel (fp32 weights under 16-bit autocast): its backward moves the
+ * same bytes as its forward, not twice (compute.c). */
+#define CS_OP_WEIGHT_CAST "weight_cast"
+
+#define CS_LAYER_MAX_OPS 20
 #define CS_LAYER_MAX_COMM 16
 
 /* Layer i on one GPU for one micro-batch of plan p. */

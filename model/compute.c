@@ -129,10 +129,8 @@ static double attn_time(const struct cs_compute *c, const struct cs_op *op, int 
 double cs_compute_op_time(const struct cs_compute *c, const struct cs_op *op, int backward) {
   if (op->kind == CS_OP_MEMORY) {
     double t = op->bytes / c->mem_bw[cs_mem_class_of(op->name)];
-    /* an elementwise kernel's gradient reads two tensors and writes one; a cast's gradient is
-     * the cast back */
-    const int same = op->name && strcmp(op->name, CS_OP_WEIGHT_CAST) == 0;
-    return (backward && !same ? 2 : 1) * t + c->kernel_overhead;
+    const double bwd = op->bwd_traffic > 0 ? op->bwd_traffic : 2; /* see struct cs_op */
+    return (backward ? bwd : 1) * t + c->kernel_overhead;
   }
   if (op->fused && (c->attn || c->gpu.attn_efficiency > 0)) return attn_time(c, op, backward);
   double f = gemm_time(c, op, op->m, op->n, op->k, op->flops);

@@ -205,9 +205,10 @@ int cs_plan_group_size(const struct cs_plan *p, int g) {
 
 /* ---- per-layer figures --------------------------------------------------------------------- */
 
-static void add_op(struct cs_layer_cost *c, const char *name, int kind, double m, double n,
-                   double k, double batch, double bytes, int recompute) {
-  if (c->nops >= CS_LAYER_MAX_OPS) return;
+/* Appends a kernel; returns it, or NULL when the layer's list is full. */
+static struct cs_op *add_op(struct cs_layer_cost *c, const char *name, int kind, double m, double n,
+                            double k, double batch, double bytes, int recompute) {
+  if (c->nops >= CS_LAYER_MAX_OPS) return NULL;
   struct cs_op *o = &c->op[c->nops];
   o->name = name;
   o->kind = kind;
@@ -217,8 +218,10 @@ static void add_op(struct cs_layer_cost *c, const char *name, int kind, double m
   o->m = m, o->n = n, o->k = k, o->batch = batch;
   o->flops = kind == CS_OP_GEMM ? 2.0 * m * n * k * batch : 0;
   o->bytes = bytes;
+  o->bwd_traffic = 0;
   c->op_recompute[c->nops] = recompute;
   c->nops++;
+  return o;
 }
 
 /* Weights kept wider than the compute type (fp32 weights under bf16/fp16 autocast, PyTorch's
@@ -236,8 +239,10 @@ static void add_weight_cast(struct cs_layer_cost *c, const struct cs_plan *p, do
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   const double e = cs_plan_act_bytes(p);
   if (p->zero == 3 && p->dp > 1) params /= p->dp;
-  if (wb > e && params > 0)
-    add_op(c, CS_OP_WEIGHT_CAST, CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), recompute);
+  struct cs_op *o = wb > e && params > 0 ? add_op(c, "weight_cast", CS_OP_MEMORY, 0, 0, 0, 1,
+                                                  params * (wb + e), recompute)
+                                         : NULL;
+  if (o) o->bwd_traffic = 1;
 }
 
 static void add_comm(struct cs_layer_cost *c, const struct cs_plan *p, int coll, int group,

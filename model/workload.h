@@ -155,12 +155,11 @@ struct cs_op {
   double m, n, k, batch;
   double flops; /* forward FLOPs */
   double bytes;
-  int causal; /* attention with a causal mask: fused kernels skip half the scores */
+  int causal;         /* attention with a causal mask: fused kernels skip half the scores */
+  double bwd_traffic; /* memory kernels: backward bytes / forward bytes; 0 means 2 (an elementwise
+                         gradient reads two tensors and writes one); 1 for a cast (its gradient is
+                         the cast back) */
 };
-
-/* The name of the weight-cast kernel (fp32 weights under 16-bit autocast): its backward moves the
- * same bytes as its forward, not twice (compute.c). */
-#define CS_OP_WEIGHT_CAST "weight_cast"
 
 #define CS_LAYER_MAX_OPS 20
 #define CS_LAYER_MAX_COMM 16

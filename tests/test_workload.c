@@ -428,17 +428,17 @@ static void compute_measured_terms(void **state) {
   assert_int_equal(cs_mem_class_of("cross_entropy"), CS_MEM_XENT);
   assert_int_equal(cs_mem_class_of("lookup"), CS_MEM_COPY);
   /* 1e9 model bytes of a norm at 0.25 TB/s: 4 ms (+1 us); backward twice the bytes */
-  struct cs_op norm = {"norm1", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
+  struct cs_op norm = {"norm1", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, 0};
   assert_close(cs_compute_op_time(&c, &norm, 0), 4e-3 + 1e-6, 1e-12);
   assert_close(cs_compute_op_time(&c, &norm, 1), 8e-3 + 1e-6, 1e-12);
-  struct cs_op xent = {"cross_entropy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
+  struct cs_op xent = {"cross_entropy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, 0};
   assert_close(cs_compute_op_time(&c, &xent, 0), 0.5e-3 + 1e-6, 1e-12);
-  struct cs_op copy = {"lookup", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
+  struct cs_op copy = {"lookup", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, 0};
   assert_close(cs_compute_op_time(&c, &copy, 0), 2e-3 + 1e-6, 1e-12);
   /* causal attention, s = 2048 (m = n), d = 128, 16 x 32 batch x heads: executed FLOPs are half
    * of 4 s^2 d bh; eff = 0.8 * 128/192 * 2048/3072 = 0.35556 */
   double s = 2048, d = 128, bh = 512, fl = 4 * s * s * d * bh;
-  struct cs_op at = {"attention", CS_OP_GEMM, 1, 1, s, s, d, bh, fl, 0, 1};
+  struct cs_op at = {"attention", CS_OP_GEMM, 1, 1, s, s, d, bh, fl, 0, 1, 0};
   double eff = 0.8 * 128 / 192 * 2048 / 3072;
   assert_close(cs_compute_attn_efficiency(&c, s, d, bh, 0), eff, 1e-12);
   double tf = fl / 2 / (1000e12 * eff);
@@ -505,13 +505,14 @@ static void gpus_and_compute(void **state) {
   struct cs_compute c;
   cs_test_gpu("a100-80gb", &g);
   assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
-  struct cs_op op = {"gemm", CS_OP_GEMM, 0, 0, 8192, 8192, 8192, 1, 2.0 * 8192 * 8192 * 8192, 0, 0};
+  struct cs_op op = {"gemm", CS_OP_GEMM, 0, 0, 8192, 8192, 8192, 1, 2.0 * 8192 * 8192 * 8192,
+                     0,      0,          0};
   double eff = 0.8 * 8192 / (8192 + 64.0);
   assert_close(cs_compute_gemm_efficiency(&c, 8192, 8192, 8192), eff, 1e-12);
   assert_close(cs_compute_op_time(&c, &op, 0), op.flops / (312e12 * eff) + 3e-6, 1e-9);
   assert_true(cs_compute_gemm_efficiency(&c, 8192, 8192, 128) < eff);
   /* a memory-bound kernel runs at mem_efficiency of the HBM bandwidth */
-  struct cs_op mem = {"copy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0};
+  struct cs_op mem = {"copy", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, 0};
   assert_close(cs_compute_op_time(&c, &mem, 0), 1e9 / (0.8 * 2039e9) + 3e-6, 1e-9);
   assert_close(cs_compute_op_time(&c, &mem, 1), 2e9 / (0.8 * 2039e9) + 3e-6, 1e-9);
   /* measured efficiencies replace the curve */

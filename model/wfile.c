@@ -80,11 +80,29 @@ static void sig_rmtree(int dirfd, const char *name, int depth) {
           removed++;
         }
       }
-      if (removed == 0) break;
+      if (removed == 0) {
+        /* a file created after the last pass (by a writer the handler could not stop) makes
+         * the directory non-empty again: look once more, a bounded number of times */
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY || pass > 990) break;
+      }
     }
     close(fd);
   }
   unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+/* Blocks the three cleanup signals around a step that must not be cut in half; restores with
+ * unblock(). */
+static void block(sigset_t *old) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  sigaddset(&s, SIGTERM);
+  sigaddset(&s, SIGHUP);
+  sigprocmask(SIG_BLOCK, &s, old);
+}
+static void unblock(const sigset_t *old) {
+  sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* The child writing into a temporary (cs_wfile_child), or 0. */
@@ -92,6 +110,30 @@ static volatile sig_atomic_t child_pid;
 
 void cs_wfile_child(long pid) {
   child_pid = (sig_atomic_t)pid;
+}
+
+int cs_wfile_spawn(long *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                   char *const argv[]) {
+  extern char **environ;
+  sigset_t old;
+  block(&old);
+  posix_spawnattr_t attr;
+  int rc = posix_spawnattr_init(&attr);
+  if (rc == 0) {
+    rc = posix_spawnattr_setsigmask(&attr, &old);
+    if (rc == 0) rc = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    pid_t p = 0;
+    if (rc == 0)
+      rc = strchr(path, '/') ? posix_spawn(&p, path, fa, &attr, argv, environ)
+                             : posix_spawnp(&p, path, fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+    if (rc == 0) {
+      *pid = p;
+      child_pid = (sig_atomic_t)p;
+    }
+  }
+  unblock(&old);
+  return rc;
 }
 
 static void on_signal(int sig) {
@@ -132,20 +174,6 @@ void cs_wfile_install_signal_cleanup(void) {
     if (sigaction(sigs[k], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue; /* nohup */
     sigaction(sigs[k], &sa, NULL);
   }
-}
-
-/* Blocks the three cleanup signals around a step that must not be cut in half; restores with
- * unblock(). */
-static void block(sigset_t *old) {
-  sigset_t s;
-  sigemptyset(&s);
-  sigaddset(&s, SIGINT);
-  sigaddset(&s, SIGTERM);
-  sigaddset(&s, SIGHUP);
-  sigprocmask(SIG_BLOCK, &s, old);
-}
-static void unblock(const sigset_t *old) {
-  sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 /* ==== resolving the target ================================================================== */

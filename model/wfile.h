@@ -22,6 +22,7 @@
 #ifndef CS_WFILE_H
 #define CS_WFILE_H
 
+#include <spawn.h>
 #include <stdio.h>
 
 #include "status.h"
@@ -98,6 +99,15 @@ void cs_wfile_untrack(int handle);
  * or says none runs (pid 0): a cleanup signal first kills that child with SIGKILL and reaps it, so
  * that it cannot create a file in the temporary after the handler has emptied it. */
 void cs_wfile_child(long pid);
+
+/* Starts a child that writes into a tracked temporary (gnuplot) and names it with cs_wfile_child
+ * in one step: the cleanup signals are blocked from before posix_spawn until the child is named,
+ * so a signal in between cannot empty the temporary while an unnamed child goes on writing into
+ * it; the child runs with the caller's signal mask. path is searched in PATH unless it holds a
+ * '/'. Returns 0 with *pid set, or posix_spawn's error number. The caller reaps the child and
+ * then calls cs_wfile_child(0). */
+int cs_wfile_spawn(long *pid, const char *path, const posix_spawn_file_actions_t *fa,
+                   char *const argv[]);
 
 /* Takes an advisory lock (flock LOCK_EX|LOCK_NB) on f, an append-mode measurement file opened at
  * path, for as long as f stays open. CS_ERR_IO "PATH: another run is writing it" when another

@@ -35,8 +35,6 @@
 
 #define PATH_LEN 4096
 
-extern char **environ;
-
 /* ---- the figure object ------------------------------------------------------------------------
  */
 
@@ -594,12 +592,10 @@ static enum cs_status run_gnuplot(const char *gnuplot, const char *dir, const ch
   int rc = posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   if (rc == 0) rc = posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   if (rc == 0) rc = posix_spawn_file_actions_adddup2(&fa, fileno(errf), 2);
-  pid_t pid = 0;
-  if (rc == 0)
-    rc = strchr(gnuplot, '/') ? posix_spawn(&pid, gnuplot, &fa, NULL, argv, environ)
-                              : posix_spawnp(&pid, gnuplot, &fa, NULL, argv, environ);
+  long child = 0;
+  if (rc == 0) rc = cs_wfile_spawn(&child, gnuplot, &fa, argv);
   posix_spawn_file_actions_destroy(&fa);
-  if (rc == 0) cs_wfile_child(pid);
+  pid_t pid = (pid_t)child;
   if (rc != 0) {
     fclose(errf);
     return cs_error_set(err, CS_ERR_EXTERNAL,

@@ -403,6 +403,55 @@ static void sigterm_removes_temporaries(void **state) {
   assert_int_equal(entries(dir), 1);
 }
 
+/* A writer started with cs_wfile_spawn (a shell creating files in the temporary directory as
+ * fast as it can, as gnuplot writes images into a report's) is stopped by the cleanup signal
+ * before the directory is emptied: the run dies of SIGTERM, nothing is left beside, and the
+ * writer is gone, not orphaned and still writing. */
+static void sigterm_stops_spawned_writer(void **state) {
+  (void)state;
+  char dir[600], out[700];
+  fresh_dir("spawn", dir, sizeof dir);
+  join(out, sizeof out, dir, "set");
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    cs_wfile_install_signal_cleanup();
+    struct cs_wdir *d;
+    if (cs_wdir_open(out, &d, NULL) != CS_OK) _exit(3);
+    char *argv[] = {"sh", "-c", "i=0; while :; do i=$((i+1)); : >\"$0/f$i\" || exit 0; done",
+                    (char *)cs_wdir_tmp(d), NULL};
+    long w = 0;
+    if (cs_wfile_spawn(&w, "sh", NULL, argv) != 0) _exit(4);
+    char f[900];
+    snprintf(f, sizeof f, "%s/f1", cs_wdir_tmp(d));
+    while (access(f, F_OK) != 0)
+      usleep(1000);
+    pid_t wp = (pid_t)w;
+    if (write(fds[1], &wp, sizeof wp) != (ssize_t)sizeof wp) _exit(5);
+    for (;;)
+      pause();
+  }
+  close(fds[1]);
+  pid_t writer = 0;
+  assert_int_equal(read(fds[0], &writer, sizeof writer), (ssize_t)sizeof writer);
+  close(fds[0]);
+  assert_true(writer > 0);
+  assert_int_equal(kill(pid, SIGTERM), 0);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGTERM);
+  assert_int_equal(entries(dir), 0);
+  errno = 0;
+  assert_int_equal(kill(writer, 0), -1); /* reaped by the handler */
+  assert_int_equal(errno, ESRCH);
+  usleep(50000);
+  assert_int_equal(entries(dir), 0);
+}
+
 static void append_lock_refuses_second_writer(void **state) {
   (void)state;
   char dir[600], p[700];
@@ -451,6 +500,7 @@ int main(void) {
       cmocka_unit_test(stdout_written_through),
       cmocka_unit_test(dir_set_atomic_and_safe),
       cmocka_unit_test(sigterm_removes_temporaries),
+      cmocka_unit_test(sigterm_stops_spawned_writer),
       cmocka_unit_test(append_lock_refuses_second_writer),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

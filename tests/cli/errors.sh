@@ -280,9 +280,11 @@ fi
 # a report killed (SIGTERM) mid-run leaves the old folder as it was and no temporary beside it
 rep=$(cd "$(dirname "$0")/../.." && pwd)/sim/scenarios/gpt3-175b-400n.yaml
 sum=$(cksum <"$tmp/rep-two/report.md")
-# Under heavy load a killed report has (rarely) left a temporary beside the folder, a defect not
-# yet found; the case passes when one of three kills leaves nothing and names what the others
-# left, so that it fails on a systematic leak, not on that race.
+# Under heavy load a killed report once left a temporary beside the folder: a signal between
+# gnuplot's posix_spawn and naming the child let the handler empty the folder while gnuplot went
+# on writing into it (closed by cs_wfile_spawn, test_wfile sigterm_stops_spawned_writer). The
+# case still passes when one of three kills leaves nothing, naming what the others left, so that
+# it fails on a systematic leak and a race not yet seen cannot block a good tree.
 kills=0 clean=0 left=""
 while [ "$kills" -lt 3 ] && [ "$clean" -eq 0 ]; do
   kills=$((kills + 1))

@@ -21,8 +21,9 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
   }
   c->elem_bytes = prec == CS_PREC_FP32 || prec == CS_PREC_TF32 ? 4 : prec == CS_PREC_FP8 ? 1 : 2;
   const double cls[CS_MEM_CLASS_COUNT] = {
-      g->mem_efficiency,     g->norm_efficiency, g->act_efficiency,  g->residual_efficiency,
-      g->softmax_efficiency, g->xent_efficiency, g->optim_efficiency};
+      g->mem_efficiency,     g->norm_efficiency, g->act_efficiency,   g->residual_efficiency,
+      g->softmax_efficiency, g->xent_efficiency, g->optim_efficiency, g->gather_efficiency,
+      g->reduce_efficiency,  g->cast_efficiency};
   for (int i = 0; i < CS_MEM_CLASS_COUNT; i++)
     c->mem_bw[i] = g->hbm_bw * (cls[i] > 0 ? cls[i] : g->mem_efficiency);
   c->kernel_overhead = g->kernel_overhead;
@@ -41,6 +42,9 @@ enum cs_mem_class cs_mem_class_of(const char *n) {
   if (strcmp(n, "softmax") == 0) return CS_MEM_SOFTMAX;
   if (strcmp(n, "cross_entropy") == 0) return CS_MEM_XENT;
   if (strcmp(n, "optimizer") == 0) return CS_MEM_OPTIM;
+  if (strcmp(n, "qkv_grad_cat") == 0) return CS_MEM_GATHER;
+  if (strcmp(n, "bias_grad") == 0) return CS_MEM_REDUCE;
+  if (strcmp(n, "grad_cast") == 0) return CS_MEM_CAST;
   return CS_MEM_COPY;
 }
 
@@ -128,9 +132,9 @@ static double attn_time(const struct cs_compute *c, const struct cs_op *op, int 
 
 double cs_compute_op_time(const struct cs_compute *c, const struct cs_op *op, int backward) {
   if (op->kind == CS_OP_MEMORY) {
+    if (op->pass == (backward ? CS_OP_FWD_ONLY : CS_OP_BWD_ONLY)) return 0;
     double t = op->bytes / c->mem_bw[cs_mem_class_of(op->name)];
-    const double bwd = op->bwd_traffic > 0 ? op->bwd_traffic : 2; /* see struct cs_op */
-    return (backward ? bwd : 1) * t + c->kernel_overhead;
+    return (backward && op->pass == CS_OP_BOTH ? 2 : 1) * t + c->kernel_overhead;
   }
   if (op->fused && (c->attn || c->gpu.attn_efficiency > 0)) return attn_time(c, op, backward);
   double f = gemm_time(c, op, op->m, op->n, op->k, op->flops);
@@ -142,23 +146,42 @@ double cs_compute_op_time(const struct cs_compute *c, const struct cs_op *op, in
          gemm_time(c, op, op->k, op->n, op->m, op->flops);
 }
 
+double cs_compute_power_gain(const struct cs_gpu *g, double share) {
+  const double lo = g->gemm_power_share_lo, hi = g->gemm_power_share_hi;
+  if (!(g->gemm_power_gain > 0) || !(hi > lo) || !(share < hi)) return 0;
+  return g->gemm_power_gain * (share <= lo ? 1 : (hi - share) / (hi - lo));
+}
+
 void cs_compute_layer_time(const struct cs_compute *c, const struct cs_layer_cost *lc,
                            struct cs_layer_time *t) {
   memset(t, 0, sizeof *t);
-  double gemm_bwd = 0, other_bwd = 0;
+  double gemm_fwd = 0, gemm_bwd = 0, other_bwd = 0, gemm_rec = 0;
   for (size_t i = 0; i < lc->nops; i++) {
     const struct cs_op *op = &lc->op[i];
     double f = cs_compute_op_time(c, op, 0);
     double b = cs_compute_op_time(c, op, 1);
     t->fwd += f;
-    if (op->kind == CS_OP_GEMM)
+    if (op->kind == CS_OP_GEMM) {
+      gemm_fwd += f;
       gemm_bwd += b;
-    else
+      if (lc->op_recompute[i]) gemm_rec += f;
+    } else {
       other_bwd += b;
+    }
     if (lc->op_recompute[i]) t->recompute += f;
   }
   /* layers whose backward is not twice the forward (generic ones) scale their GEMM part */
   if (lc->fwd_flops > 0) gemm_bwd *= lc->bwd_flops / (2 * lc->fwd_flops);
+  /* the tensor-core kernels' share of the layer sets how far the power limit holds the clock
+   * down (cs_compute_power_gain); the GEMM and attention figures are back-to-back ones */
+  double all = t->fwd + gemm_bwd + other_bwd;
+  double gain = all > 0 ? cs_compute_power_gain(&c->gpu, (gemm_fwd + gemm_bwd) / all) : 0;
+  if (gain > 0) {
+    double cut = gain / (1 + gain); /* of each tensor-core time */
+    t->fwd -= gemm_fwd * cut;
+    t->recompute -= gemm_rec * cut;
+    gemm_bwd -= gemm_bwd * cut;
+  }
   t->bwd = gemm_bwd + other_bwd;
   /* an eager framework's host issues the layer's kernels: the GPU waits when the host is slower */
   double gpu = t->fwd + t->bwd;

@@ -29,6 +29,9 @@ enum cs_mem_class {
   CS_MEM_SOFTMAX,
   CS_MEM_XENT,
   CS_MEM_OPTIM,
+  CS_MEM_GATHER, /* the backward's concatenation of query, key and value gradients */
+  CS_MEM_REDUCE, /* bias gradients: an output gradient summed over tokens */
+  CS_MEM_CAST,   /* a 16-bit weight gradient cast back to the weights' fp32 */
   CS_MEM_CLASS_COUNT
 };
 

@@ -45,6 +45,21 @@ static const struct cs_cfg_field fields[] = {
       "cross-entropy: fraction of hbm_bw for the model's bytes (0 = mem_efficiency)"),
     G("optim_efficiency", CS_CFG_DOUBLE, optim_efficiency, 0, 0, 0, 4, "0",
       "optimizer step: fraction of hbm_bw for the model's bytes (0 = mem_efficiency)"),
+    G("gather_efficiency", CS_CFG_DOUBLE, gather_efficiency, 0, 0, 0, 4, "0",
+      "query/key/value gradient concatenation: fraction of hbm_bw for the model's bytes (0 = "
+      "mem_efficiency)"),
+    G("reduce_efficiency", CS_CFG_DOUBLE, reduce_efficiency, 0, 0, 0, 4, "0",
+      "bias gradients (sums over tokens): fraction of hbm_bw for the model's bytes (0 = "
+      "mem_efficiency)"),
+    G("cast_efficiency", CS_CFG_DOUBLE, cast_efficiency, 0, 0, 0, 4, "0",
+      "16-bit weight gradient cast to fp32: fraction of hbm_bw for the model's bytes (0 = "
+      "mem_efficiency)"),
+    G("gemm_power_gain", CS_CFG_DOUBLE, gemm_power_gain, 0, 0, 0, 1, "0",
+      "extra speed of tensor-core kernels sharing the time with memory-bound ones (power limit)"),
+    G("gemm_power_share_lo", CS_CFG_DOUBLE, gemm_power_share_lo, 0, 0, 0, 1, "0.41",
+      "tensor-core time share at or under which gemm_power_gain is reached"),
+    G("gemm_power_share_hi", CS_CFG_DOUBLE, gemm_power_share_hi, 0, 0, 0, 1, "0.81",
+      "tensor-core time share at or over which there is no gain"),
     G("attn_efficiency", CS_CFG_DOUBLE, attn_efficiency, 0, 0, 0, 1, "0",
       "fused attention forward: fraction of peak at large head dim and sequence (0 = GEMM curve)"),
     G("attn_half_dim", CS_CFG_DOUBLE, attn_half_dim, 0, 0, 0, 1e6, "0",
@@ -77,6 +92,9 @@ static enum cs_status read_doc(const struct cs_yaml *d, struct cs_gpu *g, struct
     return cs_yaml_error(d, root, err, CS_ERR_RANGE,
                          "%s: expected a peak for at least one precision (peak_fp32 ... peak_fp8)",
                          tmp.name);
+  if (tmp.gemm_power_gain > 0 && !(tmp.gemm_power_share_lo < tmp.gemm_power_share_hi))
+    return cs_yaml_error(d, root, err, CS_ERR_RANGE,
+                         "%s: expected gemm_power_share_lo below gemm_power_share_hi", tmp.name);
   *g = tmp;
   return CS_OK;
 }

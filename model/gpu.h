@@ -44,7 +44,13 @@ struct cs_gpu {
   /* memory-bound kernels by class: the fraction of hbm_bw at which the model's byte count of that
    * class runs (enum cs_mem_class order from CS_MEM_NORM; 0 = mem_efficiency) */
   double norm_efficiency, act_efficiency, residual_efficiency, softmax_efficiency, xent_efficiency,
-      optim_efficiency;
+      optim_efficiency, gather_efficiency, reduce_efficiency, cast_efficiency;
+  /* tensor-core kernels beside memory-bound ones run faster than back to back, where the power
+   * limit holds the clock lowest: a layer whose tensor-core kernels take the share s of its time
+   * runs them gemm_power_gain times faster in addition when s <= gemm_power_share_lo, nothing
+   * when s >= gemm_power_share_hi, linearly between (0 = no gain: the GEMM and attention figures
+   * hold as measured) */
+  double gemm_power_gain, gemm_power_share_lo, gemm_power_share_hi;
   /* fused attention: forward efficiency attn_efficiency * d/(d + attn_half_dim) *
    * s/(s + attn_half_seq) of the executed FLOPs (half the score matrix when causal); the backward
    * takes attn_bwd_factor times the forward. attn_efficiency 0 = the GEMM curve (older files). */

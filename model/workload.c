@@ -218,7 +218,7 @@ static struct cs_op *add_op(struct cs_layer_cost *c, const char *name, int kind,
   o->m = m, o->n = n, o->k = k, o->batch = batch;
   o->flops = kind == CS_OP_GEMM ? 2.0 * m * n * k * batch : 0;
   o->bytes = bytes;
-  o->bwd_traffic = 0;
+  o->pass = CS_OP_BOTH;
   c->op_recompute[c->nops] = recompute;
   c->nops++;
   return o;
@@ -228,8 +228,9 @@ static struct cs_op *add_op(struct cs_layer_cost *c, const char *name, int kind,
  * AMP recipe: weight_bytes above the activation bytes) are cast for every forward: autocast casts
  * each weight that enters a matrix product once per autocast region (torch.autocast's weight
  * cache lives as long as the region), reading the wide copy and writing the narrow one; the
- * backward casts the weight's gradient back (ToCopyBackward: the same bytes, which
- * cs_compute_op_time prices once, not twice). params: the weights of the layer's products on this
+ * backward casts the weight's gradient back (ToCopyBackward: the same bytes, a widening copy that
+ * runs at the cast class's rate, slower than the narrowing one: tests/data/h100-compute/run5).
+ * params: the weights of the layer's products on this
  * GPU; redone under full recomputation (the checkpointed forward runs under autocast again).
  * Under ZeRO-3 only the local shard is cast: FSDP's mixed-precision policy and DeepSpeed gather
  * the weights already in the compute type. */
@@ -239,10 +240,12 @@ static void add_weight_cast(struct cs_layer_cost *c, const struct cs_plan *p, do
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   const double e = cs_plan_act_bytes(p);
   if (p->zero == 3 && p->dp > 1) params /= p->dp;
-  struct cs_op *o = wb > e && params > 0 ? add_op(c, "weight_cast", CS_OP_MEMORY, 0, 0, 0, 1,
-                                                  params * (wb + e), recompute)
-                                         : NULL;
-  if (o) o->bwd_traffic = 1;
+  if (!(wb > e && params > 0)) return;
+  struct cs_op *o =
+      add_op(c, "weight_cast", CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), recompute);
+  if (o) o->pass = CS_OP_FWD_ONLY;
+  o = add_op(c, "grad_cast", CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), 0);
+  if (o) o->pass = CS_OP_BWD_ONLY;
 }
 
 static void add_comm(struct cs_layer_cost *c, const struct cs_plan *p, int coll, int group,
@@ -404,6 +407,18 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
     add_op(c, "fc2", CS_OP_GEMM, T, h, f / t, 1, 0, full);
   }
   add_op(c, "residual2", CS_OP_MEMORY, 0, 0, 0, 1, T * h * (3 * e + (drop ? 1 : 0)) / tsp, full);
+  /* what autograd adds to an eager backward (tests/data/h100-compute/run5/op_profile.csv): the
+   * query, key and value gradients concatenated into the fused projection's output gradient
+   * (the backward of splitting that output: reads the three, writes one), and with biases each
+   * bias gradient, the output gradient summed over this GPU's tokens (the row-parallel outputs
+   * over T/tp under sequence parallelism) */
+  struct cs_op *o = add_op(c, "qkv_grad_cat", CS_OP_MEMORY, 0, 0, 0, 1, 2 * T * qkv_nl * e, 0);
+  if (o) o->pass = CS_OP_BWD_ONLY;
+  if (w->bias) {
+    double col = qkv_nl + (L->moe ? 0 : fc1 / t), row = L->moe ? h : 2 * h;
+    o = add_op(c, "bias_grad", CS_OP_MEMORY, 0, 0, 0, 1, T * col * e + T / tsp * row * e, 0);
+    if (o) o->pass = CS_OP_BWD_ONLY;
+  }
   for (size_t i = 0; i < c->nops; i++)
     c->fwd_flops += c->op[i].flops;
   c->bwd_flops = 2 * c->fwd_flops;

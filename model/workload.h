@@ -155,11 +155,15 @@ struct cs_op {
   double m, n, k, batch;
   double flops; /* forward FLOPs */
   double bytes;
-  int causal;         /* attention with a causal mask: fused kernels skip half the scores */
-  double bwd_traffic; /* memory kernels: backward bytes / forward bytes; 0 means 2 (an elementwise
-                         gradient reads two tensors and writes one); 1 for a cast (its gradient is
-                         the cast back) */
+  int causal; /* attention with a causal mask: fused kernels skip half the scores */
+  int pass;   /* enum cs_op_pass */
 };
+
+/* The passes a kernel runs in. A memory kernel of both moves twice its bytes backward (an
+ * elementwise gradient reads two tensors and writes one); one of a single pass moves its bytes
+ * there only: autocast's weight cast runs forward, the casts, concatenations and sums that
+ * autograd adds run backward. */
+enum cs_op_pass { CS_OP_BOTH = 0, CS_OP_FWD_ONLY = 1, CS_OP_BWD_ONLY = 2 };
 
 #define CS_LAYER_MAX_OPS 20
 #define CS_LAYER_MAX_COMM 16

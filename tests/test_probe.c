@@ -192,6 +192,9 @@ static void framework_rows(void **state) {
             "memop,layernorm_bwd,1000,100,1,1200000,3,,400\n"
             "memop,adamw,1000000,1,1,28000000,10,,2800\n"
             "memop,cross_entropy,10,1000,1,280000,2,,140\n"
+            "memop,qkv_grad_cat,1000,300,1,1200000,3,,400\n"
+            "memop,bias_grad,1000,400,1,800000,0.5,,1600\n"
+            "memop,grad_cast,400,100,1,240000,0.2,,1200\n"
             "membw,copy,0,0,0,2000000,1,,2000\n"
             "launch,device,0,0,0,0,0.9,,\n",
             path, sizeof path);
@@ -202,8 +205,14 @@ static void framework_rows(void **state) {
   assert_close(bw[CS_MEM_OPTIM], 24e6 / 10e-6, 1e-6);
   assert_close(bw[CS_MEM_XENT], 36e4 / 2e-6, 1e-6);
   assert_close(bw[CS_MEM_COPY], 2e6 / 1e-6, 1e-6);
+  /* the eager backward's kernels: 2 * 1000 * 300 * 2 in 3 us; 1000 * 400 * 2 in 0.5 us;
+   * 400 * 100 * (4 + 2) in 0.2 us */
+  assert_close(bw[CS_MEM_GATHER], 1.2e6 / 3e-6, 1e-6);
+  assert_close(bw[CS_MEM_REDUCE], 8e5 / 0.5e-6, 1e-6);
+  assert_close(bw[CS_MEM_CAST], 2.4e5 / 0.2e-6, 1e-6);
   assert_int_equal(have, (1u << CS_MEM_NORM) | (1u << CS_MEM_OPTIM) | (1u << CS_MEM_XENT) |
-                             (1u << CS_MEM_COPY));
+                             (1u << CS_MEM_COPY) | (1u << CS_MEM_GATHER) | (1u << CS_MEM_REDUCE) |
+                             (1u << CS_MEM_CAST));
   double k = 0, hl = 7;
   cs_probe_launch(&set, &k, &hl);
   assert_close(k, 0.9e-6, 1e-15);

@@ -464,6 +464,97 @@ static void compute_measured_terms(void **state) {
   assert_close(cs_compute_host_time(&c, 24), 24, 1e-12);
 }
 
+static const struct cs_op *find_op(const struct cs_layer_cost *c, const char *name) {
+  for (size_t i = 0; i < c->nops; i++)
+    if (strcmp(c->op[i].name, name) == 0) return &c->op[i];
+  return NULL;
+}
+
+/* The kernels an eager backward adds, the weight cast's two halves and the power limit's gain,
+ * against hand-derived bytes and times. */
+static void eager_backward_and_power_limit(void **state) {
+  (void)state;
+  struct cs_error err = {0};
+  /* gpt3-175b has biases; tp=8 with sequence parallelism, b = 2, fp32 weights under bf16 */
+  struct cs_workload *w = cs_test_workload("gpt3-175b");
+  struct cs_plan p;
+  struct cs_layer_cost c;
+  cs_test_plan("tp=8,sp=true,mbs=2,gbs=16,weight_bytes=4", &p);
+  assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
+  const double h = 12288, T = 2 * 2048.0, t = 8, e = 2;
+  const struct cs_op *o = find_op(&c, "qkv_grad_cat");
+  assert_non_null(o);
+  assert_int_equal(o->pass, CS_OP_BWD_ONLY);
+  assert_close(o->bytes, 2 * T * 3 * h / t * e, 1e-12); /* reads q, k, v grads, writes one */
+  o = find_op(&c, "bias_grad");
+  assert_non_null(o);
+  /* QKV and FC1 biases over all T tokens of their split outputs; the two row-parallel outputs'
+   * biases over the T/tp tokens sequence parallelism leaves on this GPU */
+  assert_close(o->bytes, T * (3 * h + 4 * h) / t * e + T / t * 2 * h * e, 1e-12);
+  const struct cs_op *wc = find_op(&c, "weight_cast"), *gc = find_op(&c, "grad_cast");
+  assert_non_null(wc);
+  assert_non_null(gc);
+  assert_int_equal(wc->pass, CS_OP_FWD_ONLY);
+  assert_int_equal(gc->pass, CS_OP_BWD_ONLY);
+  assert_close(gc->bytes, c.params * (4 + 2), 1e-12);
+  cs_workload_free(w);
+
+  struct cs_gpu g;
+  assert_int_equal(cs_gpu_load_string("version: 1\nname: t\nmemory: 80GiB\nhbm_bw: 1TBps\n"
+                                      "peak_bf16: 1000TFLOPS\nmem_efficiency: 0.5\n"
+                                      "gather_efficiency: 0.25\nreduce_efficiency: 0.8\n"
+                                      "cast_efficiency: 0.4\nkernel_overhead: 0us\n"
+                                      "gemm_power_gain: 0.2\ngemm_power_share_lo: 0.4\n"
+                                      "gemm_power_share_hi: 0.8\n",
+                                      "t.yaml", &g, &err),
+                   CS_OK);
+  struct cs_compute k;
+  assert_int_equal(cs_compute_init(&k, &g, CS_PREC_BF16, &err), CS_OK);
+  /* a single pass moves its bytes once, at its class's rate; nothing in the other pass */
+  struct cs_op cat = {"qkv_grad_cat", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, CS_OP_BWD_ONLY};
+  assert_close(cs_compute_op_time(&k, &cat, 0), 0, 0);
+  assert_close(cs_compute_op_time(&k, &cat, 1), 4e-3, 1e-12);
+  struct cs_op red = {"bias_grad", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, CS_OP_BWD_ONLY};
+  assert_close(cs_compute_op_time(&k, &red, 1), 1.25e-3, 1e-12);
+  struct cs_op cast = {"grad_cast", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, CS_OP_BWD_ONLY};
+  assert_close(cs_compute_op_time(&k, &cast, 1), 2.5e-3, 1e-12);
+  struct cs_op fwd = {"weight_cast", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, CS_OP_FWD_ONLY};
+  assert_close(cs_compute_op_time(&k, &fwd, 0), 2e-3, 1e-12);
+  assert_close(cs_compute_op_time(&k, &fwd, 1), 0, 0);
+  /* the gain: full at or under share 0.4, none from 0.8, linear between */
+  assert_close(cs_compute_power_gain(&g, 0.1), 0.2, 1e-12);
+  assert_close(cs_compute_power_gain(&g, 0.4), 0.2, 1e-12);
+  assert_close(cs_compute_power_gain(&g, 0.6), 0.1, 1e-12);
+  assert_close(cs_compute_power_gain(&g, 0.8), 0, 0);
+  assert_close(cs_compute_power_gain(&g, 0.95), 0, 0);
+  /* a layer of one 1 TFLOP product (1 ms forward; backward 2 ms: both halves of the same
+   * shape) and one elementwise kernel of 1e9 bytes (2 ms forward, 4 ms backward at 0.5 TB/s):
+   * tensor-core share 3/9, gain 0.2, so the product takes 1/1.2 ms and 2/1.2 ms */
+  struct cs_layer_cost lc;
+  memset(&lc, 0, sizeof lc);
+  lc.nops = 2;
+  double m = 1e4, n = 1e4, kk = 5e3;
+  lc.op[0] = (struct cs_op){"fc1", CS_OP_GEMM, 0, 0, m, n, kk, 1, 2 * m * n * kk, 0, 0, 0};
+  lc.op[1] = (struct cs_op){"lookup", CS_OP_MEMORY, 0, 0, 0, 0, 0, 1, 0, 1e9, 0, 0};
+  lc.fwd_flops = lc.op[0].flops;
+  lc.bwd_flops = 2 * lc.fwd_flops;
+  double tg = cs_compute_op_time(&k, &lc.op[0], 0), tgb = cs_compute_op_time(&k, &lc.op[0], 1);
+  double share = (tg + tgb) / (tg + tgb + 6e-3);
+  double gain = cs_compute_power_gain(&g, share);
+  assert_true(gain > 0);
+  struct cs_layer_time lt;
+  cs_compute_layer_time(&k, &lc, &lt);
+  assert_close(lt.fwd, 2e-3 + tg / (1 + gain), 1e-12);
+  assert_close(lt.bwd, 4e-3 + tgb / (1 + gain), 1e-12);
+  /* a GPU file whose shares are the wrong way round is refused, naming the keys */
+  assert_int_equal(cs_gpu_load_string("version: 1\nname: t\nmemory: 80GiB\nhbm_bw: 1TBps\n"
+                                      "peak_bf16: 1000TFLOPS\ngemm_power_gain: 0.2\n"
+                                      "gemm_power_share_lo: 0.8\ngemm_power_share_hi: 0.4\n",
+                                      "t.yaml", &g, &err),
+                   CS_ERR_RANGE);
+  assert_non_null(strstr(err.msg, "gemm_power_share_lo below gemm_power_share_hi"));
+}
+
 static void gpus_and_compute(void **state) {
   (void)state;
   struct cs_gpu g;
@@ -562,6 +653,7 @@ int main(void) {
       cmocka_unit_test(workload_files),
       cmocka_unit_test(gpus_and_compute),
       cmocka_unit_test(compute_measured_terms),
+      cmocka_unit_test(eager_backward_and_power_limit),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

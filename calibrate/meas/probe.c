@@ -457,6 +457,12 @@ void cs_probe_memop_bw(const struct cs_probe_set *set, double e, double adam,
       cls = CS_MEM_XENT, bytes = (12 + 24) * r->m * r->n; /* forward and backward together */
     } else if (strcmp(r->dtype, "adamw") == 0) {
       cls = CS_MEM_OPTIM, bytes = adam * r->m;
+    } else if (strcmp(r->dtype, "qkv_grad_cat") == 0) {
+      cls = CS_MEM_GATHER, bytes = 2 * r->m * r->n * e;
+    } else if (strcmp(r->dtype, "bias_grad") == 0) {
+      cls = CS_MEM_REDUCE, bytes = r->m * r->n * e;
+    } else if (strcmp(r->dtype, "grad_cast") == 0) {
+      cls = CS_MEM_CAST, bytes = r->m * r->n * (4 + e); /* fp32 weights */
     }
     if (cls < 0 || !(t > 0) || !(bytes > 0) || nv[cls] >= 64) continue;
     v[cls][nv[cls]++] = bytes / t;

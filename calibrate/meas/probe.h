@@ -173,7 +173,9 @@ enum cs_status cs_probe_attn_table(const struct cs_probe_set *set, double peak,
  * kernel at the row's shape (workload.c, activations of act_bytes each: LayerNorm 2·T·h forward
  * and twice that backward, measured as layernorm_fwd + layernorm_bwd; GELU 2·T·f, likewise; the
  * residual add 3·T·h; softmax 2·m·n; cross-entropy 12 bytes per logit forward and 24 backward,
- * measured together; the optimizer adam_bytes per parameter; copies as measured). bw[i] is set
+ * measured together; the optimizer adam_bytes per parameter; the query/key/value gradient
+ * concatenation 2·m·n (qkv_grad_cat); a bias gradient m·n (bias_grad); the cast of an m x n
+ * weight gradient to fp32 m·n·(4 + act_bytes) (grad_cast); copies as measured). bw[i] is set
  * for the classes the set measures (bit i of *have); the others are left alone. Several rows of
  * one class: the median. */
 void cs_probe_memop_bw(const struct cs_probe_set *set, double act_bytes, double adam_bytes,

@@ -87,7 +87,8 @@ def main():
     out["mem_efficiency"] = (float(big["GBps"]) * 1e9 / hbm, f"copy of {float(big['bytes']) / 2**31:.0f} GiB")
     e2 = 2.0
     cls = {"norm_efficiency": [], "act_efficiency": [], "residual_efficiency": [],
-           "softmax_efficiency": [], "xent_efficiency": [], "optim_efficiency": []}
+           "softmax_efficiency": [], "xent_efficiency": [], "optim_efficiency": [],
+           "gather_efficiency": [], "reduce_efficiency": [], "cast_efficiency": []}
     memop = {(r["dtype"], r["m"], r["n"]): float(r["time_us"]) * 1e-6
              for r in probe if r["kind"] == "memop"}
     for (name, m, n), t in memop.items():
@@ -105,6 +106,12 @@ def main():
             cls["xent_efficiency"].append(36 * M * N / t / hbm)
         elif name == "adamw":
             cls["optim_efficiency"].append(24 * M / t / hbm)
+        elif name == "qkv_grad_cat":
+            cls["gather_efficiency"].append(2 * M * N * e2 / t / hbm)
+        elif name == "bias_grad":
+            cls["reduce_efficiency"].append(M * N * e2 / t / hbm)
+        elif name == "grad_cast":
+            cls["cast_efficiency"].append(M * N * (4 + e2) / t / hbm)
     for k, v in cls.items():
         if v:
             out[k] = (statistics.median(v), f"median of {len(v)} memop rows")

@@ -11,7 +11,12 @@
   3. memory-bound kernels as a bf16-autocast GPT step runs them: LayerNorm (fp32 under autocast)
      forward and backward, tanh-GELU (bf16) forward and backward, the residual add (fp32 + bf16),
      softmax (bf16), cross-entropy over fp32 logits (cast, log-softmax, backward), fused AdamW over
-     fp32 parameters, and a bf16 copy;
+     fp32 parameters, and a bf16 copy; and three kernels only an eager backward runs: the
+     concatenation of the query, key and value gradients into the fused projection's output
+     gradient (qkv_grad_cat: autograd's backward of splitting a [b, s, 3, heads, d] output into
+     [b, heads, s, d] tensors), a bias gradient (bias_grad: the bf16 output gradient summed over
+     tokens) and the cast of a bf16 weight gradient back to fp32 (grad_cast: ToCopyBackward of
+     autocast's weight cast);
   4. the launch floor of eager PyTorch: the host time per tiny operator, and the host time and
      kernel count per transformer layer of a training step on a model too small to keep the GPU
      busy (tests/gpu/steps.py's GPT at hidden 64).
@@ -20,7 +25,7 @@ Rows 2-4 are written in the probe CSV format (calibrate/probe.h: kinds attn_fwd,
 launch) to PROBES_OUT. Times: CUDA events around batches sized to about 30 ms, 5 trials, median
 (min and max kept); host times by time.perf_counter.
 
-usage: torch_probes.py PROBE_CSV GEMM_OUT PROBES_OUT
+usage: torch_probes.py PROBE_CSV GEMM_OUT PROBES_OUT [--only launch,attention,memops,gemm]
 """
 import csv
 import datetime
@@ -205,6 +210,25 @@ def memops(out):
                 bench(lambda: torch.softmax(sm, dim=-1)))
         del x, w, bb, r, xd, sm
     torch.cuda.empty_cache()
+    b, s = 8, 2048
+    for h, heads in ((768, 12), (2048, 16), (4096, 32)):
+        T, d = b * s, h // heads
+        qkv = rnd(b, s, 3 * h).requires_grad_()
+        q, k, v = qkv.view(b, s, 3, heads, d).permute(2, 0, 3, 1, 4)
+        gq, gk, gv = (rnd(b, heads, s, d) for _ in range(3))
+        # reads the three gradients and writes the fused one: 2 * T * 3h elements
+        out.row("memop", "qkv_grad_cat", T, 3 * h, 1, 2 * T * 3 * h * 2,
+                bench(lambda: torch.autograd.grad((q, k, v), (qkv,), (gq, gk, gv),
+                                                  retain_graph=True)))
+        del qkv, q, k, v, gq, gk, gv
+        go = rnd(T, 4 * h)
+        out.row("memop", "bias_grad", T, 4 * h, 1, T * 4 * h * 2, bench(lambda: go.sum(0)))
+        del go
+        gw = rnd(4 * h, h)
+        out.row("memop", "grad_cast", 4 * h, h, 1, 4 * h * h * (2 + 4),
+                bench(lambda: gw.to(torch.float32)))
+        del gw
+    torch.cuda.empty_cache()
     V = 50304
     for Tl in (2048, 8192):
         lg = rnd(Tl, V).requires_grad_()
@@ -304,10 +328,13 @@ def launch(out):
 
 def main():
     probe_csv, gemm_out, probes_out = sys.argv[1:4]
+    only = sys.argv[5].split(",") if len(sys.argv) > 5 and sys.argv[4] == "--only" else None
     torch.cuda.set_device(DEV)
     out = Out(probes_out)
     for name, fn in (("launch", lambda: launch(out)), ("attention", lambda: attention(out)),
                      ("memops", lambda: memops(out)), ("gemm", lambda: gemms(probe_csv, gemm_out))):
+        if only and name not in only:
+            continue
         t0 = time.time()
         try:
             fn()

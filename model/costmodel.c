@@ -373,6 +373,7 @@ int cs_model_offers(const struct cs_model *m, const struct cs_coll_query *q, enu
   /* LL128 only where every GPU of a node reaches the others over NVLink (tuning.cc:531, NCCL
    * 2.28.3: pEnable &= typeIntra <= PATH_NVB): a PCIe or host path inside the node turns it off */
   if (p == CS_PROTO_LL128 && q->gpus_per_node > 1 && m->intra != CS_TIER_NVLINK) return 0;
+  if (p == CS_PROTO_LL128 && q->nodes > 1 && m->net_no_ll128) return 0;
   switch (a) {
   case CS_ALGO_NVLS:
     /* NVLS and NVLSTree run Simple only; for all_gather/reduce_scatter across nodes NCCL needs a
@@ -490,6 +491,7 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
     cs_model_defaults(&sel);
     sel.bw[CS_TIER_NET] = m->bw[CS_TIER_NET];
     sel.intra = m->intra;
+    sel.net_no_ll128 = m->net_no_ll128;
     sel.algo_enabled = m->algo_enabled;
     /* NCCL's tuning model is plain latency + size / bandwidth: no window, no pipeline term */
     memset(sel.win, 0, sizeof sel.win);

@@ -126,6 +126,11 @@ struct cs_model {
    * CollNet/SHARP on the network), which at most halves the bytes a link carries. */
   double link_max[CS_TIER_COUNT];
   enum cs_tier intra; /* link tier between GPUs of one node */
+  /* the path between nodes rules LL128 out: NCCL offers LL128 only where the NIC sits close to
+   * the GPU (tuning.cc, NCCL 2.28.3: typeInter <= PATH_PXB, or PATH_PXN on Hopper), never over
+   * its socket transport through the host (a tcp topology; a tuning log whose table gives LL128
+   * no bandwidth). 0 = offered. */
+  int net_no_ll128;
   enum cs_net_form net_form;
   unsigned algo_enabled; /* bit (1u << a) set for each algorithm offered */
   enum cs_select select; /* how AUTO queries pick their pair */

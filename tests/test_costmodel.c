@@ -193,6 +193,23 @@ static void ll128_needs_nvlink(void **state) {
     struct cs_coll_query one = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 4, 4, 1, 1 << 20};
     assert_true(cs_model_offers(&m, &one, CS_ALGO_RING, CS_PROTO_LL128));
   }
+  /* a path between nodes that rules LL128 out (NCCL's socket transport) turns it off across
+   * nodes, in both selections, and leaves it inside one node */
+  m.intra = CS_TIER_NVLINK;
+  m.net_no_ll128 = 1;
+  for (int sel = 0; sel < 2; sel++) {
+    m.select = sel ? CS_SELECT_NCCL_TABLE : CS_SELECT_NCCL;
+    int across = 0;
+    for (double S = 8; S < 1e10; S *= 2) {
+      struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 16, 2, 8, S};
+      struct cs_coll_pred pr;
+      assert_int_equal(cs_model_predict(&m, &q, &pr, NULL), CS_OK);
+      across += pr.proto == CS_PROTO_LL128;
+    }
+    assert_int_equal(across, 0);
+  }
+  struct cs_coll_query node = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 8, 1, 8, 1 << 20};
+  assert_true(cs_model_offers(&m, &node, CS_ALGO_RING, CS_PROTO_LL128));
 }
 
 static void bad_queries(void **state) {

@@ -327,6 +327,7 @@ void cs_topo_cal_apply(const struct cs_topology *t, const struct cs_topo_group *
   const int ii = cs_model_param_bw_index(g->intra == CS_TIER_PCIE ? CS_TIER_PCIE : CS_TIER_NVLINK);
   const int in = cs_model_param_bw_index(CS_TIER_NET);
   m->intra = g->intra;
+  m->net_no_ll128 = t->net.transport == CS_TOPO_TCP;
   if (cal->source[ii] == CS_SRC_DEFAULT || cal->source[ii] == CS_SRC_TOPO) {
     what |= CS_TOPO_APPLY_INTRA;
     cal->source[ii] = CS_SRC_TOPO;

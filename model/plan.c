@@ -31,6 +31,9 @@ static const struct cs_cfg_field fields[] = {
     F("ep", CS_CFG_INT, ep, 0, 0, 1, 4096, "1", NULL, "expert-parallel degree (within dp*cp)"),
     F("zero", CS_CFG_INT, zero, 0, 0, 0, 3, "0", NULL,
       "ZeRO stage: 1 optimizer state, 2 + gradients, 3 + weights sharded over dp*cp"),
+    F("shard", CS_CFG_INT, shard, 0, 0, 0, 1 << 20, "0", NULL,
+      "hybrid sharding (HSDP): ZeRO-3 over groups of this many dp ranks, gradients all-reduced "
+      "across the dp/shard replicas (0 = over all dp*cp; needs zero=3)"),
     F("mbs", CS_CFG_INT, mbs, 0, 0, 1, 1 << 20, "1", NULL, "micro-batch, samples per GPU"),
     F("gbs", CS_CFG_INT, gbs, 0, 0, 0, 1 << 30, "0", NULL,
       "global batch in samples (0 = mbs*dp); accumulation = gbs/(mbs*dp)"),
@@ -202,7 +205,7 @@ static size_t item_key(const char *t, const char **k) {
 
 const char *cs_plan_layout_key(const char *text) {
   static const char *const layout[] = {"dp",   "tp",  "pp",  "vpp",       "cp", "ep",
-                                       "zero", "mbs", "gbs", "recompute", "sp"};
+                                       "zero", "mbs", "gbs", "recompute", "sp", "shard"};
   const char *k;
   for (const char *t = text; t && *t; t += strcspn(t, ","), t += *t == ',') {
     size_t n = item_key(t, &k);
@@ -212,11 +215,18 @@ const char *cs_plan_layout_key(const char *text) {
   return NULL;
 }
 
+int cs_plan_fit_shard(const struct cs_plan *p, int shard) {
+  if (shard <= 0 || p->zero != 3 || p->cp > 1 || p->ep > 1 || shard >= p->dp || p->dp % shard != 0)
+    return 0;
+  return shard;
+}
+
 struct cs_plan cs_plan_single_gpu(const struct cs_plan *p) {
   struct cs_plan one = *p;
   one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;
   one.sp = 0;
   one.zero = 0;
+  one.shard = 0;
   one.gbs = 0;
   return one;
 }
@@ -264,6 +274,7 @@ void cs_plan_format(const struct cs_plan *p, char *buf, size_t len) {
   if (p->cp != 1) ADD(",cp=%d", p->cp);
   if (p->ep != 1) ADD(",ep=%d", p->ep);
   if (p->zero != 0) ADD(",zero=%d", p->zero);
+  if (p->shard != 0) ADD(",shard=%d", p->shard);
   ADD(",mbs=%d,gbs=%ld", p->mbs, p->gbs ? (long)p->gbs : (long)p->mbs * p->dp);
   if (p->recompute != CS_RECOMPUTE_NONE) ADD(",recompute=%s", cs_recompute_name(p->recompute));
   if (p->sp) ADD(",sp=true");
@@ -279,6 +290,18 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
   if (p->vpp > 1 && p->pp == 1)
     return cs_error_set(err, CS_ERR_USAGE, "plan: vpp=%d needs pipeline parallelism (pp > 1)",
                         p->vpp);
+  if (p->shard > 0 && p->zero != 3)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: shard=%d needs zero=3 (hybrid sharding shards ZeRO-3 over groups of "
+                        "shard ranks)",
+                        p->shard);
+  if (p->shard > 0 && (p->cp > 1 || p->ep > 1))
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "plan: shard=%d is modelled without context or expert parallelism "
+                        "(cp=%d, ep=%d)",
+                        p->shard, p->cp, p->ep);
+  if (p->shard > 0 && p->shard < p->dp && p->dp % p->shard != 0)
+    return cs_error_set(err, CS_ERR_USAGE, "plan: shard=%d must divide dp=%d", p->shard, p->dp);
   if (((long)p->dp * p->cp) % p->ep != 0)
     return cs_error_set(err, CS_ERR_USAGE,
                         "plan: ep=%d must divide dp*cp = %ld (experts are spread over the ranks "

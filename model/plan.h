@@ -9,6 +9,8 @@
  * GPUs = dp * tp * pp * cp. Expert parallelism is carved out of the dp * cp ranks that hold the
  * same dense weights (as Megatron-LM does), so ep must divide dp * cp. Dense gradients are reduced
  * over dp * cp ranks, expert gradients over dp * cp / ep ranks; ZeRO shards over the same groups.
+ * Hybrid sharding (shard=N, FSDP's HSDP) shards ZeRO-3 over groups of N data-parallel ranks and
+ * all-reduces each group's gradient shard across the dp / N replicas.
  *
  * One schema table (cs_plan_fields) serves the command line ("tp=8,pp=8,zero=1"), YAML files,
  * --help-config and the resolved-configuration dump.
@@ -30,12 +32,13 @@ enum cs_precision { CS_PREC_FP32, CS_PREC_TF32, CS_PREC_FP16, CS_PREC_BF16, CS_P
 
 struct cs_plan {
   int dp, tp, pp, vpp, cp, ep;
-  int zero;          /* 0 (DDP), 1 (optimizer state sharded), 2 (+ gradients), 3 (+ weights) */
-  int mbs, gbs;      /* samples; gbs 0 means mbs * dp (one micro-batch per step) */
-  int recompute;     /* enum cs_recompute */
-  int sp;            /* sequence parallelism: the parts of a layer outside TP split by tp too */
-  int precision;     /* enum cs_precision */
-  double bucket;     /* DDP gradient bucket, bytes */
+  int zero;      /* 0 (DDP), 1 (optimizer state sharded), 2 (+ gradients), 3 (+ weights) */
+  int shard;     /* hybrid sharding: ZeRO-3 over groups of shard dp ranks (0 = over all dp * cp) */
+  int mbs, gbs;  /* samples; gbs 0 means mbs * dp (one micro-batch per step) */
+  int recompute; /* enum cs_recompute */
+  int sp;        /* sequence parallelism: the parts of a layer outside TP split by tp too */
+  int precision; /* enum cs_precision */
+  double bucket; /* DDP gradient bucket, bytes */
   int overlap_grad;  /* DP gradient reduction overlaps the backward pass */
   int overlap_param; /* ZeRO parameter all-gathers are prefetched and overlap compute */
   int overlap_tp;    /* TP collectives overlap the GEMMs next to them */
@@ -71,9 +74,14 @@ enum cs_status cs_plan_read(const struct cs_yaml *doc, int map, struct cs_plan *
                             struct cs_error *err);
 
 /* Checks the plan on its own: gbs a multiple of mbs * dp, ep dividing dp * cp, vpp > 1 only with
- * pp > 1. Fails with CS_ERR_USAGE and the reason. The checks against a workload are
- * cs_workload_check_plan (workload.h), which runs these first. */
+ * pp > 1, shard only with zero=3, cp=1 and ep=1 and dividing dp. Fails with CS_ERR_USAGE and the
+ * reason. The checks against a workload are cs_workload_check_plan (workload.h), which runs these
+ * first. */
 enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err);
+
+/* The shard p takes from a search's or family's hybrid sharding `shard` (0 = none): shard where
+ * it applies to p (zero=3, cp = ep = 1, shard below dp and dividing it), else 0 (full sharding). */
+int cs_plan_fit_shard(const struct cs_plan *p, int shard);
 
 /* The single-GPU reference of p: p with dp = tp = pp = vpp = cp = ep = 1, no sequence
  * parallelism, ZeRO 0 and gbs 0 (one micro-batch of mbs samples); precision, recomputation and

@@ -128,7 +128,7 @@ const char *cs_wl_type_name(int t) {
 }
 
 const char *cs_group_name(int g) {
-  static const char *const names[] = {"tp", "cp", "ep", "dp", "edp", "pp", "embed"};
+  static const char *const names[] = {"tp", "cp", "ep", "dp", "edp", "pp", "embed", "replica"};
   return g >= 0 && g < CS_GROUP_COUNT ? names[g] : "?";
 }
 
@@ -192,9 +192,11 @@ int cs_plan_group_size(const struct cs_plan *p, int g) {
   case CS_GROUP_EP:
     return p->ep;
   case CS_GROUP_DP:
-    return p->dp * p->cp;
+    return p->shard > 0 && p->shard < p->dp ? p->shard : p->dp * p->cp;
   case CS_GROUP_EDP:
-    return p->dp * p->cp / p->ep;
+    return p->shard > 0 && p->shard < p->dp ? p->shard : p->dp * p->cp / p->ep;
+  case CS_GROUP_REPLICA:
+    return p->shard > 0 && p->shard < p->dp ? p->dp / p->shard : 1;
   case CS_GROUP_PP:
     return p->pp;
   case CS_GROUP_EMBED:
@@ -239,7 +241,7 @@ static void add_weight_cast(struct cs_layer_cost *c, const struct cs_plan *p, do
   double wb, gb, ob;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   const double e = cs_plan_act_bytes(p);
-  if (p->zero == 3 && p->dp > 1) params /= p->dp;
+  if (p->zero == 3 && p->dp > 1) params /= p->shard > 0 && p->shard < p->dp ? p->shard : p->dp;
   if (!(wb > e && params > 0)) return;
   struct cs_op *o =
       add_op(c, "weight_cast", CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), recompute);
@@ -273,6 +275,10 @@ static void add_dp_comm(struct cs_layer_cost *c, const struct cs_plan *p) {
       add_comm(c, p, CS_COLL_ALL_GATHER, group[i], CS_PHASE_FWD, 1, n * wb, "weights for forward");
       add_comm(c, p, CS_COLL_ALL_GATHER, group[i], CS_PHASE_BWD, 1, n * wb, "weights for backward");
       add_comm(c, p, CS_COLL_REDUCE_SCATTER, group[i], CS_PHASE_BWD, 1, n * gb, "gradients");
+      /* hybrid sharding: each shard group's gradient shard all-reduced across the replicas
+       * (FSDP2's HSDP: after the reduce-scatter, on its stream) */
+      add_comm(c, p, CS_COLL_ALL_REDUCE, CS_GROUP_REPLICA, CS_PHASE_BWD, 1,
+               n * gb / cs_plan_group_size(p, group[i]), "gradient shards across replicas");
     }
   }
 }

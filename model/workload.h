@@ -116,9 +116,10 @@ int cs_workload_layer_stage(const struct cs_workload *w, const struct cs_plan *p
 
 /* ---- one layer on one GPU under a plan ----------------------------------------------------- */
 
-/* The groups a collective runs in. DP: the dp*cp ranks holding the same dense weights; EDP: the
- * dp*cp/ep ranks holding the same experts; EMBED: the first and last pipeline stage (tied
- * embeddings); PP: neighbouring stages. */
+/* The groups a collective runs in. DP: the dp*cp ranks holding the same dense weights (under
+ * hybrid sharding the shard ranks that share one ZeRO-3 shard); EDP: the dp*cp/ep ranks holding
+ * the same experts; EMBED: the first and last pipeline stage (tied embeddings); PP: neighbouring
+ * stages; REPLICA: under hybrid sharding the dp/shard ranks holding the same shard. */
 enum cs_group {
   CS_GROUP_TP,
   CS_GROUP_CP,
@@ -127,6 +128,7 @@ enum cs_group {
   CS_GROUP_EDP,
   CS_GROUP_PP,
   CS_GROUP_EMBED,
+  CS_GROUP_REPLICA,
   CS_GROUP_COUNT
 };
 

@@ -23,56 +23,73 @@ static const struct cs_family_spec bundled[] = {
      -1,
      4,
      {{K_ZERO, '=', 3}, {K_TP, '=', 1}, {K_PP, '=', 1}, {K_CP, '=', 1}},
-     "fsdp2"},
+     "fsdp2",
+     0},
     {"zero3-tp1",
      "zero=3,tp=1,pp=1,cp=1,framework=fsdp2",
      "the same as fsdp",
      -1,
      4,
      {{K_ZERO, '=', 3}, {K_TP, '=', 1}, {K_PP, '=', 1}, {K_CP, '=', 1}},
-     "fsdp2"},
+     "fsdp2",
+     0},
+    {"fsdp-hsdp",
+     "zero=3,tp=1,pp=1,cp=1,shard=node,framework=fsdp2",
+     "hybrid-sharded FSDP (HSDP): ZeRO-3 inside each node, gradient shards all-reduced across "
+     "nodes",
+     -1,
+     4,
+     {{K_ZERO, '=', 3}, {K_TP, '=', 1}, {K_PP, '=', 1}, {K_CP, '=', 1}},
+     "fsdp2",
+     -1},
     {"zero3-tp8",
      "zero=3,tp=8,pp=1,framework=deepspeed-zero3",
      "ZeRO-3 across nodes, 8-way tensor parallelism in the node",
      -1,
      3,
      {{K_ZERO, '=', 3}, {K_TP, '=', 8}, {K_PP, '=', 1}},
-     "deepspeed-zero3"},
+     "deepspeed-zero3",
+     0},
     {"mcore",
      "tp=node,pp>1,cp=1,zero<3,framework=megatron-core",
      "Megatron-Core: TP filling the node, PP, DP (distributed optimizer) over the rest",
      -1,
      4,
      {{K_TP, '=', -1}, {K_PP, '>', 1}, {K_CP, '=', 1}, {K_ZERO, '<', 3}},
-     "megatron-core"},
+     "megatron-core",
+     0},
     {"zero3",
      "zero=3",
      "ZeRO-3 with the fastest TP/PP split (before 2026-11 the only ZeRO-3)",
      CS_FAMILY_ZERO3,
      0,
      {{0, 0, 0}},
-     ""},
+     "",
+     0},
     {"dp+tp",
      "pp=1,zero<3",
      "data parallel (replicated or ZeRO-1/2) with or without TP",
      CS_FAMILY_DPTP,
      0,
      {{0, 0, 0}},
-     ""},
+     "",
+     0},
     {"tp+pp",
      "tp=node,pp>1,cp=1,zero<3",
      "Megatron's layout: TP filling the node, PP, DP over the rest",
      CS_FAMILY_TPPP,
      0,
      {{0, 0, 0}},
-     ""},
+     "",
+     0},
     {"3d",
      "pp>1,zero<3 (other splits)",
      "every other pipeline split (TP smaller than the node, CP)",
      CS_FAMILY_3D,
      0,
      {{0, 0, 0}},
-     ""},
+     "",
+     0},
 };
 enum { NBUNDLED = sizeof bundled / sizeof bundled[0] };
 
@@ -93,6 +110,10 @@ void cs_family_set_default(struct cs_family_set *s) {
   s->n = 0;
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
     s->f[s->n++] = *cs_family_bundled(names[i]);
+}
+
+int cs_family_shard(const struct cs_family_spec *f, int gpus_per_node) {
+  return f->shard < 0 ? gpus_per_node : f->shard;
 }
 
 static int plan_value(const struct cs_plan *p, int key) {
@@ -177,6 +198,16 @@ static enum cs_status parse_cond(char *t, struct cs_family_spec *f, struct cs_er
     o = op[0], val = op + 1;
   char *kk = trim(key);
   val = trim(val);
+  if (strcmp(kk, "shard") == 0) {
+    char *end;
+    long x = strtol(val, &end, 10);
+    if (o != '=' || (strcmp(val, "node") != 0 && (!*val || *end || x < 1 || x > 1 << 20)))
+      return cs_error_set(err, CS_ERR_USAGE,
+                          "family \"%s\": shard expects =N (a whole number >= 1) or =node",
+                          f->name);
+    f->shard = strcmp(val, "node") == 0 ? -1 : (int)x;
+    return CS_OK;
+  }
   if (strcmp(kk, "framework") == 0) {
     if (o != '=' || !good_name(val) || strlen(val) >= sizeof f->framework)
       return cs_error_set(err, CS_ERR_USAGE,
@@ -191,7 +222,7 @@ static enum cs_status parse_cond(char *t, struct cs_family_spec *f, struct cs_er
   if (key_i < 0)
     return cs_error_set(err, CS_ERR_USAGE,
                         "family \"%s\": unknown key \"%s\" (tp, pp, cp, ep, vpp, dp, zero, mbs, "
-                        "sp, recompute, framework)",
+                        "sp, recompute, framework, shard)",
                         f->name, kk);
   if (f->n == CS_FAMILY_COND_MAX)
     return cs_error_set(err, CS_ERR_USAGE, "family \"%s\": at most %d conditions", f->name,

@@ -10,10 +10,12 @@
  * Keys: tp, pp, cp, ep, vpp, dp, zero, mbs (integers or "node" for tp/cp/ep), sp (true/false),
  * recompute (none/selective/full) with =, and the integers also with <, >, <=, >=, !=.
  * framework=NAME is not a filter: the family's plans are costed with that framework profile
- * (model/frameworks/NAME.yaml; default: the scenario's plan's). The bundled families
- * (cs_family_bundled) are the four built-in classes of search.h (zero3, dp+tp, tp+pp, 3d) and
- * the named filters fsdp (alias zero3-tp1; framework fsdp2), zero3-tp8 (deepspeed-zero3) and mcore
- * (megatron-core).
+ * (model/frameworks/NAME.yaml; default: the scenario's plan's). Nor is shard=N (or shard=node):
+ * the family's ZeRO-3 plans shard over groups of N data-parallel ranks and all-reduce across the
+ * replicas (hybrid sharding, plan key shard), where N divides their dp (else they shard fully). The
+ * bundled families (cs_family_bundled) are the four built-in classes of search.h (zero3, dp+tp,
+ * tp+pp, 3d) and the named filters fsdp (alias zero3-tp1; framework fsdp2), fsdp-hsdp (fsdp2,
+ * shard=node), zero3-tp8 (deepspeed-zero3) and mcore (megatron-core).
  *
  * A list is "NAME=KEYS;NAME=KEYS;NAME" (';' between families, a bundled name alone) or, with no
  * '=' anywhere, bundled names separated by ',' (the old --family zero3,tp+pp).
@@ -43,7 +45,11 @@ struct cs_family_spec {
   int n;
   struct cs_family_cond c[CS_FAMILY_COND_MAX];
   char framework[64]; /* "" = the scenario's */
+  int shard;          /* hybrid sharding of its ZeRO-3 plans: 0 none, -1 the node's GPUs, or N */
 };
+
+/* The shard a family gives plans on nodes of gpus_per_node GPUs (plan key shard; 0 = none). */
+int cs_family_shard(const struct cs_family_spec *f, int gpus_per_node);
 
 struct cs_family_set {
   int n;

@@ -36,7 +36,8 @@ static const struct cs_cfg_field fields[] = {
     S("sweep_net_gbps", sweep_net_gbps, "", "Gb/s per GPU of the sweep (default 50,...,800)"),
     S("prices", prices, "", "a price file for the cost table (relative to the scenario)"),
     S("families", families, "",
-      "plan families to size: bundled names (fsdp, zero3-tp8, mcore, zero3, dp+tp, tp+pp, 3d; "
+      "plan families to size: bundled names (fsdp, fsdp-hsdp, zero3-tp8, mcore, zero3, dp+tp, "
+      "tp+pp, 3d; "
       "default all) or \"NAME=KEY=V,...;NAME=...\""),
 };
 #undef S

@@ -403,6 +403,7 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
             struct cs_plan p = sp->base;
             p.tp = tp, p.cp = cp, p.pp = pp, p.dp = (int)dp, p.ep = ep, p.zero = z;
             p.gbs = sp->gbs;
+            p.shard = cs_plan_fit_shard(&p, sp->base.shard);
             /* the family depends on (zero, pp, tp, cp) only */
             if (!(fmask & (1u << cs_plan_family(&p, t->node.gpus)))) continue;
             st = walk_inner(&w, &p, nblocks);

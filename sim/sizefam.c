@@ -26,19 +26,24 @@ static enum cs_status price_row(struct cs_sizenet *z, struct cs_sizenet_row *r,
   return CS_OK;
 }
 
-/* The context of framework fw ("" = the scenario's plan's), made once. */
-static enum cs_status context(const struct cs_scenario *s, struct cs_sizenet *z, const char *fw,
-                              const char **fws, struct cs_decide **out, struct cs_error *err) {
+/* The context of family f's framework ("" = the scenario's plan's) and hybrid sharding, made
+ * once per pair. */
+static enum cs_status context(const struct cs_scenario *s, struct cs_sizenet *z,
+                              const struct cs_family_spec *f, const struct cs_family_spec **fws,
+                              struct cs_decide **out, struct cs_error *err) {
+  const char *fw = f->framework;
   for (int i = 0; i < z->nown; i++)
-    if (strcmp(fws[i], fw) == 0) return *out = z->own[i], CS_OK;
+    if (strcmp(fws[i]->framework, fw) == 0 && fws[i]->shard == f->shard)
+      return *out = z->own[i], CS_OK;
   struct cs_search_space sp;
   cs_search_space_init(&sp, z->nodes * s->topo.node.gpus, (int)z->gbs);
   sp.base = s->base;
   if (fw[0]) snprintf(sp.base.framework, sizeof sp.base.framework, "%s", fw);
+  sp.base.shard = cs_family_shard(f, s->topo.node.gpus);
   struct cs_search_inputs in = cs_scenario_search_inputs(s);
   enum cs_status st = cs_decide_alloc(&in, &s->topo, &sp, out, err);
   if (st != CS_OK) return st;
-  fws[z->nown] = fw;
+  fws[z->nown] = f;
   z->own[z->nown++] = *out;
   return CS_OK;
 }
@@ -52,14 +57,14 @@ enum cs_status cs_sizenet_run(const struct cs_scenario *s, long nodes, long gbs,
   z->nodes = nodes, z->gbs = gbs, z->target = *tg, z->nf = fs->n, z->prices = prices;
   z->bar_row = -1;
   z->t = &s->topo;
-  const char *fws[CS_FAMILY_SPEC_MAX];
+  const struct cs_family_spec *fws[CS_FAMILY_SPEC_MAX];
   enum cs_status st = CS_OK;
   /* the contexts and each family's unlimited-network best: the bar */
   for (int i = 0; i < fs->n && st == CS_OK; i++) {
     struct cs_sizenet_row *r = &z->rows[i];
     r->fam = fs->f[i], r->price = -1;
     cs_progress_report(progress, "searching the plans", i, 2 * fs->n);
-    st = context(s, z, r->fam.framework, fws, &r->d, err);
+    st = context(s, z, &r->fam, fws, &r->d, err);
     if (st == CS_ERR_RANGE) { /* no plan at all on these GPUs: every family says so */
       snprintf(r->reason, sizeof r->reason, "%.200s", err->msg);
       r->d = NULL;

@@ -166,10 +166,18 @@ static enum cs_status map_groups(struct cs_sim *s, struct cs_error *err) {
   if (st == CS_OK && p->ep > 1)
     st = five ? map_group(s, CS_GROUP_EP, 5, s5, 2, 0, err)
               : map_group(s, CS_GROUP_EP, 3, s3, 1, 0, err);
-  if (st == CS_OK && p->dp * p->cp > 1) st = map_group(s, CS_GROUP_DP, 3, s3, 1, 0, err);
-  if (st == CS_OK && p->dp * p->cp / p->ep > 1)
-    st = five && p->cp == 1 ? map_group(s, CS_GROUP_EDP, 5, s5, 3, 0, err)
-                            : map_group(s, CS_GROUP_EDP, 3, s3, 1, 0, err);
+  if (p->shard > 0 && p->shard < p->dp) {
+    /* hybrid sharding (cp = ep = 1): the shard groups fastest, then the replicas */
+    int s4[4] = {p->tp, p->shard, p->dp / p->shard, p->pp};
+    if (st == CS_OK) st = map_group(s, CS_GROUP_DP, 4, s4, 1, 0, err);
+    if (st == CS_OK) st = map_group(s, CS_GROUP_EDP, 4, s4, 1, 0, err);
+    if (st == CS_OK) st = map_group(s, CS_GROUP_REPLICA, 4, s4, 2, 0, err);
+  } else {
+    if (st == CS_OK && p->dp * p->cp > 1) st = map_group(s, CS_GROUP_DP, 3, s3, 1, 0, err);
+    if (st == CS_OK && p->dp * p->cp / p->ep > 1)
+      st = five && p->cp == 1 ? map_group(s, CS_GROUP_EDP, 5, s5, 3, 0, err)
+                              : map_group(s, CS_GROUP_EDP, 3, s3, 1, 0, err);
+  }
   if (st == CS_OK && p->pp > 1) st = map_group(s, CS_GROUP_PP, 3, s3, 2, 1, err);
   if (st == CS_OK && p->pp > 1) st = map_group(s, CS_GROUP_EMBED, 3, s3, 2, 1, err);
   /* a group whose size differs from the layout's (EP/EDP approximations) keeps its true size

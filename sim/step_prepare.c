@@ -21,7 +21,7 @@ static double adam_bytes(const struct cs_plan *p) {
 
 double cs_sim_optimizer_time(const struct cs_compute *c, const struct cs_plan *p, double dense,
                              double expert) {
-  double dpg = (double)p->dp * p->cp, edp = dpg / p->ep;
+  double dpg = cs_plan_group_size(p, CS_GROUP_DP), edp = cs_plan_group_size(p, CS_GROUP_EDP);
   if (p->zero >= 1) dense /= dpg, expert /= edp;
   /* a steps calibration's host overhead per step runs beside nothing: the optimizer phase */
   return (dense + expert) * adam_bytes(p) / c->mem_bw[CS_MEM_OPTIM] + c->step_overhead;
@@ -175,6 +175,24 @@ static int block_weights(const struct cs_workload *w, const struct cs_plan *p,
  * DP, EDP; k: forward gather, backward gather, gradient reduce-scatter), priced with the profile:
  * one unit per block, or per weight matrix (module) with matrices at or under the persistence
  * threshold and the small tensors (biases, norms) kept whole when the threshold covers them. */
+/* Hybrid sharding: a unit's gradient shard (bytes) all-reduced across the replicas after its
+ * reduce-scatter, on the same stream: its time into rs, its call into *host. Nothing without a
+ * replica group. */
+static enum cs_status replica_reduce(struct cs_sim *s, int stage, double bytes, double *rs,
+                                     double *host, struct cs_error *err) {
+  const struct sgroup *rg = &s->grp[CS_GROUP_REPLICA];
+  if (!rg->exists || rg->q.ranks <= 1 || !(bytes > 0)) return CS_OK;
+  double t[NLEV];
+  enum cs_status st =
+      cs_sim_cost(s, CS_COLL_ALL_REDUCE, CS_GROUP_REPLICA, CS_PHASE_BWD, bytes, s->m, t, err);
+  if (st != CS_OK) return st;
+  for (int l = 0; l < NLEV; l++)
+    rs[l] += t[l];
+  *host += s->fw.host_call;
+  s->comm_bytes[stage] += s->m * bytes * cs_coll_busbw_factor(CS_COLL_ALL_REDUCE, rg->q.ranks);
+  return CS_OK;
+}
+
 static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_layer *Li,
                                   const struct cs_layer_cost *lc, double zb[2][3],
                                   struct zunits *zu, struct cs_error *err) {
@@ -272,6 +290,8 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
           zu->rs[u][l] += t[l] + (f->zero_reduce_scatter ? copies : flat);
         zu->hostb[u] += f->zero_reduce_scatter ? hc : f->host_call; /* one flat tensor */
         s->comm_bytes[stage] += s->m * rsb * cs_coll_busbw_factor(rc, (int)ranks);
+        st = replica_reduce(s, stage, rsb / ranks, zu->rs[u], &zu->hostb[u], err);
+        if (st != CS_OK) return st;
       }
     }
     zu->hostf[u] += f->host_module;
@@ -395,6 +415,7 @@ static enum cs_status layer_comm(struct cs_sim *s, struct prep *P, size_t i, int
       x->zb[cm->group == CS_GROUP_EDP][kk] += cm->count * cm->bytes;
       continue;
     }
+    if (P->byunits && cm->group == CS_GROUP_REPLICA) continue; /* with each unit (zero3_units) */
     if (s->fw.allgather_bucket > 0 && cm->phase == CS_PHASE_PARAM &&
         cm->coll == CS_COLL_ALL_GATHER && (cm->group == CS_GROUP_DP || cm->group == CS_GROUP_EDP)) {
       /* ZeRO-1/2 updated weights: gathered in allgather_bucket calls (param_gather) */

@@ -36,14 +36,14 @@ static enum cs_status run_point(const struct cs_scenario *s, const struct cs_swe
   /* one search per framework the families name ("" = the scenario's), each family a filter
    * added to it: d[c] and id[c] for curve c (d[c] NULL when its search has no feasible plan) */
   struct cs_decide *ctx[CS_SWEEP_MAX_CURVES] = {NULL}, *d[CS_SWEEP_MAX_CURVES] = {NULL};
-  const char *fws[CS_SWEEP_MAX_CURVES];
+  const struct cs_family_spec *fws[CS_SWEEP_MAX_CURVES];
   int nctx = 0, id[CS_SWEEP_MAX_CURVES] = {0};
   enum cs_status st = CS_OK;
   for (int c = 0; st == CS_OK && c < sp->ncurve; c++) {
     if (sp->fam[c] < 0) continue;
     const struct cs_family_spec *f = &sp->famspec[sp->fam[c]];
     int j = 0;
-    while (j < nctx && strcmp(fws[j], f->framework) != 0)
+    while (j < nctx && (strcmp(fws[j]->framework, f->framework) != 0 || fws[j]->shard != f->shard))
       j++;
     if (j == nctx) {
       struct cs_search_space space;
@@ -51,12 +51,13 @@ static enum cs_status run_point(const struct cs_scenario *s, const struct cs_swe
       space.base = s->base;
       if (f->framework[0])
         snprintf(space.base.framework, sizeof space.base.framework, "%s", f->framework);
+      space.base.shard = cs_family_shard(f, s->topo.node.gpus);
       struct cs_search_inputs in = cs_scenario_search_inputs(s);
       struct cs_error e2 = {0};
       enum cs_status s2 = cs_decide_alloc(&in, &s->topo, &space, &ctx[j], &e2);
       if (s2 == CS_ERR_NOMEM) st = s2, *err = e2;
       if (s2 != CS_OK) ctx[j] = NULL;
-      fws[nctx++] = f->framework;
+      fws[nctx++] = f;
     }
     if (st == CS_OK && ctx[j]) {
       struct cs_error e2 = {0};

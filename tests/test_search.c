@@ -232,6 +232,26 @@ static void test_sizing_families(void **state) {
            "%.0f Gb/s per GPU, dominant %s\n",
            fs.f[i].name, z.gbps_gpu, z.gbps_gpu_lo, z.gbps_gpu_hi, z.knee_gbps_gpu, z.dominant);
   }
+  /* hybrid sharding is a setting of the family, not a filter; fsdp-hsdp is bundled */
+  assert_int_equal(
+      cs_family_set_parse("h=zero=3,tp=1,shard=node;h4=zero=3,shard=4;fsdp-hsdp", &fs, &err),
+      CS_OK);
+  assert_int_equal(fs.f[0].shard, -1);
+  assert_int_equal(cs_family_shard(&fs.f[0], 8), 8);
+  assert_int_equal(fs.f[1].shard, 4);
+  assert_int_equal(fs.f[2].shard, -1);
+  assert_string_equal(fs.f[2].framework, "fsdp2");
+  assert_int_equal(cs_family_set_parse("a=zero=3,shard=0", &fs, &err), CS_ERR_USAGE);
+  assert_int_equal(cs_family_set_parse("a=zero=3,shard<8", &fs, &err), CS_ERR_USAGE);
+  /* a plan takes the family's shard only where it divides dp and the plan is ZeRO-3 */
+  struct cs_plan q;
+  cs_plan_init(&q);
+  q.dp = 32, q.zero = 3;
+  assert_int_equal(cs_plan_fit_shard(&q, 8), 8);
+  q.dp = 4;
+  assert_int_equal(cs_plan_fit_shard(&q, 8), 0);
+  q.dp = 32, q.zero = 1;
+  assert_int_equal(cs_plan_fit_shard(&q, 8), 0);
   assert_int_equal(cs_family_set_parse("a=tp=x", &fs, &err), CS_ERR_USAGE);
   assert_int_equal(cs_family_set_parse("a=bogus=1", &fs, &err), CS_ERR_USAGE);
   assert_int_equal(cs_family_set_parse("zero3,zero3", &fs, &err), CS_ERR_USAGE);

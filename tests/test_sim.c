@@ -568,6 +568,38 @@ static void test_nvlink_faster(void **state) {
   assert_true(t[1] > t[0]);
 }
 
+/* Hybrid sharding on 8 nodes of 8 H100: with shard >= dp it is plain FSDP to the digit; on a slow
+ * network (25 Gb/s per NIC) HSDP moves one all-reduce of an eighth of the gradients between
+ * nodes where FSDP moves three full passes (two gathers and a reduce-scatter), so it is faster
+ * by far; with a fast network neither waits much, so they stay close. */
+static void test_hsdp(void **state) {
+  (void)state;
+  struct cs_scenario f, h, same;
+  const char *base = "dp=64,zero=3,mbs=1,gbs=64,framework=fsdp2";
+  setup_load(&f, "gpt3-6.7b", "h100-sxm", "dgx-h100", base);
+  setup_load(&h, "gpt3-6.7b", "h100-sxm", "dgx-h100",
+             "dp=64,zero=3,shard=8,mbs=1,gbs=64,framework=fsdp2");
+  setup_load(&same, "gpt3-6.7b", "h100-sxm", "dgx-h100",
+             "dp=64,zero=3,shard=64,mbs=1,gbs=64,framework=fsdp2");
+  struct cs_scenario *all[3] = {&f, &h, &same};
+  double slow[3], fast[3];
+  for (int i = 0; i < 3; i++) {
+    all[i]->topo.net.nodes = 0;
+    all[i]->topo.net.nic_bw = 25e9 / 8;
+    slow[i] = predict(all[i]).step;
+    all[i]->topo.net.nic_bw = 3200e9 / 8;
+    fast[i] = predict(all[i]).step;
+  }
+  print_message("6.7B on 64 H100, step at 25 / 3200 Gb/s per NIC: FSDP %.3f / %.3f s, HSDP "
+                "(shard 8) %.3f / %.3f s\n",
+                slow[0], fast[0], slow[1], fast[1]);
+  assert_true(slow[2] == slow[0] && fast[2] == fast[0]);
+  assert_true(slow[1] < 0.8 * slow[0]);
+  assert_true(fast[1] > 0.9 * fast[0] && fast[1] < 1.1 * fast[0]);
+  for (int i = 0; i < 3; i++)
+    cs_scenario_fini(all[i]);
+}
+
 /* ---- error paths -------------------------------------------------------------------------- */
 
 static void test_errors(void **state) {
@@ -615,6 +647,7 @@ int main(void) {
       cmocka_unit_test(test_hidden_comm_scales),
       cmocka_unit_test(test_bucket_latency),
       cmocka_unit_test(test_zero3_network),
+      cmocka_unit_test(test_hsdp),
       cmocka_unit_test(test_nvlink_faster),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_dataparallel),

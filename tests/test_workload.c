@@ -15,6 +15,7 @@
 #include "compute.h"
 #include "datadir.h"
 #include "gpu.h"
+#include "memory.h"
 #include "plan.h"
 #include "testmodel.h"
 #include "testutil.h"
@@ -555,6 +556,56 @@ static void eager_backward_and_power_limit(void **state) {
   assert_non_null(strstr(err.msg, "gemm_power_share_lo below gemm_power_share_hi"));
 }
 
+/* Hybrid sharding (shard=N): ZeRO-3 over groups of N ranks, the gradient shard all-reduced across
+ * the dp/N replicas; the plan checks, the groups, the layer's collectives and the memory,
+ * against hand-derived figures. */
+static void hybrid_sharding(void **state) {
+  (void)state;
+  struct cs_error err = {0};
+  struct cs_workload *w = cs_test_workload("gpt3-6.7b");
+  struct cs_plan p, full;
+  cs_test_plan("dp=32,zero=3,shard=8,mbs=1,gbs=32", &p);
+  cs_test_plan("dp=32,zero=3,mbs=1,gbs=32", &full);
+  assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_OK);
+  assert_int_equal(cs_plan_group_size(&p, CS_GROUP_DP), 8);
+  assert_int_equal(cs_plan_group_size(&p, CS_GROUP_REPLICA), 4);
+  assert_int_equal(cs_plan_group_size(&full, CS_GROUP_DP), 32);
+  assert_int_equal(cs_plan_group_size(&full, CS_GROUP_REPLICA), 1);
+  char text[256];
+  cs_plan_format(&p, text, sizeof text);
+  assert_non_null(strstr(text, ",zero=3,shard=8,"));
+  /* a block: gathers and reduce-scatters over the 8-rank group, and one all-reduce of the
+   * gradient shard (an eighth of the block's gradient bytes) across the 4 replicas */
+  struct cs_layer_cost c;
+  assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
+  const struct cs_comm *rs = find_comm(&c, CS_COLL_REDUCE_SCATTER, CS_GROUP_DP, CS_PHASE_BWD);
+  const struct cs_comm *ar = find_comm(&c, CS_COLL_ALL_REDUCE, CS_GROUP_REPLICA, CS_PHASE_BWD);
+  assert_non_null(rs);
+  assert_non_null(ar);
+  assert_close(rs->bytes, c.params * 2, 1e-12);
+  assert_close(ar->bytes, c.params * 2 / 8, 1e-12);
+  assert_int_equal(cs_workload_layer_cost(w, &full, 5, &c, &err), CS_OK);
+  assert_null(find_comm(&c, CS_COLL_ALL_REDUCE, CS_GROUP_REPLICA, CS_PHASE_BWD));
+  /* weights, gradients and optimizer state split 8 ways instead of 32 */
+  struct cs_memory mh, mf;
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &mh, &err), CS_OK);
+  assert_int_equal(cs_memory_estimate(w, &full, NULL, &mf, &err), CS_OK);
+  assert_close(mh.optimizer, 4 * mf.optimizer, 1e-9);
+  assert_close(mh.grads, 4 * mf.grads, 1e-9);
+  /* the checks: zero=3 only, a divisor of dp, no cp or ep */
+  static const char *const bad[][2] = {
+      {"dp=32,zero=1,shard=8,mbs=1,gbs=32", "shard=8 needs zero=3"},
+      {"dp=32,zero=3,shard=6,mbs=1,gbs=32", "shard=6 must divide dp=32"},
+      {"dp=16,cp=2,zero=3,shard=8,mbs=1,gbs=16", "without context or expert parallelism"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    cs_test_plan(bad[i][0], &p);
+    assert_int_equal(cs_workload_check_plan(w, &p, &err), CS_ERR_USAGE);
+    if (!strstr(err.msg, bad[i][1])) fail_msg("%s: %s", bad[i][0], err.msg);
+  }
+  cs_workload_free(w);
+}
+
 static void gpus_and_compute(void **state) {
   (void)state;
   struct cs_gpu g;
@@ -654,6 +705,7 @@ int main(void) {
       cmocka_unit_test(gpus_and_compute),
       cmocka_unit_test(compute_measured_terms),
       cmocka_unit_test(eager_backward_and_power_limit),
+      cmocka_unit_test(hybrid_sharding),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -249,7 +249,7 @@ static enum cs_status read_levels(const struct cs_yaml *d, int node, struct cs_t
     lv->oversub = 1;
     int r = cs_yaml_get(d, m, "oversubscription");
     if (r && (st = read_ratio(d, r, &lv->oversub, err)) != CS_OK) return st;
-    if (lv->name[0] == '\0') snprintf(lv->name, sizeof lv->name, "level%d", l);
+    if (lv->name[0] == '\0') snprintf(lv->name, sizeof lv->name, "level%d", l % CS_TOPO_MAX_LEVELS);
   }
   return CS_OK;
 }

@@ -24,7 +24,8 @@ static const struct cli_opt opts[] = {
     {"target", 0, "KIND=X", "eff=0.8 (default), mfu=0.4 or tokens=1.2e6"},
     {"plan", 'p', "PLAN", "fixed plan fields (precision, bucket, overlaps, reserve)"},
     {"family", 0, "LIST",
-     "families: bundled names (fsdp, zero3-tp8, mcore, zero3, dp+tp, tp+pp, 3d; default all) or "
+     "families: bundled names (fsdp, fsdp-hsdp, zero3-tp8, mcore, zero3, dp+tp, tp+pp, 3d; default "
+     "all but fsdp-hsdp) or "
      "\"NAME=KEY=V,...;NAME=...\" (docs/decisions.md)"},
     {"prices", 0, "FILE", "price list YAML: cost of each option and throughput per unit cost"},
     {"range", 0, "LO:HI", "Gb/s per GPU searched (default 1:100000)"},

@@ -7,11 +7,13 @@
  * in-process with N = 1, 2, ... until a run makes fewer than N allocations, i.e. completes
  * untouched. Every run that had an allocation fail must return 1 with a message on stderr, must
  * not crash, and — under the sanitizer build — must leak nothing (LeakSanitizer is asked after
- * every run). Allocations made inside shared libraries (libyaml, GSL, the C library's own stdio
- * buffers and getline) are not counted: those are not ours to handle beyond their error codes.
- * stdout goes to /dev/null; stderr is captured per run and checked. CS_ALLOCFAIL_ONLY=NAME runs
- * one case (for a debugger: break in should_fail when n_alloc reaches N - 1);
- * CS_ALLOCFAIL_STRIDE=K fails only allocations 1, 1 + K, ... of every case (to time a case).
+ * every 64 runs and at the end of each case: a block one run leaks stays unreachable until then,
+ * and one whole-heap scan per run made the sanitized sweep run past 900 s on a loaded machine).
+ * Allocations made inside shared libraries (libyaml, GSL, the C library's own stdio buffers and
+ * getline) are not counted: those are not ours to handle beyond their error codes. stdout goes to
+ * /dev/null; stderr is captured per run and checked. CS_ALLOCFAIL_ONLY=NAME runs one case (for a
+ * debugger: break in should_fail when n_alloc reaches N - 1); CS_ALLOCFAIL_STRIDE=K fails only
+ * allocations 1, 1 + K, ... of every case (to time a case).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -154,13 +156,21 @@ static int read_err(const char *errpath, char *line, size_t len) {
   return n;
 }
 
+/* Under LeakSanitizer: fails naming the runs (allocation first .. last failed) when any of them
+ * leaked. */
+static void leak_check(const struct verb_case *c, long first, long last) {
+  if (__lsan_do_recoverable_leak_check && __lsan_do_recoverable_leak_check())
+    fail_msg("%s: a run with one of allocations %ld..%ld failing leaks (report above)", c->name,
+             first, last);
+}
+
 /* Sweeps N = 1, 2, ... (or 1, 1 + stride, ... for the long verbs) over c until a run makes fewer
  * than N allocations (it completed with none failing, and must then succeed); returns the number
  * of runs that had one fail. */
 static long sweep(const struct verb_case *c, int nomem_exit2_ok) {
   char errpath[600], line[1024];
   snprintf(errpath, sizeof errpath, "%s/%s.err", tmpdir, c->name);
-  long n = 1, count = 0, runs = 0, step = c->stride > 1 ? c->stride : 1;
+  long n = 1, count = 0, runs = 0, step = c->stride > 1 ? c->stride : 1, first = 1;
   const char *force = getenv("CS_ALLOCFAIL_STRIDE"); /* for timing a case: a coarser sweep */
   if (force && atol(force) > 0) step = atol(force);
   for (;; n += step) {
@@ -175,10 +185,12 @@ static long sweep(const struct verb_case *c, int nomem_exit2_ok) {
     if (rc != 1 || lines < 1 || line[0] == '\0')
       fail_msg("%s: allocation %ld failed: status %d (want 1), %d stderr lines, first: \"%s\"",
                c->name, n, rc, lines, line);
-    if (__lsan_do_recoverable_leak_check && __lsan_do_recoverable_leak_check())
-      fail_msg("%s: allocation %ld failed: the run leaks (report above)", c->name, n);
-    runs++;
+    if (++runs % 64 == 0) {
+      leak_check(c, first, n);
+      first = n + step;
+    }
   }
+  leak_check(c, first, n);
   if (step == 1)
     print_message("%-12s %-24s %5ld allocations, each failed once: status 1, no crash%s\n",
                   c->argv[0], c->name, count, __lsan_do_recoverable_leak_check ? ", no leak" : "");

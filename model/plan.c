@@ -221,6 +221,10 @@ int cs_plan_fit_shard(const struct cs_plan *p, int shard) {
   return shard;
 }
 
+int cs_plan_hybrid_shard(const struct cs_plan *p) {
+  return p->shard > 0 && p->shard < p->dp ? p->shard : 0;
+}
+
 struct cs_plan cs_plan_single_gpu(const struct cs_plan *p) {
   struct cs_plan one = *p;
   one.dp = one.tp = one.pp = one.vpp = one.cp = one.ep = 1;

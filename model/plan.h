@@ -83,6 +83,9 @@ enum cs_status cs_plan_check_self(const struct cs_plan *p, struct cs_error *err)
  * it applies to p (zero=3, cp = ep = 1, shard below dp and dividing it), else 0 (full sharding). */
 int cs_plan_fit_shard(const struct cs_plan *p, int shard);
 
+/* The shard group size when p shards hybridly (0 < shard < dp), else 0. */
+int cs_plan_hybrid_shard(const struct cs_plan *p);
+
 /* The single-GPU reference of p: p with dp = tp = pp = vpp = cp = ep = 1, no sequence
  * parallelism, ZeRO 0 and gbs 0 (one micro-batch of mbs samples); precision, recomputation and
  * every other field kept. A measured single-GPU time is taken on this plan (cs_compute_calibrate)

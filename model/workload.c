@@ -192,11 +192,11 @@ int cs_plan_group_size(const struct cs_plan *p, int g) {
   case CS_GROUP_EP:
     return p->ep;
   case CS_GROUP_DP:
-    return p->shard > 0 && p->shard < p->dp ? p->shard : p->dp * p->cp;
+    return cs_plan_hybrid_shard(p) ? p->shard : p->dp * p->cp;
   case CS_GROUP_EDP:
-    return p->shard > 0 && p->shard < p->dp ? p->shard : p->dp * p->cp / p->ep;
+    return cs_plan_hybrid_shard(p) ? p->shard : p->dp * p->cp / p->ep;
   case CS_GROUP_REPLICA:
-    return p->shard > 0 && p->shard < p->dp ? p->dp / p->shard : 1;
+    return cs_plan_hybrid_shard(p) ? p->dp / p->shard : 1;
   case CS_GROUP_PP:
     return p->pp;
   case CS_GROUP_EMBED:
@@ -241,7 +241,7 @@ static void add_weight_cast(struct cs_layer_cost *c, const struct cs_plan *p, do
   double wb, gb, ob;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   const double e = cs_plan_act_bytes(p);
-  if (p->zero == 3 && p->dp > 1) params /= p->shard > 0 && p->shard < p->dp ? p->shard : p->dp;
+  if (p->zero == 3 && p->dp > 1) params /= cs_plan_hybrid_shard(p) ? p->shard : p->dp;
   if (!(wb > e && params > 0)) return;
   struct cs_op *o =
       add_op(c, "weight_cast", CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), recompute);

@@ -166,7 +166,7 @@ static enum cs_status map_groups(struct cs_sim *s, struct cs_error *err) {
   if (st == CS_OK && p->ep > 1)
     st = five ? map_group(s, CS_GROUP_EP, 5, s5, 2, 0, err)
               : map_group(s, CS_GROUP_EP, 3, s3, 1, 0, err);
-  if (p->shard > 0 && p->shard < p->dp) {
+  if (cs_plan_hybrid_shard(p)) {
     /* hybrid sharding (cp = ep = 1): the shard groups fastest, then the replicas */
     int s4[4] = {p->tp, p->shard, p->dp / p->shard, p->pp};
     if (st == CS_OK) st = map_group(s, CS_GROUP_DP, 4, s4, 1, 0, err);

@@ -13,15 +13,23 @@ if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
 else
   files=$(find calibrate model sim topologies plots tests -name '*.c' -o -name '*.h')
 fi
-bad=0 n=0
+# one clang-format process checks every file (--dry-run --Werror names each misformatted line);
+# the per-file diff is printed only for the files it names
+n=0 list=()
 for f in $files; do
-  [ -f "$f" ] || continue
-  n=$((n + 1))
-  if ! "$cf" --style=file "$f" | cmp -s - "$f"; then
-    bad=$((bad + 1))
-    echo "format: $f differs from clang-format's layout:"
-    "$cf" --style=file "$f" | diff "$f" - | head -8
-  fi
+  [ -f "$f" ] && { list+=("$f"); n=$((n + 1)); }
 done
+report=$("$cf" --style=file --dry-run --Werror "${list[@]}" 2>&1)
+bad_files=$(printf '%s\n' "$report" | sed -n 's/^\([^:]*\):[0-9]*:[0-9]*: error: code should be clang-formatted.*/\1/p' | sort -u)
+bad=0
+for f in $bad_files; do
+  bad=$((bad + 1))
+  echo "format: $f differs from clang-format's layout:"
+  "$cf" --style=file "$f" | diff "$f" - | head -8
+done
+if [ "$bad" -eq 0 ] && [ -n "$report" ]; then
+  echo "format: clang-format failed: $(printf '%s\n' "$report" | head -3)"
+  exit 1
+fi
 echo "format: $n files checked, $bad not formatted"
 [ "$bad" -eq 0 ] || { echo "format: fix with: clang-format -i \$(git ls-files '*.c' '*.h')"; exit 1; }

@@ -502,6 +502,21 @@ static void settings_and_columns(void **state) {
   assert_string_equal(set.rows[0].config, "NCCL_ALGO=NVLSTree;NCCL_NET_GDR_LEVEL=2");
   cs_meas_set_fini(&set);
 
+  /* a quoted value with a space stays whole, on the command line and on an environment line */
+  import_text(
+      "quoted.log",
+      "### NCCL_NET=\"AWS Libfabric\" NCCL_CROSS_NIC=1 aprun -n 2 ./build/all_reduce_perf\n" BANNER(
+          "all_reduce_perf") TWO_RANKS HEADER ROW_1M FOOTER,
+      CS_OK, &set, &err, p, sizeof p);
+  assert_string_equal(set.rows[0].config, "NCCL_CROSS_NIC=1;NCCL_NET=AWS Libfabric");
+  cs_meas_set_fini(&set);
+  import_text("quoted_env.log",
+              "### ./build/all_reduce_perf\n" BANNER("all_reduce_perf") TWO_RANKS
+              "# NCCL_NET='AWS Libfabric' NCCL_IB_HCA=mlx5_0\n" HEADER ROW_1M FOOTER,
+              CS_OK, &set, &err, p, sizeof p);
+  assert_string_equal(set.rows[0].config, "NCCL_IB_HCA=mlx5_0;NCCL_NET=AWS Libfabric");
+  cs_meas_set_fini(&set);
+
   /* srun --label: only task 0's lines count */
   import_text("srun.log",
               "0: " BANNER("all_reduce_perf") "0: #  Rank  0 Group  0 Pid   1319 on         vm "

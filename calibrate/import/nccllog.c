@@ -51,6 +51,28 @@ int cs_nccllog_split_ws(char *s, char **tok, int max) {
   return n;
 }
 
+int cs_nccllog_split_words(char *s, char **tok, int max) {
+  int n = 0;
+  char *p = s;
+  while (*p) {
+    while (isspace((unsigned char)*p))
+      p++;
+    if (*p == '\0') break;
+    if (n == max) break;
+    tok[n++] = p;
+    char quote = 0;
+    while (*p && (quote || !isspace((unsigned char)*p))) {
+      if (quote && *p == quote)
+        quote = 0;
+      else if (!quote && (*p == '"' || *p == '\''))
+        quote = *p;
+      p++;
+    }
+    if (*p) *p++ = '\0';
+  }
+  return n;
+}
+
 /* Parses a whole token as a double; 0 on success. Accepts "nan"/"inf" (the caller checks). */
 int cs_nccllog_double(const char *s, double *out) {
   if (s == NULL || *s == '\0') return -1;

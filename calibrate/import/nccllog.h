@@ -43,6 +43,9 @@ void cs_nccllog_copy(char *dst, size_t len, const char *src);
 char *cs_nccllog_trim(char *s);
 /* Splits s in place at whitespace into at most max tokens; returns the count. */
 int cs_nccllog_split_ws(char *s, char **tok, int max);
+/* As cs_nccllog_split_ws, but white space inside '...' or "..." does not split (a command line's
+ * NCCL_NET="AWS Libfabric" stays one token; the quotes stay in it). */
+int cs_nccllog_split_words(char *s, char **tok, int max);
 /* A whole token as a double (nan/inf accepted: the caller checks); 0 on success, else -1. */
 int cs_nccllog_double(const char *s, double *out);
 /* A whole token as a long; 0 on success, else -1. */

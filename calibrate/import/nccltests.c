@@ -169,7 +169,7 @@ static enum cs_status end_table(struct text_parser *tp) {
 static enum cs_status on_command(struct text_parser *tp, char *text) {
   run_reset(tp);
   char *tok[256];
-  int n = cs_nccllog_split_ws(text, tok, 256);
+  int n = cs_nccllog_split_words(text, tok, 256);
   for (int i = 0; i < n; i++) {
     char name[64], value[192];
     if (cs_nccllog_assignment(tok[i], name, sizeof name, value, sizeof value))
@@ -607,6 +607,7 @@ static enum cs_status on_comment(struct text_parser *tp, char *text) {
     return CS_OK;
   }
   if (strncmp(tok[0], "NCCL_", 5) == 0 && strchr(tok[0], '=')) {
+    n = cs_nccllog_split_words(raw + 1, tok, MAX_COLS + 8);
     for (int i = 0; i < n; i++) {
       char name[64], value[192];
       if (cs_nccllog_assignment(tok[i], name, sizeof name, value, sizeof value))

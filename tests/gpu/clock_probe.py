@@ -23,8 +23,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from single_steps import Shape  # noqa: E402
-from steps import GPT  # noqa: E402
+from single_steps import Shape, make_step  # noqa: E402
 
 
 def sampler():
@@ -92,16 +91,13 @@ def main():
     phase("gemm_back_to_back_again", gemms, a.seconds, rows)
     with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "single_shapes.csv")) as f:
         shape = next(Shape(r) for r in csv.DictReader(f) if r["name"] == a.shape)
-    model = GPT(shape).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    data = torch.randint(0, shape.vocab, (shape.mbs, shape.seq + 1), device=dev)
-    amp = torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    model, opt, x, y, amp = make_step(shape, dev)
 
     def steps(sec):
         t_end, k_ = time.time() + sec, 0
         while time.time() < t_end:
             with amp:
-                loss = model(data[:, :-1], data[:, 1:])
+                loss = model(x, y)
             loss.backward()
             opt.step()
             opt.zero_grad(set_to_none=True)

@@ -25,8 +25,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from single_steps import Shape  # noqa: E402
-from steps import GPT  # noqa: E402
+from single_steps import Shape, make_step  # noqa: E402
 
 CLASSES = [  # first match wins
     ("attention", r"flash|fmha|sdpa|attention|cudnn_generated"),
@@ -64,14 +63,7 @@ def step(model, opt, x, y, amp, mark):
 
 
 def run_shape(a, warmup, nsteps, dev, rows):
-    torch.manual_seed(1234)
-    with torch.device(dev):
-        model = GPT(a)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
-                            fused=True)
-    data = torch.randint(0, a.vocab, (a.mbs, a.seq + 1), device=dev)
-    x, y = data[:, :-1], data[:, 1:]
-    amp = torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    model, opt, x, y, amp = make_step(a, dev)
     # phase wall times without the profiler (CUDA events, syncs between phases as under it)
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
     wall = collections.defaultdict(list)
@@ -120,7 +112,7 @@ def run_shape(a, warmup, nsteps, dev, rows):
             byc[(r["phase"], r["class"])] += float(r["us_per_step"])
     for (ph, c), us in sorted(byc.items()):
         print(f"  {a.name} {ph:4s} {c:13s} {us / 1e3:9.3f} ms", flush=True)
-    del model, opt, data, x, y, loss, prof
+    del model, opt, x, y, loss, prof
     gc.collect()
     torch.cuda.empty_cache()
 

@@ -34,17 +34,23 @@ class Shape:
         self.vocab = int(row.get("vocab") or 50304)
 
 
-def run_shape(a, warmup, nsteps, dev):
+def make_step(a, dev):
+    """steps.py's GPT at shape a on dev with what every single-GPU script here trains it with
+    (fused AdamW, one fixed batch, bf16 autocast): (model, optimizer, inputs, targets, autocast)."""
     torch.manual_seed(1234)
     with torch.device(dev):
         model = GPT(a)
-    nparam = sum(p.numel() for p in model.parameters())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
                             fused=True)
     g = torch.Generator(device="cpu").manual_seed(100)
     data = torch.randint(0, a.vocab, (a.mbs, a.seq + 1), generator=g).to(dev)
-    x, y = data[:, :-1], data[:, 1:]
     amp = torch.autocast(device_type="cuda", dtype=torch.bfloat16)
+    return model, opt, data[:, :-1], data[:, 1:], amp
+
+
+def run_shape(a, warmup, nsteps, dev):
+    model, opt, x, y, amp = make_step(a, dev)
+    nparam = sum(p.numel() for p in model.parameters())
     ev = [torch.cuda.Event(enable_timing=True) for _ in range(4)]
     rec = []
     for it in range(warmup + nsteps):
@@ -70,7 +76,7 @@ def run_shape(a, warmup, nsteps, dev):
                   f"opt {o:.3f} wall {1e3 * (h1 - h0):.3f}", flush=True)
     peak = torch.cuda.max_memory_allocated(dev)
     lossv = loss.detach().float().item()
-    del model, opt, data, x, y, loss
+    del model, opt, x, y, loss
     gc.collect()
     torch.cuda.empty_cache()
     med = [statistics.median(r[i] for r in rec) for i in range(5)]

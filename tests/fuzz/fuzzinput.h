@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* A malloc'd copy of data with a NUL appended; the caller frees it. Aborts on allocation failure
  * (a fuzzing harness has nothing better to do). */
@@ -23,5 +24,9 @@ const char *cs_fuzz_path(const uint8_t *data, size_t size);
  * once, and returns path NAME inside it for outputs that are written through rename. The
  * directory and the last such file are removed at exit. */
 const char *cs_fuzz_out(const char *name);
+
+/* A stream that discards what is written to it, opened once per process, for harnesses that run
+ * a writer over what a reader accepted. Aborts when it cannot be opened. */
+FILE *cs_fuzz_sink(void);
 
 #endif

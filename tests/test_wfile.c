@@ -357,6 +357,62 @@ static void dir_set_atomic_and_safe(void **state) {
   assert_int_equal(entries(dir), 2);
 }
 
+/* Forks a child that installs the signal cleanup, runs prepare(arg, msg) (which leaves its
+ * temporaries behind and fills the msglen bytes of msg; a non-zero return is the child's exit
+ * status) and then waits for a signal. Returns the child's pid once msg has come back through a
+ * pipe: from then on the child only waits. */
+static pid_t child_until_ready(int (*prepare)(void *arg, void *msg), void *arg, void *msg,
+                               size_t msglen) {
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    cs_wfile_install_signal_cleanup();
+    int rc = prepare(arg, msg);
+    if (rc != 0) _exit(rc);
+    if (write(fds[1], msg, msglen) != (ssize_t)msglen) _exit(2);
+    for (;;)
+      pause();
+  }
+  close(fds[1]);
+  assert_int_equal(read(fds[0], msg, msglen), (ssize_t)msglen);
+  close(fds[0]);
+  return pid;
+}
+
+/* Sends SIGTERM to the child and asserts that it died of it. */
+static void sigterm_kills(pid_t pid) {
+  assert_int_equal(kill(pid, SIGTERM), 0);
+  int status;
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFSIGNALED(status));
+  assert_int_equal(WTERMSIG(status), SIGTERM);
+}
+
+/* The child of sigterm_removes_temporaries: arg = {file path, set path}; opens both, writes a
+ * file into the set's temporary and half a line into the file's. */
+static int open_file_and_set(void *arg, void *msg) {
+  char **paths = arg;
+  struct cs_wfile *w;
+  struct cs_wdir *d;
+  if (cs_wfile_open(paths[0], &w, NULL) != CS_OK || cs_wdir_open(paths[1], &d, NULL) != CS_OK)
+    return 3;
+  char f[900];
+  snprintf(f, sizeof f, "%s/sub", cs_wdir_tmp(d));
+  mkdir(f, 0755);
+  snprintf(f, sizeof f, "%s/sub/a.dat", cs_wdir_tmp(d));
+  FILE *x = fopen(f, "w");
+  if (x == NULL) return 4;
+  fputs("data", x);
+  fclose(x);
+  fputs("half", cs_wfile_fp(w));
+  fflush(cs_wfile_fp(w));
+  *(char *)msg = 'r';
+  return 0;
+}
+
 /* A child writes a file and a directory set, then is killed with SIGTERM before committing: it
  * dies of SIGTERM, the old file is intact and no temporary is left. */
 static void sigterm_removes_temporaries(void **state) {
@@ -366,41 +422,29 @@ static void sigterm_removes_temporaries(void **state) {
   join(p, sizeof p, dir, "old.csv");
   join(out, sizeof out, dir, "set");
   cs_test_write_file(p, "old\n");
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    cs_wfile_install_signal_cleanup();
-    struct cs_wfile *w;
-    struct cs_wdir *d;
-    if (cs_wfile_open(p, &w, NULL) != CS_OK || cs_wdir_open(out, &d, NULL) != CS_OK) _exit(3);
-    char f[900];
-    snprintf(f, sizeof f, "%s/sub", cs_wdir_tmp(d));
-    mkdir(f, 0755);
-    snprintf(f, sizeof f, "%s/sub/a.dat", cs_wdir_tmp(d));
-    FILE *x = fopen(f, "w");
-    fputs("data", x);
-    fclose(x);
-    fputs("half", cs_wfile_fp(w));
-    fflush(cs_wfile_fp(w));
-    if (write(fds[1], "r", 1) != 1) _exit(4);
-    for (;;)
-      pause();
-  }
-  close(fds[1]);
-  char c;
-  assert_int_equal(read(fds[0], &c, 1), 1);
-  close(fds[0]);
+  char *paths[2] = {p, out}, ready;
+  pid_t pid = child_until_ready(open_file_and_set, paths, &ready, 1);
   assert_int_equal(entries(dir), 3); /* old.csv and the two temporaries */
-  assert_int_equal(kill(pid, SIGTERM), 0);
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFSIGNALED(status));
-  assert_int_equal(WTERMSIG(status), SIGTERM);
+  sigterm_kills(pid);
   assert_string_equal(slurp(p), "old\n");
   assert_int_equal(entries(dir), 1);
+}
+
+/* The child of sigterm_stops_spawned_writer: arg = the set's path; starts a shell creating files
+ * in the set's temporary as fast as it can, and returns its pid in msg once the first exists. */
+static int spawn_writer(void *arg, void *msg) {
+  struct cs_wdir *d;
+  if (cs_wdir_open(arg, &d, NULL) != CS_OK) return 3;
+  char *argv[] = {"sh", "-c", "i=0; while :; do i=$((i+1)); : >\"$0/f$i\" || exit 0; done",
+                  (char *)cs_wdir_tmp(d), NULL};
+  long w = 0;
+  if (cs_wfile_spawn(&w, "sh", NULL, argv) != 0) return 4;
+  char f[900];
+  snprintf(f, sizeof f, "%s/f1", cs_wdir_tmp(d));
+  while (access(f, F_OK) != 0)
+    usleep(1000);
+  *(pid_t *)msg = (pid_t)w;
+  return 0;
 }
 
 /* A writer started with cs_wfile_spawn (a shell creating files in the temporary directory as
@@ -412,38 +456,10 @@ static void sigterm_stops_spawned_writer(void **state) {
   char dir[600], out[700];
   fresh_dir("spawn", dir, sizeof dir);
   join(out, sizeof out, dir, "set");
-  int fds[2];
-  assert_int_equal(pipe(fds), 0);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    close(fds[0]);
-    cs_wfile_install_signal_cleanup();
-    struct cs_wdir *d;
-    if (cs_wdir_open(out, &d, NULL) != CS_OK) _exit(3);
-    char *argv[] = {"sh", "-c", "i=0; while :; do i=$((i+1)); : >\"$0/f$i\" || exit 0; done",
-                    (char *)cs_wdir_tmp(d), NULL};
-    long w = 0;
-    if (cs_wfile_spawn(&w, "sh", NULL, argv) != 0) _exit(4);
-    char f[900];
-    snprintf(f, sizeof f, "%s/f1", cs_wdir_tmp(d));
-    while (access(f, F_OK) != 0)
-      usleep(1000);
-    pid_t wp = (pid_t)w;
-    if (write(fds[1], &wp, sizeof wp) != (ssize_t)sizeof wp) _exit(5);
-    for (;;)
-      pause();
-  }
-  close(fds[1]);
   pid_t writer = 0;
-  assert_int_equal(read(fds[0], &writer, sizeof writer), (ssize_t)sizeof writer);
-  close(fds[0]);
+  pid_t pid = child_until_ready(spawn_writer, out, &writer, sizeof writer);
   assert_true(writer > 0);
-  assert_int_equal(kill(pid, SIGTERM), 0);
-  int status;
-  assert_int_equal(waitpid(pid, &status, 0), pid);
-  assert_true(WIFSIGNALED(status));
-  assert_int_equal(WTERMSIG(status), SIGTERM);
+  sigterm_kills(pid);
   assert_int_equal(entries(dir), 0);
   errno = 0;
   assert_int_equal(kill(writer, 0), -1); /* reaped by the handler */

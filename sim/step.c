@@ -39,7 +39,7 @@ struct ckey {
   double hop[CS_PROTO_COUNT];
   double bytes;
   unsigned algo_enabled, what;
-  int intra, coll, ranks, nodes, gpn;
+  int intra, no_ll128, coll, ranks, nodes, gpn;
 };
 
 struct cslot {
@@ -221,6 +221,7 @@ enum cs_status cs_sim_cost(struct cs_sim *s, int coll, int group, int phase, dou
       k.algo_enabled = g->cal.model.algo_enabled;
       k.what = g->what;
       k.intra = (int)g->cal.model.intra;
+      k.no_ll128 = g->cal.model.net_no_ll128;
       k.coll = coll, k.ranks = q.ranks, k.nodes = q.nodes, k.gpn = q.gpus_per_node;
       slot = cache_find(sc, &k);
       if (slot->used) {

@@ -600,6 +600,64 @@ static void test_hsdp(void **state) {
     cs_scenario_fini(all[i]);
 }
 
+/* The shared collective-cost cache keys on what the topology sets: after a run on InfiniBand, a
+ * run on the same shapes over a socket path (tcp: NCCL offers no LL128 across nodes there) gets
+ * its own costs, not the InfiniBand run's. */
+static double cached_step(struct cs_scenario *s, struct cs_sim_cache *c) {
+  struct cs_error err = {0};
+  struct cs_sim_inputs in = inputs(s);
+  struct cs_sim *sim = NULL;
+  if (cs_sim_alloc_cached(&in, c, &sim, &err) != CS_OK) fail_msg("%s", err.msg);
+  struct cs_sim_result r;
+  cs_sim_run(sim, &r);
+  cs_sim_free(sim);
+  return r.step;
+}
+
+/* The bundled DGX-1 topology with its network's transport replaced (and the efficiency that
+ * depends on it given), written to path. */
+static void topology_with_transport(const char *transport, char *path, size_t len) {
+  FILE *f = fopen(CS_TEST_DATA "/../../topologies/dgx1-v100-edr.yaml", "r");
+  assert_non_null(f);
+  static char text[65536];
+  size_t n = fread(text, 1, sizeof text - 1, f);
+  fclose(f);
+  text[n] = '\0';
+  const char *key = "  transport: infiniband\n";
+  char *at = strstr(text, key);
+  assert_non_null(at);
+  static char out[65536 + 128];
+  snprintf(out, sizeof out, "%.*s  transport: %s\n  efficiency: 0.9\n%s", (int)(at - text), text,
+           transport, at + strlen(key));
+  char name[64];
+  snprintf(name, sizeof name, "dgx1-%s.yaml", transport);
+  cs_test_tmp(name, path, len);
+  cs_test_write_file(path, out);
+}
+
+static void test_cache_transport(void **state) {
+  (void)state;
+  char ib_path[512], tcp_path[512];
+  topology_with_transport("infiniband", ib_path, sizeof ib_path);
+  topology_with_transport("tcp", tcp_path, sizeof tcp_path);
+  struct cs_scenario ib, tcp;
+  const char *plan = "tp=16,mbs=1,gbs=8,precision=fp16";
+  setup_load(&ib, "gpt2-355m", "v100-32gb", ib_path, plan);
+  setup_load(&tcp, "gpt2-355m", "v100-32gb", tcp_path, plan);
+  double t_ib = predict(&ib).step, t_tcp = predict(&tcp).step;
+  /* the case has teeth: tree/LL128 carries the 2 MiB tp all-reduces across the two nodes on
+   * InfiniBand, ring/Simple over tcp */
+  assert_true(t_tcp > t_ib);
+  struct cs_sim_cache *c = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_sim_cache_alloc(&c, &err), CS_OK);
+  assert_true(cached_step(&ib, c) == t_ib);
+  assert_true(cached_step(&tcp, c) == t_tcp);
+  cs_sim_cache_free(c);
+  cs_scenario_fini(&ib);
+  cs_scenario_fini(&tcp);
+}
+
 /* ---- error paths -------------------------------------------------------------------------- */
 
 static void test_errors(void **state) {
@@ -648,6 +706,7 @@ int main(void) {
       cmocka_unit_test(test_bucket_latency),
       cmocka_unit_test(test_zero3_network),
       cmocka_unit_test(test_hsdp),
+      cmocka_unit_test(test_cache_transport),
       cmocka_unit_test(test_nvlink_faster),
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_dataparallel),

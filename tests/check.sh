@@ -7,7 +7,9 @@
 # run CS_CHECK_JOBS at a time (default: the CPUs online): the two longest (sanitizers, valgrind)
 # then overlap the rest instead of following it (serially they took 3,372 of the 4,200 s at load
 # 4 on 2 CPUs beside a looping rebuild, and the budget ran out before the last builds).
-# Tests that must not overlap say so (RUN_SERIAL, RESOURCE_LOCK in tests/CMakeLists.txt).
+# Tests that must not overlap say so (RUN_SERIAL, RESOURCE_LOCK in tests/CMakeLists.txt). Inside
+# the sanitizers test the sanitized tests run one at a time (two at a time there, beside valgrind
+# and a rebuild, ran test_allocfail and cli_writes past 900 s each).
 # usage: check.sh CTEST [ctest arguments...]
 set -u
 ctest=${1:?usage: check.sh CTEST [ARGS...]}

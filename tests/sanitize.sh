@@ -14,4 +14,4 @@ cmake -S "$src" -B "$dir" -DCS_SANITIZE=ON -DCS_WERROR=ON -DCS_SANITIZER_TEST=OF
 cmake --build "$dir" -j2 >"$dir.build.log" 2>&1 || { tail -50 "$dir.build.log"; exit 1; }
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-cd "$dir" && ctest --output-on-failure -j "${CS_CHECK_JOBS:-$(nproc 2>/dev/null || echo 2)}" -LE 'mpi|sanitize|accuracy|build'
+cd "$dir" && ctest --output-on-failure -LE 'mpi|sanitize|accuracy|build'

@@ -35,23 +35,9 @@ char *cs_nccllog_trim(char *s) {
 }
 
 /* Splits s in place at whitespace into at most max tokens; returns the count. */
-int cs_nccllog_split_ws(char *s, char **tok, int max) {
-  int n = 0;
-  char *p = s;
-  while (*p) {
-    while (isspace((unsigned char)*p))
-      p++;
-    if (*p == '\0') break;
-    if (n == max) break;
-    tok[n++] = p;
-    while (*p && !isspace((unsigned char)*p))
-      p++;
-    if (*p) *p++ = '\0';
-  }
-  return n;
-}
-
-int cs_nccllog_split_words(char *s, char **tok, int max) {
+/* Splits s in place at white space into at most max tokens; with quotes, white space inside
+ * '...' or "..." does not split. Returns the count. */
+static int split(char *s, char **tok, int max, int quotes) {
   int n = 0;
   char *p = s;
   while (*p) {
@@ -64,13 +50,21 @@ int cs_nccllog_split_words(char *s, char **tok, int max) {
     while (*p && (quote || !isspace((unsigned char)*p))) {
       if (quote && *p == quote)
         quote = 0;
-      else if (!quote && (*p == '"' || *p == '\''))
+      else if (quotes && !quote && (*p == '"' || *p == '\''))
         quote = *p;
       p++;
     }
     if (*p) *p++ = '\0';
   }
   return n;
+}
+
+int cs_nccllog_split_ws(char *s, char **tok, int max) {
+  return split(s, tok, max, 0);
+}
+
+int cs_nccllog_split_words(char *s, char **tok, int max) {
+  return split(s, tok, max, 1);
 }
 
 /* Parses a whole token as a double; 0 on success. Accepts "nan"/"inf" (the caller checks). */

@@ -192,6 +192,9 @@ static int relevant(int i, const struct cs_model *m, const struct cs_coll_query 
   const char *dot = strchr(name, '.');
   const char *rest = dot ? dot + 1 : "";
   switch (cs_model_param_kind(i)) {
+  case CS_PK_TREE_HOP:
+    if (!cs_coll_algo_valid(q->coll, CS_ALGO_TREE)) return 0;
+    /* fall through */
   case CS_PK_BW:
   case CS_PK_HOP:
     if (strncmp(rest, "net", 3) == 0) return q->nodes > 1;
@@ -271,6 +274,9 @@ static int relevant_fast(int i, const struct cs_model *m, const struct cs_coll_q
     case CS_PK_PIPE:
     case CS_PK_WIN:
       if (x->algo != (int)pick->algo) return 0;
+      /* fall through */
+    case CS_PK_TREE_HOP:
+      if (x->kind == CS_PK_TREE_HOP && pick->algo != CS_ALGO_TREE) return 0;
       /* fall through */
     case CS_PK_HOP:
     case CS_PK_FORCE:

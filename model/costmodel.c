@@ -23,7 +23,8 @@ enum {
   OFF_CBW = OFF_CLAT + CS_COLL_COUNT,
   OFF_FORCE = OFF_CBW + CS_COLL_COUNT,
   OFF_LOCAL = OFF_FORCE + CS_PROTO_COUNT,
-  OFF_END = OFF_LOCAL + 1
+  OFF_THOP = OFF_LOCAL + 1,
+  OFF_END = OFF_THOP + CS_TIER_COUNT * CS_PROTO_COUNT
 };
 
 _Static_assert(OFF_END == CS_MODEL_NPARAMS, "parameter layout and CS_MODEL_NPARAMS disagree");
@@ -31,6 +32,12 @@ _Static_assert(OFF_END == CS_MODEL_NPARAMS, "parameter layout and CS_MODEL_NPARA
 #define SOFTMIN_P 8.0
 
 static const char *const tier_names[CS_TIER_COUNT] = {"nvlink", "pcie", "net"};
+
+/* NCCL 2.28.3's tree per-hop latencies, NVLink/PCI/NET x LL/LL128/Simple, us (tuning.cc:151, 157,
+ * 163; the ring's are hop's defaults, tuning.cc:149-167): the tree_hop defaults, and what the
+ * CS_SELECT_NCCL_TABLE pick prices a tree with. */
+static const double nccl_tree_hw_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
+    {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
 
 void cs_model_defaults(struct cs_model *m) {
   memset(m, 0, sizeof *m);
@@ -44,6 +51,11 @@ void cs_model_defaults(struct cs_model *m) {
   for (int t = 0; t < CS_TIER_COUNT; t++)
     for (int p = 0; p < CS_PROTO_COUNT; p++)
       m->hop[t][p] = hop_us[t][p] * 1e-6;
+  /* NCCL's tree hwLat, us (tuning.cc:151, 157, 163, NCCL 2.28.3): NVLink {.6, 1.25, 4},
+   * PCI {1.0, 1.9, 4}, NET {5.0, 8.5, 14} */
+  for (int t = 0; t < CS_TIER_COUNT; t++)
+    for (int p = 0; p < CS_PROTO_COUNT; p++)
+      m->tree_hop[t][p] = nccl_tree_hw_us[t][p] * 1e-6;
   /* NCCL baseLat, us; hier, pat and p2p take the ring's, nvls/collnet NCCL's Simple-only values
    * (small LL/LL128 placeholders keep every parameter positive for the log-space fit) */
   static const double base_us[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
@@ -97,7 +109,8 @@ double *cs_model_param(struct cs_model *m, int i) {
   if (i < OFF_CBW) return &m->coll_lat[i - OFF_CLAT];
   if (i < OFF_FORCE) return &m->coll_bw[i - OFF_CBW];
   if (i < OFF_LOCAL) return &m->force_lat[i - OFF_FORCE];
-  return &m->local;
+  if (i < OFF_THOP) return &m->local;
+  return &m->tree_hop[(i - OFF_THOP) / CS_PROTO_COUNT][(i - OFF_THOP) % CS_PROTO_COUNT];
 }
 
 double cs_model_param_get(const struct cs_model *m, int i) {
@@ -115,7 +128,8 @@ enum cs_param_kind cs_model_param_kind(int i) {
   if (i < OFF_CBW) return CS_PK_COLL_LAT;
   if (i < OFF_FORCE) return CS_PK_COLL_BW;
   if (i < OFF_LOCAL) return CS_PK_FORCE;
-  return CS_PK_LOCAL;
+  if (i < OFF_THOP) return CS_PK_LOCAL;
+  return CS_PK_TREE_HOP;
 }
 
 double cs_model_param_prior_sd(int i) {
@@ -125,6 +139,7 @@ double cs_model_param_prior_sd(int i) {
     return 0.0;
   switch (cs_model_param_kind(i)) {
   case CS_PK_HOP:
+  case CS_PK_TREE_HOP:
     return log(3.0);
   case CS_PK_WIN:
     return log(4.0);
@@ -142,6 +157,7 @@ const char *cs_model_param_unit(int i) {
   case CS_PK_LOCAL:
     return "Bps";
   case CS_PK_HOP:
+  case CS_PK_TREE_HOP:
   case CS_PK_BASE:
   case CS_PK_PIPE:
   case CS_PK_FORCE:
@@ -177,8 +193,12 @@ const char *cs_model_param_name(int i, char *buf, size_t len) {
     snprintf(buf, len, "coll_bw.%s", cs_coll_name(i - OFF_CBW));
   } else if (i < OFF_LOCAL) {
     snprintf(buf, len, "force_lat.%s", cs_proto_name(i - OFF_FORCE));
-  } else {
+  } else if (i < OFF_THOP) {
     snprintf(buf, len, "bw.local");
+  } else {
+    int k = i - OFF_THOP;
+    snprintf(buf, len, "tree_hop.%s.%s", tier_names[k / CS_PROTO_COUNT],
+             cs_proto_name(k % CS_PROTO_COUNT));
   }
   return buf;
 }
@@ -229,6 +249,11 @@ static double clog2(int x) {
   return x <= 1 ? 0.0 : ceil(log2((double)x));
 }
 
+/* NCCL's multi-node tree bus bandwidth over the ring's, per protocol LL, LL128, Simple
+ * (tuning.cc "Various model refinements", NCCL 2.19-2.28, all_reduce): Simple .92; LL128
+ * .92 x 120/128 against the ring's .92; LL .92 / 3.8 against the ring's .5. */
+static const double tree_net_ratio[CS_PROTO_COUNT] = {0.92 / 3.8 / 0.5, 120.0 / 128.0, 0.92};
+
 /* Network-crossing latency steps of a ring-like algorithm under the model's net form. */
 static double inter_steps(const struct cs_model *m, enum cs_coll c, int N) {
   if (N <= 1) return 0.0;
@@ -246,12 +271,13 @@ static double tier_rate(const struct cs_model *m, enum cs_tier t, double e, doub
   return r;
 }
 
-/* The bottleneck rate of a ring/tree-like path over N nodes of g GPUs at efficiency e. */
-static double path_rate(const struct cs_model *m, int N, int g, double e, double red_intra,
-                        double red_net) {
+/* The bottleneck rate of a ring/tree-like path over N nodes of g GPUs at efficiency e inside the
+ * node and e_net across nodes. */
+static double path_rate(const struct cs_model *m, int N, int g, double e, double e_net,
+                        double red_intra, double red_net) {
   double bi = tier_rate(m, m->intra, e, red_intra);
   if (N == 1) return bi;
-  double bn = tier_rate(m, CS_TIER_NET, e, red_net);
+  double bn = tier_rate(m, CS_TIER_NET, e_net, red_net);
   if (g == 1) return bn;
   return pow(pow(bi, -SOFTMIN_P) + pow(bn, -SOFTMIN_P), -1.0 / SOFTMIN_P);
 }
@@ -286,7 +312,7 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
     break;
   }
   case CS_ALGO_TREE:
-    lat += 2.0 * ((g - 1) * hi + clog2(N) * hn);
+    lat += 2.0 * ((g - 1) * m->tree_hop[m->intra][p] + clog2(N) * m->tree_hop[CS_TIER_NET][p]);
     stages = 2.0 * ((g - 1) + clog2(N));
     break;
   case CS_ALGO_HIER:
@@ -320,6 +346,12 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
   const double eff_ap =
       a == CS_ALGO_NVLS && c != CS_COLL_ALL_REDUCE && m->eff[a][p] > 1.0 ? 1.0 : m->eff[a][p];
   const double eff = eff_ap * m->coll_bw[c];
+  /* a tree's network side runs at NCCL's multi-node tree/ring ratio of the ring's rate for the
+   * same protocol (tuning.cc, NCCL 2.19-2.28: tree busBw x .92, LL128 x 120/128 more, LL / 3.8
+   * against the ring's LL x .5), not at the tree's own efficiency, which one node's chain sets */
+  const double eff_net = a == CS_ALGO_TREE && N > 1
+                             ? m->eff[CS_ALGO_RING][p] * tree_net_ratio[p] * m->coll_bw[c]
+                             : eff;
   const double S = q->bytes;
   /* CollNet's intra-node phases move (g-1)/g of the data per GPU against the bus bytes'
    * 2(n-1)/n, so its NVLink side may also beat the link rate */
@@ -351,8 +383,8 @@ enum cs_status cs_model_time(const struct cs_model *m, const struct cs_coll_quer
     double U = S * cs_coll_busbw_factor(c, n);
     double W = eff_ap < 1.0 ? m->win[a][p] : 0.0;
     double fast = U < W ? U : W;
-    double b_fast = path_rate(m, N, g, m->coll_bw[c], red_intra, red_net);
-    double b_slow = path_rate(m, N, g, eff, red_intra, red_net);
+    double b_fast = path_rate(m, N, g, m->coll_bw[c], m->coll_bw[c], red_intra, red_net);
+    double b_slow = path_rate(m, N, g, eff, eff_net, red_intra, red_net);
     x = fast / b_fast + (U - fast) / b_slow;
   }
   double pipe = 2.0 * sqrt(stages * m->pipe[a][p] * x);
@@ -416,12 +448,6 @@ static int fastest(const struct cs_model *m, const struct cs_coll_query *q, int 
   return found;
 }
 
-/* NCCL 2.28.3's own latency terms where they differ from the model's ring-derived ones (the
- * model's defaults carry NCCL's ring hwLatencies, src/graph/tuning.cc:149-167): the tree's
- * per-hop latencies, NVLink/PCI/NET x LL/LL128/Simple, us (tuning.cc:151, 157, 163). */
-static const double nccl_tree_hw_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
-    {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
-
 /* The pair NCCL's own tuner picks for q, with m holding NCCL-anchored constants (the
  * CS_SELECT_NCCL_TABLE path): the model's latency + bytes / bandwidth per offered pair, with NCCL's
  * rules where the model's general form differs:
@@ -448,8 +474,6 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
       double base = m->base[a][p] * m->coll_lat[q->coll];
       double net = g == 1 ? nccl_tree_hw_us[CS_TIER_NET][p] * 1e-6 : m->hop[CS_TIER_NET][p];
       if (a == CS_ALGO_TREE && q->coll == CS_COLL_ALL_REDUCE) {
-        c.lat = base + 2.0 * ((g - 1) * nccl_tree_hw_us[m->intra][p] * 1e-6 +
-                              clog2(N) * nccl_tree_hw_us[CS_TIER_NET][p] * 1e-6);
         c.bw_time /= cs_nccl_tree_correction((enum cs_proto)p, q->bytes);
       } else if (a == CS_ALGO_RING && g == 1 && N > 1) {
         c.lat = base + inter_steps(m, q->coll, N) * net;

@@ -36,7 +36,8 @@
  *            steps = 2(n-1) all_reduce, n-1 all_gather/reduce_scatter/broadcast/reduce;
  *            inter = 2(N-1) all_reduce, N-1 otherwise (ring-linear network form), or
  *            2*ceil(log2 N) (tree-log network form, the alternative hypothesis; see net_form)
- *   tree:    base*coll_lat + 2((g-1)*hop[intra] + ceil(log2 N)*hop[net])
+ *   tree:    base*coll_lat + 2((g-1)*tree_hop[intra] + ceil(log2 N)*tree_hop[net])
+ *            (the tree's own per-level latencies, as NCCL keeps them apart from the ring's)
  *   hier:    base*coll_lat + 2(g-1)*hop[intra] + inter*hop[net] (inter as ring, over N nodes)
  *   nvls:    base*coll_lat + 2*hop[intra] + 2*ceil(log2 N)*hop[net]
  *   collnet: base*coll_lat + 2*hop[intra]*(g>1) + 2*hop[net]*(N>1)
@@ -58,7 +59,9 @@
  * Bottleneck bandwidth B: on one node the intra tier's per-GPU bandwidth; across nodes the lesser
  * (a smooth minimum, (B_intra^-8 + B_net^-8)^(-1/8); just B_net with one GPU per node) of that and
  * the network bandwidth per node (a ring or tree crosses each node boundary once per
- * channel, so the node's NICs together carry the bus bytes); hier's network phase moves S/g per
+ * channel, so the node's NICs together carry the bus bytes). A tree's network side runs at
+ * eff[ring][p] times NCCL's multi-node tree/ring ratio (0.92 Simple, 120/128 LL128, 0.484 LL),
+ * not at eff[tree][p], which its chain inside the node sets. hier's network phase moves S/g per
  * GPU through bw[net]/g; all_to_all and send_recv across nodes use bw[net]/g per GPU.
  *
  * All values are SI (seconds, bytes, bytes/s). Every parameter is positive, which lets the fitter
@@ -120,6 +123,7 @@ struct cs_model {
   double coll_bw[CS_COLL_COUNT];              /* dimensionless, multiplies eff */
   double force_lat[CS_PROTO_COUNT];           /* s added when NCCL_ALGO/NCCL_PROTO force the pair */
   double local;                               /* bytes/s: a GPU's work on its own share (own) */
+  double tree_hop[CS_TIER_COUNT][CS_PROTO_COUNT]; /* s per tree level, as hop for the tree */
   /* bytes/s: the physical rate of a tier where a topology states it (per GPU for nvlink/pcie,
    * per node for net), 0 = unknown. Not a parameter: it bounds the others. No algorithm moves
    * bus bytes faster than its links, except by reducing inside a switch (NVLS on the intra tier,
@@ -138,7 +142,7 @@ struct cs_model {
 
 #define CS_MODEL_NPARAMS                                                                           \
   (CS_TIER_COUNT + CS_TIER_COUNT * CS_PROTO_COUNT + 4 * CS_ALGO_COUNT * CS_PROTO_COUNT +           \
-   2 * CS_COLL_COUNT + CS_PROTO_COUNT + 1)
+   2 * CS_COLL_COUNT + CS_PROTO_COUNT + 1 + CS_TIER_COUNT * CS_PROTO_COUNT)
 
 /* The family a parameter belongs to, for priors and reporting. */
 enum cs_param_kind {
@@ -151,7 +155,8 @@ enum cs_param_kind {
   CS_PK_COLL_LAT,
   CS_PK_COLL_BW,
   CS_PK_FORCE,
-  CS_PK_LOCAL
+  CS_PK_LOCAL,
+  CS_PK_TREE_HOP
 };
 
 /* One query: which collective, on what shape, how big; algo/proto CS_*_AUTO let the model choose.

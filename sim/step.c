@@ -36,7 +36,7 @@
  * Zeroed before filling, so that padding compares equal. */
 struct ckey {
   double bw[CS_TIER_COUNT], link_max[CS_TIER_COUNT];
-  double hop[CS_PROTO_COUNT];
+  double hop[CS_PROTO_COUNT], tree_hop[CS_PROTO_COUNT];
   double bytes;
   unsigned algo_enabled, what;
   int intra, no_ll128, coll, ranks, nodes, gpn;
@@ -217,6 +217,7 @@ enum cs_status cs_sim_cost(struct cs_sim *s, int coll, int group, int phase, dou
       memcpy(k.bw, g->cal.model.bw, sizeof k.bw);
       memcpy(k.link_max, g->cal.model.link_max, sizeof k.link_max);
       memcpy(k.hop, g->cal.model.hop[CS_TIER_NET], sizeof k.hop);
+      memcpy(k.tree_hop, g->cal.model.tree_hop[CS_TIER_NET], sizeof k.tree_hop);
       k.bytes = bytes;
       k.algo_enabled = g->cal.model.algo_enabled;
       k.what = g->what;

@@ -41,12 +41,13 @@ static void nccl_latencies(void **state) {
 }
 
 /* Hand-derived multi-node latencies: 4 nodes x 8 GPUs, all-reduce, Simple.
- * ring: 8.4 + (62 - 6) * 3.4 + 6 * 14 = 282.8 us; tree: 8.4 + 2 * (7 * 3.4 + 2 * 14) = 112 us. */
+ * ring: 8.4 + (62 - 6) * 3.4 + 6 * 14 = 282.8 us; tree, on its own per-level latencies (NCCL's
+ * tree hwLat, NVLink 4.0 and NET 14 us for Simple): 8.4 + 2 * (7 * 4.0 + 2 * 14) = 120.4 us. */
 static void multinode_latency(void **state) {
   (void)state;
   struct cs_model m = plain();
   assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 4, 8, 0), 282.8, 1e-9);
-  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 4, 8, 0), 112.0, 1e-9);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 4, 8, 0), 120.4, 1e-9);
   /* tree-log form for the ring: inter steps 2*log2(4) = 4 instead of 6 */
   m.net_form = CS_NET_TREE_LOG;
   assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 4, 8, 0),
@@ -66,6 +67,18 @@ static void bandwidth(void **state) {
   double lat2 = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 8, 0);
   assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_SIMPLE, 2, 8, S),
                lat2 + S * 30.0 / 16.0 / pow(pow(360e9, -8) + pow(100e9, -8), -1.0 / 8) * 1e6, 1e-9);
+  /* a tree across nodes: inside the node at the tree's own efficiency (0.645 for Simple), on the
+   * network at NCCL's multi-node ratio to the ring (.92 for Simple, 120/128 of the ring's LL128),
+   * whatever the tree's own efficiency says; one GPU per node has only the network side */
+  double lat4 = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 4, 8, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_SIMPLE, 4, 8, S),
+               lat4 + S * 62.0 / 32.0 /
+                          pow(pow(360e9 * 0.645, -8) + pow(100e9 * 0.92, -8), -1.0 / 8) * 1e6,
+               1e-9);
+  m.eff[CS_ALGO_TREE][CS_PROTO_LL128] = 0.3;
+  double lat5 = t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL128, 4, 1, 0);
+  assert_close(t_us(&m, CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL128, 4, 1, S),
+               lat5 + S * 6.0 / 4.0 / (100e9 * 0.92 * 120.0 / 128.0) * 1e6, 1e-9);
   /* all-gather busbw factor (n-1)/n; LL at 0.39 efficiency */
   double lat3 = t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, 0);
   assert_close(t_us(&m, CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_LL, 1, 4, S),

@@ -311,6 +311,9 @@ void cs_topo_model_apply(const struct cs_topology *t, const struct cs_topo_group
     for (int p = 0; p < CS_PROTO_COUNT; p++) {
       double h = m->hop[CS_TIER_NET][p] + shift;
       m->hop[CS_TIER_NET][p] = h > g->lat_net ? h : g->lat_net;
+      /* a tree level crosses the same wire: the same shift, the same floor */
+      h = m->tree_hop[CS_TIER_NET][p] + shift;
+      m->tree_hop[CS_TIER_NET][p] = h > g->lat_net ? h : g->lat_net;
     }
   }
   if (what & CS_TOPO_APPLY_ALGOS) {

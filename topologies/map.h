@@ -86,9 +86,10 @@ enum cs_status cs_topo_map_shape(const struct cs_topology *t, int nodes, int gpu
 /* What cs_topo_model_apply sets. */
 #define CS_TOPO_APPLY_INTRA 1u /* m->intra and m->bw[intra] = bw_intra * node efficiency */
 #define CS_TOPO_APPLY_NET                                                                          \
-  2u                           /* m->bw[net] = bw_net * network efficiency (groups across domains) \
-                                */
-#define CS_TOPO_APPLY_LAT 4u   /* hop[net][*] shifted so that hop[net][LL] = lat_net */
+  2u /* m->bw[net] = bw_net * network efficiency (groups across domains)                           \
+      */
+#define CS_TOPO_APPLY_LAT                                                                          \
+  4u /* hop[net][*], tree_hop[net][*] shifted so that hop[net][LL] = lat_net */
 #define CS_TOPO_APPLY_ALGOS 8u /* the nvls and collnet bits of algo_enabled set or cleared */
 #define CS_TOPO_APPLY_ALL 15u
 

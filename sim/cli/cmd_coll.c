@@ -156,6 +156,9 @@ static enum cs_status apply_overrides(struct cs_cal *cal, const char *net_bw, co
         cal->alt_hop_net[p] *= scale;
       else
         kept++;
+      /* the tree's levels cross the same network: the same scale */
+      snprintf(name, sizeof name, "tree_hop.net.%s", cs_proto_name(p));
+      cs_cal_set_user(cal, cs_model_param_index(name), cal->model.tree_hop[CS_TIER_NET][p] * scale);
     }
     if (kept)
       fprintf(stderr,

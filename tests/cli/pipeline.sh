@@ -80,7 +80,8 @@ grep -q "does not describe the data" "$tmp/fit.err" && bad "the real data's fit 
 
 # every prediction verb names where its link values come from (issue 16 item 1): the fitted
 # NVLink bandwidth of this calibration is marked "fit" with its standard error, the same line in
-# each verb's header
+# each verb's header (the file is reset: a build directory's earlier run must not count)
+: >"$tmp/links.all"
 for v in "predict -p dp=2 -G 2" "sweep --nodes 1 --gbs 8 --net-gbps 100" "search -G 2 --gbs 8 -n 1" \
   "size-network --nodes 1 --gbs 8 --target eff=0.5"; do
   # shellcheck disable=SC2086 # the verb's options split on purpose

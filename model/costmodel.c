@@ -456,7 +456,8 @@ static int fastest(const struct cs_model *m, const struct cs_coll_query *q, int 
  *  - one GPU per node (ppn == 1): every network hop costs the tree's NET latency (tuning.cc:356),
  *    which is how NCCL prices a ring across nodes of one GPU;
  *  - PAT: baseLatency 8.0 (tuning.cc:147) + log2(N) interLat / 3.5 + 2.8 us per rank
- *    (tuning.cc:396-399), bandwidth 0.75 of the ring's (tuning.cc:310);
+ *    (tuning.cc:396-399), algorithm bandwidth 0.75 of the ring's bus bandwidth (tuning.cc:310; no
+ *    n / (n - 1) conversion, which NCCL applies to the ring only);
  *  - ring LL: half the Simple bus bandwidth up to NCCL's llMaxBw (tuning.cc:304).
  * The least time wins (enqueue.cc:1814-1822). Returns 0 when no pair is offered. */
 static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query *q,
@@ -479,7 +480,9 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
         c.lat = base + inter_steps(m, q->coll, N) * net;
       } else if (a == CS_ALGO_PAT) {
         c.lat = 8.0e-6 + clog2(N) * net / 3.5 + 2.8e-6 * q->ranks;
-        c.bw_time /= 0.75;
+        /* 0.75 of the bus rate, which NCCL (2.23+) takes as PAT's algorithm rate: all_gather and
+         * reduce_scatter convert bus to algorithm bandwidth for the ring only (n / (n - 1)) */
+        c.bw_time /= 0.75 * (q->ranks - 1) / q->ranks;
       }
       if (a == CS_ALGO_RING && p == CS_PROTO_LL) {
         /* ring LL: min(llMaxBw, 0.5 x the Simple bus bandwidth) (tuning.cc:304); llMaxBw

@@ -11,10 +11,12 @@
 # 19-46%), so that a model that lost the rank-dependence of bus bandwidth fails (the model
 # without its own-share term gave medians up to 29%).
 #
-# usage: rank_scaling.sh COMMSCALE DATA_DIR TMP_DIR
+# usage: rank_scaling.sh COMMSCALE DATA_DIR TMP_DIR [NODE]
+# NODE names the data set under DATA_DIR (default h200x4; h100x4: the same measurement on one
+# 4 x H100 node, 2026-11-27: medians 5-19%, maxima 22-46%).
 set -u
 cs=$1 data=$2 tmp=$3
-d=$data/h200x4
+d=$data/${4:-h200x4}
 mkdir -p "$tmp"
 minb=${MIN_BYTES:-65536} tolmax=${TOL:-0.50} tolmed=${TOL_MEDIAN:-0.20}
 fail=0

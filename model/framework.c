@@ -84,6 +84,8 @@ static const struct cs_cfg_field fields[] = {
       "optimizer state sharded over data-parallel ranks (as ZeRO-1)"),
     F("fp32_logits", CS_CFG_BOOL, fp32_logits, 0, 0, 0, 1, "true", NULL,
       "the loss holds fp32 logits and their gradient"),
+    F("grads_freed", CS_CFG_BOOL, grads_freed, 0, 0, 0, 1, "true", NULL,
+      "gradients exist from backward to the optimizer step only (zero_grad(set_to_none=True))"),
     F("bucket_view", CS_CFG_BOOL, bucket_view, 0, 0, 0, 1, "false", NULL,
       "gradients are views into the reduction buckets (false: DDP buckets copy them)"),
     F("host_call", CS_CFG_QTY, host_call, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,

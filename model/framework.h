@@ -84,8 +84,9 @@ struct cs_framework {
   int dataparallel;          /* single-process nn.DataParallel through GPU 0 */
   int distributed_optimizer; /* optimizer state sharded and weights all-gathered (ZeRO-1) */
   int fp32_logits;           /* the loss keeps fp32 logits and their gradient */
-  int bucket_view;           /* gradients are views into the reduction buckets (else DDP's buckets
-                                hold a copy of every gradient) */
+  int grads_freed; /* gradients freed after each optimizer step (zero_grad(set_to_none=True)) */
+  int bucket_view; /* gradients are views into the reduction buckets (else DDP's buckets
+                      hold a copy of every gradient) */
   /* host work, seconds */
   double host_call;   /* per collective call */
   double host_module; /* per hooked module per pass (ZeRO-3/FSDP hooks) */

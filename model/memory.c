@@ -48,8 +48,10 @@ static void finish(const struct cs_plan *p, const struct cs_framework *f, int s,
   if (p->precision == CS_PREC_FP8) m->weights += FP8_COPY_BYTES * (p->zero >= 3 ? sharded : whole);
   /* 16-bit compute over 32-bit weights (autocast): the 16-bit copy of every weight is cached
    * for the forward and saved for backward (torch.autocast, cache_enabled=True by default) */
+  double cast = 0;
   if ((p->precision == CS_PREC_FP16 || p->precision == CS_PREC_BF16) && wb >= 4 && p->zero < 3)
-    m->weights += AUTOCAST_COPY_BYTES * whole;
+    cast = AUTOCAST_COPY_BYTES * whole;
+  m->weights += cast;
   m->grads = gb * (p->zero >= 2 ? sharded : whole);
   m->optimizer = ob * (p->zero >= 1 ? sharded : whole);
   m->inflight = inflight(p, s);
@@ -66,6 +68,15 @@ static void finish(const struct cs_plan *p, const struct cs_framework *f, int s,
   m->temp += ss->loss;
   m->reserve = p->reserve;
   m->total = m->weights + m->grads + m->optimizer + m->activations + m->temp + m->reserve;
+  if (f->grads_freed && cs_plan_microbatches(p) == 1) {
+    /* gradients freed after each step: at the end of forward the weights, their 16-bit copies
+     * and the activations are held, no gradient; backward frees copies and activations layer by
+     * layer as it makes the gradients, so its end holds the weights and every gradient instead.
+     * With several micro-batches per step the first backward's gradients are held through the
+     * later forwards: the sum stands */
+    double fwd = m->weights + m->activations, bwd = m->weights - cast + m->grads;
+    m->total = fmax(fwd, bwd) + m->optimizer + m->temp + m->reserve;
+  }
 }
 
 static enum cs_status sum_stages(const struct cs_workload *w, const struct cs_plan *p,

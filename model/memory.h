@@ -21,6 +21,13 @@
  * data parallelism, two gradient buckets. With the profile's fp32_logits the last stage also
  * holds the loss's logits gradient in fp32 and in the compute type.
  *
+ * Peak: the sum of all of these, or, under a profile whose gradients are freed after each step
+ * (grads_freed: PyTorch's zero_grad(set_to_none=True)) and one micro-batch per step, the larger
+ * of the end of forward (weights, autocast copies, activations) and the end of backward (weights
+ * and gradients), plus optimizer state, temporaries and reserve: total says so, the parts stay as
+ * they are. Gradient accumulation over several micro-batches keeps the gradients through the later
+ * forwards, so the sum stands there.
+ *
  * The plan's framework profile (framework.h) is applied first: a distributed optimizer shards the
  * optimizer state, an fp32 reduction makes gradients 4 bytes. FP8 adds Transformer Engine's FP8
  * weight and transpose copies (2 bytes per parameter); 16-bit autocast over 32-bit weights adds

@@ -5,8 +5,10 @@
  * mbs). Before an inner nest runs, the memory of its smallest-activation point (mbs the least,
  * full recomputation, sp on) is estimated: when even that point does not fit, none of the nest
  * does, and it is counted as pruned. Within a nest, activations grow with mbs (a stage holds
- * min(K * mbs, gbs / dp) samples' worth), so the first mbs that does not fit ends the mbs loop.
- * Both bounds are exact: no feasible point is skipped.
+ * min(K * mbs, gbs / dp) samples' worth), so the first mbs that does not fit ends the mbs loop,
+ * but for the last, one micro-batch per step, which peaks lower under a profile that frees its
+ * gradients after each step (memory.h); the nest's bound takes that point too. Both bounds are
+ * exact: no feasible point is skipped.
  *
  * Each point that fits is simulated with a shared collective-cost cache (step.h) and only at its
  * predicted times (cs_sim_run_step); the band is computed afterwards for the entries kept.
@@ -270,7 +272,8 @@ static enum cs_status walk_mbs(struct walk *w, struct cs_plan *p, long per_repli
     int mine = idx % w->nranks == w->rank;
     if (!mine) continue;
     w->r->stats.points++;
-    if (stop) {
+    /* the last mbs is one micro-batch per step, whose peak may be the smaller (memory.h) */
+    if (stop && mbs != per_replica) {
       w->r->stats.pruned++;
       continue;
     }
@@ -283,7 +286,7 @@ static enum cs_status walk_mbs(struct walk *w, struct cs_plan *p, long per_repli
     }
     if (!fits(w, tot)) {
       w->r->stats.memory++;
-      stop = 1; /* activations only grow with mbs */
+      stop = 1; /* activations only grow with mbs while there are several micro-batches */
       continue;
     }
     struct cs_search_entry e;
@@ -331,6 +334,13 @@ static enum cs_status walk_inner(struct walk *w, struct cs_plan *p, int nblocks)
   double tot = memory_of(w, &lo, &m);
   if (tot == -2) return CS_ERR_NOMEM;
   int hopeless = tot >= 0 && !fits(w, tot);
+  if (hopeless && per_replica > 1) {
+    /* one micro-batch per step: a profile that frees its gradients peaks lower (memory.h) */
+    lo.mbs = (int)per_replica;
+    tot = memory_of(w, &lo, &m);
+    if (tot == -2) return CS_ERR_NOMEM;
+    hopeless = tot >= 0 && !fits(w, tot);
+  }
   for (int vpp = 1; vpp <= nblocks / p->pp; vpp++) {
     if ((nblocks / p->pp) % vpp || (vpp > 1 && p->pp == 1)) continue;
     if (sp->max_vpp && vpp > sp->max_vpp) continue;

@@ -341,8 +341,10 @@ static void framework_memory(void **state) {
  * GPT 1.3B of tests/data/h200x2-steps/gpt-1b.yaml at micro-batch 8 on H200s, bf16 autocast over
  * fp32 weights, fused AdamW): the peak_gib of each log's "# result" line, read here, against the
  * model's total less its reserve (max_memory_allocated counts neither the CUDA context nor the
- * allocator's cache). Within 10% for one GPU, DDP and FSDP2; Megatron-style TP holds about
- * 3.4 GiB more than the model at both tp=2 and tp=4 (-10% and -16%): a known miss, held to 20%. */
+ * allocator's cache). Within 10% for one GPU, DDP and FSDP2 (-7.6 to -9.8%, the peak per phase);
+ * Megatron-style TP, which accumulates tp micro-batches and so holds gradients through forward,
+ * holds about 3.4 GiB more than the model at both tp=2 and tp=4 (-10% and -16%): a known miss,
+ * held to 20%. */
 static double log_peak(const char *rel) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", CS_TEST_DATA, rel);
@@ -372,6 +374,11 @@ static void measured_peaks(void **state) {
       {"h200x4/steps/fsdp4.log", "dp=4,zero=3,mbs=8,grad_bytes=4,framework=fsdp2", 0.10},
       {"h200x2-steps/tp2.log", "tp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.20},
       {"h200x4/steps/tp4.log", "tp=4,mbs=8,gbs=32,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.20},
+      /* the same runs on 4 x H100 (2026-11-27): the same PyTorch allocates the same bytes */
+      {"h100x4/steps/single.log", "dp=1,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h100x4/steps/ddp4.log", "dp=4,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
+      {"h100x4/steps/fsdp4.log", "dp=4,zero=3,mbs=8,grad_bytes=4,framework=fsdp2", 0.10},
+      {"h100x4/steps/tp4.log", "tp=4,mbs=8,gbs=32,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.20},
   };
   char path[4096];
   snprintf(path, sizeof path, "%s/h200x2-steps/gpt-1b.yaml", CS_TEST_DATA);
@@ -395,14 +402,14 @@ static void measured_peaks(void **state) {
  * shapes, bf16 autocast over fp32 weights, fused AdamW) on one H100 and one H200:
  * peak_mem_bytes (torch.cuda.max_memory_allocated) of tests/data/{h100,h200}-compute/steps.csv,
  * read here, against the model's total less its reserve. The workload is gpt-1b.yaml's recipe with
- * each row's layers, hidden, heads, ffn and sequence. Issue 14 asks for 10% on every shape; 6 of
- * the 13 shapes are within it today (the same on both GPUs: the same PyTorch allocates the same
- * bytes), so the test holds the known miss at 20%: where the weights and optimizer state
- * dominate (1.3B at micro-batch 1: +19.9%; 2.7B: +16.8%) the model adds the step's activations
- * and bf16 weight copies to the gradients and optimizer state, while the measured peak is the
- * larger of the forward/backward phase and the optimizer step (16 bytes per parameter then,
- * activations freed); where activations dominate (125M at micro-batch 32: -12.7%) it holds too
- * little for the fp32 logits and cross-entropy of a 50k vocabulary. A peak per phase is the fix. */
+ * each row's layers, hidden, heads, ffn and sequence. Issue 14 asks for 10% on every shape; 9 of
+ * the 13 shapes are within it (the same on both GPUs: the same PyTorch allocates the same bytes)
+ * since the peak is taken per phase (the default profile frees gradients after each step: the
+ * larger of the end of forward and the end of backward; 6 of 13 and +19.9% at worst when the
+ * model summed them), so the test holds the known miss at 15%: where activations dominate (125M at
+ * micro-batch 32: -14.2%, thin48 at 16: -12.5%, 125M at s4k: -13.6%, 350M: -11.4%) the model
+ * holds too little, the fp32 residual stream and LayerNorms under autocast (2-byte activations
+ * assumed) and the fp32 logits and cross-entropy of a 50k vocabulary. */
 static void single_gpu_row(const char *gpu, const char *line, int *n) {
   char name[64];
   double L, h, a, ffn, vocab, seq, mbs, params, peak = 0;
@@ -436,9 +443,43 @@ static void single_gpu_row(const char *gpu, const char *line, int *n) {
   double model = m.total - m.reserve;
   print_message("%s %-16s measured %6.2f GiB, model %6.2f GiB (%+.1f%%)\n", gpu, name,
                 peak / GIB_BYTES, model / GIB_BYTES, 100 * (model / peak - 1));
-  assert_close(model, peak, 0.20);
+  assert_close(model, peak, 0.15);
   cs_workload_free(w);
   (*n)++;
+}
+
+/* The peak per phase, by hand: with gradients freed after each step (the default profile) and one
+ * micro-batch, the larger of forward's end (weights with their autocast copies, activations) and
+ * backward's end (weights without the copies, gradients), plus optimizer state, temporaries and
+ * reserve; with two micro-batches (accumulation) or a profile that keeps its gradients, the sum. */
+static void phase_peak(void **state) {
+  (void)state;
+  char path[4096];
+  snprintf(path, sizeof path, "%s/h200x2-steps/gpt-1b.yaml", CS_TEST_DATA);
+  struct cs_workload *w = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_workload_load(path, &w, &err), CS_OK);
+  struct cs_plan p;
+  struct cs_memory m;
+  cs_test_plan("dp=1,mbs=1,gbs=1,weight_bytes=4,grad_bytes=4,optim_bytes=8", &p);
+  assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
+  double cast = 2.0 * m.params;
+  assert_close(m.weights, 6.0 * m.params, 1e-12);
+  assert_close(m.total,
+               fmax(m.weights + m.activations, m.weights - cast + m.grads) + m.optimizer + m.temp +
+                   m.reserve,
+               1e-12);
+  assert_true(m.total < m.weights + m.grads + m.optimizer + m.activations + m.temp + m.reserve);
+  const char *sums[] = {"dp=1,mbs=1,gbs=2,weight_bytes=4,grad_bytes=4,optim_bytes=8",
+                        "dp=1,mbs=1,gbs=1,weight_bytes=4,grad_bytes=4,optim_bytes=8,"
+                        "framework=megatron-core"};
+  for (int i = 0; i < 2; i++) {
+    cs_test_plan(sums[i], &p);
+    assert_int_equal(cs_memory_estimate(w, &p, NULL, &m, &err), CS_OK);
+    assert_close(m.total, m.weights + m.grads + m.optimizer + m.activations + m.temp + m.reserve,
+                 1e-12);
+  }
+  cs_workload_free(w);
 }
 
 static void single_gpu_peaks(void **state) {
@@ -459,10 +500,15 @@ static void single_gpu_peaks(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(activations_per_layer), cmocka_unit_test(activations_pipeline),
-      cmocka_unit_test(zero_stages),           cmocka_unit_test(fits),
-      cmocka_unit_test(published_runs_fit),    cmocka_unit_test(measured_peaks),
-      cmocka_unit_test(framework_memory),      cmocka_unit_test(single_gpu_peaks),
+      cmocka_unit_test(activations_per_layer),
+      cmocka_unit_test(activations_pipeline),
+      cmocka_unit_test(zero_stages),
+      cmocka_unit_test(fits),
+      cmocka_unit_test(published_runs_fit),
+      cmocka_unit_test(measured_peaks),
+      cmocka_unit_test(framework_memory),
+      cmocka_unit_test(single_gpu_peaks),
+      cmocka_unit_test(phase_peak),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,6 +226,18 @@ static struct cs_op *add_op(struct cs_layer_cost *c, const char *name, int kind,
   return o;
 }
 
+/* Bytes per element of a norm's saved input: under autocast over weights wider than the compute
+ * type the residual stream stays in the weights' type (the embedding's fp32 output plus each
+ * block's outputs), and LayerNorm runs in fp32 (autocast's fp32 op list), so both norm inputs of
+ * a block are saved wide. Measured on the GPT of tests/gpu/steps.py at 13 shapes
+ * (tests/data/h100-compute/saved_bytes.csv, tests/gpu/saved_bytes.py): 8 bytes per token and
+ * hidden unit in fp32 per block beside 28 in bf16, the model's count with 4-byte norm inputs. */
+static double norm_bytes(const struct cs_plan *p) {
+  double wb, gb, ob, e = cs_plan_act_bytes(p);
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  return wb > e ? wb : e;
+}
+
 /* Weights kept wider than the compute type (fp32 weights under bf16/fp16 autocast, PyTorch's
  * AMP recipe: weight_bytes above the activation bytes) are cast for every forward: autocast casts
  * each weight that enters a matrix product once per autocast region (torch.autocast's weight
@@ -363,7 +375,7 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
   const double b = p->mbs, s = w->seq, sl = s / p->cp, h = w->hidden, a = w->heads;
   const double t = p->tp, d = h / a, g = w->kv_heads;
   const double al = a / t, gl = g >= t ? g / t : 1; /* KV heads replicate when fewer than tp */
-  const double T = b * sl, e = cs_plan_act_bytes(p);
+  const double T = b * sl, e = cs_plan_act_bytes(p), en = norm_bytes(p);
   const int sp = p->sp && p->tp > 1;
   const double tsp = sp ? t : 1;
   const int gated = w->ffn_type == CS_FFN_SWIGLU, drop = w->dropout, flash = w->flash_attention;
@@ -432,7 +444,7 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
   if (flash) c->recompute_flops += core_flops / 2; /* its backward recomputes the scores */
 
   /* saved activations, per token of this GPU's share */
-  double keep = 2 * e * h / tsp             /* the two norm inputs */
+  double keep = 2 * en * h / tsp            /* the two norm inputs */
                 + e * h / tsp               /* QKV input */
                 + e * al * d                /* Q */
                 + 2 * e * gl * d            /* K, V */
@@ -508,7 +520,7 @@ static void head_cost(const struct cs_workload *w, const struct cs_plan *p,
   for (size_t i = 0; i < c->nops; i++)
     c->fwd_flops += c->op[i].flops;
   c->bwd_flops = 2 * c->fwd_flops;
-  c->act_bytes = T * (e * h / tsp + e * h + 4 * V / t + (enc ? 3 * e * h : 0));
+  c->act_bytes = T * (norm_bytes(p) * h / tsp + e * h + 4 * V / t + (enc ? 3 * e * h : 0));
   c->out_bytes = 0;
   double x = T * h * e;
   if (sp) {

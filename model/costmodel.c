@@ -34,8 +34,8 @@ _Static_assert(OFF_END == CS_MODEL_NPARAMS, "parameter layout and CS_MODEL_NPARA
 static const char *const tier_names[CS_TIER_COUNT] = {"nvlink", "pcie", "net"};
 
 /* NCCL 2.28.3's tree per-hop latencies, NVLink/PCI/NET x LL/LL128/Simple, us (tuning.cc:151, 157,
- * 163; the ring's are hop's defaults, tuning.cc:149-167): the tree_hop defaults, and what the
- * CS_SELECT_NCCL_TABLE pick prices a tree with. */
+ * 163; the ring's are hop's defaults, tuning.cc:149-167): the tree_hop defaults, which the
+ * CS_SELECT_NCCL_TABLE pick (on the defaults) prices a tree and a one-GPU-per-node ring with. */
 static const double nccl_tree_hw_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
     {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
 
@@ -49,13 +49,10 @@ void cs_model_defaults(struct cs_model *m) {
   static const double hop_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
       {0.6, 1.9, 3.4}, {1.0, 2.5, 5.7}, {2.7, 4.0, 14.0}};
   for (int t = 0; t < CS_TIER_COUNT; t++)
-    for (int p = 0; p < CS_PROTO_COUNT; p++)
+    for (int p = 0; p < CS_PROTO_COUNT; p++) {
       m->hop[t][p] = hop_us[t][p] * 1e-6;
-  /* NCCL's tree hwLat, us (tuning.cc:151, 157, 163, NCCL 2.28.3): NVLink {.6, 1.25, 4},
-   * PCI {1.0, 1.9, 4}, NET {5.0, 8.5, 14} */
-  for (int t = 0; t < CS_TIER_COUNT; t++)
-    for (int p = 0; p < CS_PROTO_COUNT; p++)
       m->tree_hop[t][p] = nccl_tree_hw_us[t][p] * 1e-6;
+    }
   /* NCCL baseLat, us; hier, pat and p2p take the ring's, nvls/collnet NCCL's Simple-only values
    * (small LL/LL128 placeholders keep every parameter positive for the log-space fit) */
   static const double base_us[CS_ALGO_COUNT][CS_PROTO_COUNT] = {
@@ -473,7 +470,7 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
       struct cs_coll_pred c;
       if (cs_model_time(m, q, a, p, &c, NULL) != CS_OK) continue;
       double base = m->base[a][p] * m->coll_lat[q->coll];
-      double net = g == 1 ? nccl_tree_hw_us[CS_TIER_NET][p] * 1e-6 : m->hop[CS_TIER_NET][p];
+      double net = g == 1 ? m->tree_hop[CS_TIER_NET][p] : m->hop[CS_TIER_NET][p];
       if (a == CS_ALGO_TREE && q->coll == CS_COLL_ALL_REDUCE) {
         c.bw_time /= cs_nccl_tree_correction((enum cs_proto)p, q->bytes);
       } else if (a == CS_ALGO_RING && g == 1 && N > 1) {

@@ -28,6 +28,7 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
     c->mem_bw[i] = g->hbm_bw * (cls[i] > 0 ? cls[i] : g->mem_efficiency);
   c->kernel_overhead = g->kernel_overhead;
   c->host_layer = g->host_layer_time;
+  c->host_fwd_share = g->host_fwd_share;
   c->band_rel = CS_COMPUTE_BAND_REL;
   c->band_fw = CS_COMPUTE_BAND_FW;
   c->scale = 1;
@@ -44,7 +45,7 @@ enum cs_mem_class cs_mem_class_of(const char *n) {
   if (strcmp(n, "optimizer") == 0) return CS_MEM_OPTIM;
   if (strcmp(n, "qkv_grad_cat") == 0) return CS_MEM_GATHER;
   if (strcmp(n, "bias_grad") == 0) return CS_MEM_REDUCE;
-  if (strcmp(n, "grad_cast") == 0) return CS_MEM_CAST;
+  if (strcmp(n, "grad_cast") == 0 || strcmp(n, "act_grad_cast") == 0) return CS_MEM_CAST;
   return CS_MEM_COPY;
 }
 
@@ -183,9 +184,20 @@ void cs_compute_layer_time(const struct cs_compute *c, const struct cs_layer_cos
     gemm_bwd -= gemm_bwd * cut;
   }
   t->bwd = gemm_bwd + other_bwd;
-  /* an eager framework's host issues the layer's kernels: the GPU waits when the host is slower */
+  /* an eager framework's host issues the layer's kernels: the GPU waits when the host is slower.
+   * With the host's split known (forward hf, backward hb): the GPU ends the forward at
+   * max(hf, gpu forward), and the backward's kernels run after that and not before the host has
+   * issued them, so the layer takes max(max(hf, fwd) + bwd, hf + hb). A forward that the host
+   * holds back while the backward is GPU-bound (a thin model at a larger micro-batch) costs the
+   * difference, which the layer's total alone does not show. */
   double gpu = t->fwd + t->bwd;
-  if (c->host_layer > gpu && gpu > 0) {
+  if (c->host_layer > 0 && c->host_fwd_share > 0 && gpu > 0) {
+    double hf = c->host_layer * c->host_fwd_share;
+    double f = t->fwd > hf ? t->fwd : hf;
+    double total = f + t->bwd > c->host_layer ? f + t->bwd : c->host_layer;
+    t->fwd = f;
+    t->bwd = total - f;
+  } else if (c->host_layer > gpu && gpu > 0) {
     t->fwd *= c->host_layer / gpu;
     t->bwd *= c->host_layer / gpu;
   }

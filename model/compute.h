@@ -46,10 +46,10 @@ enum cs_mem_class cs_mem_class_of(const char *op_name);
 /* The relative ~95% half-width of modelled compute time without a steps calibration: the 85th
  * percentile of |predicted/measured - 1| over the 29 single-GPU training steps of
  * tests/data/single-gpu/{h100,h200}.yaml (16 GPT shapes on the H100, 13 on the H200, from the GPU
- * file alone; linear interpolation between order statistics): 0.139. It sets the width of the
+ * file alone; linear interpolation between order statistics): 0.097. It sets the width of the
  * band, never a prediction; docs/constants.md has the
  * command that recomputes it. */
-#define CS_COMPUTE_BAND_REL 0.139
+#define CS_COMPUTE_BAND_REL 0.097
 
 /* The relative half-width of a multi-GPU step's framework and scaling uncertainty (DDP hooks,
  * stream overlap, host and input pipeline: what a speedup over one GPU does not cancel) without
@@ -73,6 +73,7 @@ struct cs_compute {
   double mem_bw[CS_MEM_CLASS_COUNT]; /* bytes/s of each class of memory kernel */
   double kernel_overhead;            /* seconds per kernel (the GPU file's, or measured) */
   double host_layer;                 /* host seconds per layer of an eager step; 0 = none */
+  double host_fwd_share;             /* the forward's share of host_layer; 0 = not known */
   double step_overhead; /* host seconds per step outside the layers (a steps calibration's) */
   /* the ~95% relative half-width of the compute time (compute, host and framework uncertainty):
    * CS_COMPUTE_BAND_REL uncalibrated, from the fit's covariance and residuals when calibrated */

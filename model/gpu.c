@@ -72,6 +72,8 @@ static const struct cs_cfg_field fields[] = {
       "time added per kernel (launch and tail)"),
     G("host_layer_time", CS_CFG_QTY, host_layer_time, 0, CS_UNIT_TIME, 0, 1, "0us",
       "host time per layer of a step (forward, backward, optimizer) in an eager framework"),
+    G("host_fwd_share", CS_CFG_DOUBLE, host_fwd_share, 0, 0, 0, 1, "0",
+      "the forward's share of host_layer_time (0 = the host time spread over both phases)"),
 };
 #undef G
 #define NFIELDS (sizeof fields / sizeof fields[0])

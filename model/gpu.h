@@ -57,6 +57,9 @@ struct cs_gpu {
   double attn_efficiency, attn_half_dim, attn_half_seq, attn_bwd_factor;
   double kernel_overhead; /* seconds added per kernel launch */
   double host_layer_time; /* host seconds per layer of a step in an eager framework; 0 = none */
+  /* the share of host_layer_time the forward call takes (the rest: loss.backward()); 0 = not
+   * known: the host time then scales both phases alike */
+  double host_fwd_share;
 };
 
 /* The schema table; *n receives its length. */

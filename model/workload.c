@@ -262,6 +262,33 @@ static void add_weight_cast(struct cs_layer_cost *c, const struct cs_plan *p, do
   if (o) o->pass = CS_OP_BWD_ONLY;
 }
 
+/* The activation casts of autocast over a residual stream wider than the compute type (norm_bytes
+ * above the activation bytes): each norm's output (LayerNorm runs in fp32 under autocast) is cast
+ * to the compute type where it enters a matrix product, and backward widens that product's input
+ * gradient again for the norm's backward (a widening copy: the cast class, as grad_cast). Each
+ * branch that ends in a product adds its narrow output to the wide stream, so its output
+ * gradient arrives wide and autograd narrows it to the product's type (the engine casts a
+ * gradient to its input's dtype). n_norm: norm outputs feeding products, n_branch: branches
+ * added to the stream, each of x elements. Seen as kernels in
+ * tests/data/h100-compute/run5/op_profile.csv: per block two bfloat16_copy calls of T x h forward,
+ * and in backward two narrowing and two widening copies of the same size. */
+static void add_act_casts(struct cs_layer_cost *c, const struct cs_plan *p, double x, int n_norm,
+                          int n_branch, int recompute) {
+  const double e = cs_plan_act_bytes(p), en = norm_bytes(p);
+  if (!(en > e && x > 0)) return;
+  struct cs_op *o;
+  if (n_norm > 0) {
+    o = add_op(c, "act_cast", CS_OP_MEMORY, 0, 0, 0, 1, n_norm * x * (en + e), recompute);
+    if (o) o->pass = CS_OP_FWD_ONLY;
+    o = add_op(c, "act_grad_cast", CS_OP_MEMORY, 0, 0, 0, 1, n_norm * x * (en + e), 0);
+    if (o) o->pass = CS_OP_BWD_ONLY;
+  }
+  if (n_branch > 0) {
+    o = add_op(c, "branch_grad_cast", CS_OP_MEMORY, 0, 0, 0, 1, n_branch * x * (en + e), 0);
+    if (o) o->pass = CS_OP_BWD_ONLY;
+  }
+}
+
 static void add_comm(struct cs_layer_cost *c, const struct cs_plan *p, int coll, int group,
                      int phase, int count, double bytes, const char *what) {
   if (count <= 0 || bytes <= 0 || cs_plan_group_size(p, group) <= 1) return;
@@ -425,6 +452,7 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
     add_op(c, "fc2", CS_OP_GEMM, T, h, f / t, 1, 0, full);
   }
   add_op(c, "residual2", CS_OP_MEMORY, 0, 0, 0, 1, T * h * (3 * e + (drop ? 1 : 0)) / tsp, full);
+  add_act_casts(c, p, T * h / tsp, 2, 2, full);
   /* what autograd adds to an eager backward (tests/data/h100-compute/run5/op_profile.csv): the
    * query, key and value gradients concatenated into the fused projection's output gradient
    * (the backward of splitting that output: reads the three, writes one), and with biases each
@@ -515,6 +543,7 @@ static void head_cost(const struct cs_workload *w, const struct cs_plan *p,
     add_op(c, "nsp", CS_OP_GEMM, b, 2, h, 1, 0, 0);
   }
   add_weight_cast(c, p, out_w / t, 0);
+  add_act_casts(c, p, T * h / tsp, 1, 0, 0);
   add_op(c, "logits", CS_OP_GEMM, T, V / t, h, 1, 0, 0);
   add_op(c, "cross_entropy", CS_OP_MEMORY, 0, 0, 0, 1, 3 * 4 * T * V / t, 0);
   for (size_t i = 0; i < c->nops; i++)

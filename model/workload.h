@@ -167,7 +167,7 @@ struct cs_op {
  * autograd adds run backward. */
 enum cs_op_pass { CS_OP_BOTH = 0, CS_OP_FWD_ONLY = 1, CS_OP_BWD_ONLY = 2 };
 
-#define CS_LAYER_MAX_OPS 20
+#define CS_LAYER_MAX_OPS 24
 #define CS_LAYER_MAX_COMM 16
 
 /* Layer i on one GPU for one micro-batch of plan p. */

@@ -463,6 +463,29 @@ static void compute_measured_terms(void **state) {
   assert_close(t.fwd + t.bwd, 1.0, 1e-12);
   assert_close(t.bwd / t.fwd, (8e-3 + 1e-6) / (4e-3 + 1e-6), 1e-9);
   assert_close(cs_compute_host_time(&c, 24), 24, 1e-12);
+  /* with the host's forward share s: the layer takes max(max(s H, Gf) + Gb, H). Here Gf =
+   * 4.001 ms, Gb = 8.001 ms; H = 1 s: the host rules both phases (0.4 s + 0.6 s) */
+  c.host_fwd_share = 0.4;
+  cs_compute_layer_time(&c, &lc, &t);
+  assert_close(t.fwd, 0.4, 1e-12);
+  assert_close(t.bwd, 0.6, 1e-12);
+  /* H = 15 ms: the forward waits for the host (6 ms > Gf), the backward is the GPU's (6 + Gb =
+   * 14.001 ms < H: still the host's 15 ms) */
+  c.host_layer = 15e-3;
+  cs_compute_layer_time(&c, &lc, &t);
+  assert_close(t.fwd, 6e-3, 1e-12);
+  assert_close(t.fwd + t.bwd, 15e-3, 1e-12);
+  /* H = 12.5 ms: under the GPU's 12.002 ms total no more, yet the forward waits 5 ms for the
+   * host: 5 + 8.001 = 13.001 ms, which the total-only rule (12.5 ms) misses */
+  c.host_layer = 12.5e-3;
+  cs_compute_layer_time(&c, &lc, &t);
+  assert_close(t.fwd, 5e-3, 1e-12);
+  assert_close(t.bwd, 8e-3 + 1e-6, 1e-12);
+  /* H = 8 ms: the GPU rules (the forward's 3.2 ms of host under its 4.001 ms) */
+  c.host_layer = 8e-3;
+  cs_compute_layer_time(&c, &lc, &t);
+  assert_close(t.fwd, 4e-3 + 1e-6, 1e-12);
+  assert_close(t.bwd, 8e-3 + 1e-6, 1e-12);
 }
 
 static const struct cs_op *find_op(const struct cs_layer_cost *c, const char *name) {
@@ -498,6 +521,35 @@ static void eager_backward_and_power_limit(void **state) {
   assert_int_equal(wc->pass, CS_OP_FWD_ONLY);
   assert_int_equal(gc->pass, CS_OP_BWD_ONLY);
   assert_close(gc->bytes, c.params * (4 + 2), 1e-12);
+  /* autocast's activation casts over the fp32 residual stream: the two norm outputs narrowed
+   * forward and their gradients widened backward, the two branch outputs' gradients narrowed;
+   * each T/tp x h under sequence parallelism, 4 + 2 bytes an element */
+  const struct cs_op *ac = find_op(&c, "act_cast"), *agc = find_op(&c, "act_grad_cast"),
+                     *bgc = find_op(&c, "branch_grad_cast");
+  assert_non_null(ac);
+  assert_non_null(agc);
+  assert_non_null(bgc);
+  assert_int_equal(ac->pass, CS_OP_FWD_ONLY);
+  assert_int_equal(agc->pass, CS_OP_BWD_ONLY);
+  assert_int_equal(bgc->pass, CS_OP_BWD_ONLY);
+  assert_close(ac->bytes, 2 * T / t * h * (4 + 2), 1e-12);
+  assert_close(agc->bytes, 2 * T / t * h * (4 + 2), 1e-12);
+  assert_close(bgc->bytes, 2 * T / t * h * (4 + 2), 1e-12);
+  assert_int_equal(cs_mem_class_of("act_grad_cast"), CS_MEM_CAST);
+  assert_int_equal(cs_mem_class_of("branch_grad_cast"), CS_MEM_COPY);
+  assert_int_equal(cs_mem_class_of("act_cast"), CS_MEM_COPY);
+  /* the head: the final norm's output only (the logits' own casts are cross-entropy's) */
+  assert_int_equal(cs_workload_layer_cost(w, &p, w->nlayer - 1, &c, &err), CS_OK);
+  ac = find_op(&c, "act_cast");
+  assert_non_null(ac);
+  assert_close(ac->bytes, T / t * h * (4 + 2), 1e-12);
+  assert_null(find_op(&c, "branch_grad_cast"));
+  /* weights in the compute type (no autocast): none of them */
+  cs_test_plan("tp=8,sp=true,mbs=2,gbs=16", &p);
+  assert_int_equal(cs_workload_layer_cost(w, &p, 5, &c, &err), CS_OK);
+  assert_null(find_op(&c, "act_cast"));
+  assert_null(find_op(&c, "act_grad_cast"));
+  assert_null(find_op(&c, "branch_grad_cast"));
   cs_workload_free(w);
 
   struct cs_gpu g;

@@ -17,6 +17,8 @@ usage: gpu_defaults.py HBM_BW_GBPS PEAK_BF16_TFLOPS FILE...   (probe CSVs and ho
                                    activations, fp32 weights/gradients/Adam: 24 bytes a parameter)
   kernel_overhead                  launch,device: GPU time per minimal kernel
   host_layer_time                  median host time per layer of host_probe.csv (or eager_layer)
+  host_fwd_share                   median over host_probe.csv's widths of the forward call's
+                                   host time per layer over forward + loss.backward()
 """
 import csv
 import math
@@ -125,6 +127,18 @@ def main():
         src = "launch,eager_layer"
     if hl:
         out["host_layer_time"] = (statistics.median(hl), f"us; median of {len(hl)} {src}")
+    # the forward's share of the host's time per layer: one per width and file (the rows come
+    # in order, host_layer_fwd before host_layer_bwd of the same width)
+    shares, fwd = [], None
+    for r in host:
+        if r["what"] == "host_layer_fwd":
+            fwd = float(r["value"])
+        elif r["what"] == "host_layer_bwd" and fwd is not None:
+            shares.append(fwd / (fwd + float(r["value"])))
+            fwd = None
+    if shares:
+        out["host_fwd_share"] = (statistics.median(shares),
+                                 f"median of {len(shares)} host_layer_fwd/(fwd + bwd)")
     for k, (v, note) in out.items():
         unit = "us" if k in ("kernel_overhead", "host_layer_time") else ""
         val = f"{v:.0f}" if k.endswith("half_dim") or k.endswith("half_seq") else f"{v:.3f}"

@@ -5,6 +5,8 @@
      AdamW, bf16 autocast) when the GPU is not the bottleneck: steps.py's GPT at widths 64, 128
      and 256 (seq 128, micro-batch 1, heads of 64) with 4 and 36 layers; the slope over layers is
      the host time per layer, the intercept the per-step rest (embedding, head, optimizer call);
+     and the same slope of the forward call and of loss.backward() timed on the host alone
+     (host_layer_fwd, host_layer_bwd: how the host's time splits between the two phases);
   2. sustained matrix throughput: one bf16 GEMM (8192 x 8192 x 8192, then 16384 x 6144 x 2048)
      run back to back for 4 s, timed in 20 ms windows between CUDA events: the first window (the
      probe's burst) against the median of the last 2 s (the clocks a training job settles at).
@@ -47,15 +49,29 @@ def host_step(width, layers, seq=128, vocab=512):
     for _ in range(8):
         step()
     torch.cuda.synchronize()
-    ts = []
+    ts, tf, tb = [], [], []
     for _ in range(25):
         t0 = time.perf_counter()
         step()
         torch.cuda.synchronize()
         ts.append(time.perf_counter() - t0)
+    # the same step with the host's time per phase: nothing here waits for the GPU (the GPU is
+    # idle most of the time at these widths), so each call returns when its kernels are issued
+    for _ in range(25):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with amp:
+            loss = model(idx[:, :-1], idx[:, 1:])
+        t1 = time.perf_counter()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        tf.append(t1 - t0)
+        tb.append(t2 - t1)
     del model, opt
     torch.cuda.empty_cache()
-    return statistics.median(ts)
+    return statistics.median(ts), statistics.median(tf), statistics.median(tb)
 
 
 def sustained(m, n, k, seconds=4.0, window_ms=20.0):
@@ -99,13 +115,19 @@ def main():
         print(line, flush=True)
     for w in (64, 128, 256):
         lo, hi = 4, 36
-        t_lo, t_hi = host_step(w, lo), host_step(w, hi)
+        (t_lo, f_lo, b_lo), (t_hi, f_hi, b_hi) = host_step(w, lo), host_step(w, hi)
         put("host_step", w, lo, f"{t_lo * 1e6:.1f}", "us", "median of 25 steps")
         put("host_step", w, hi, f"{t_hi * 1e6:.1f}", "us", "median of 25 steps")
         put("host_layer", w, "", f"{(t_hi - t_lo) / (hi - lo) * 1e6:.1f}", "us",
             f"slope {lo}..{hi} layers")
         put("host_rest", w, "", f"{(t_lo - lo * (t_hi - t_lo) / (hi - lo)) * 1e6:.1f}", "us",
             "intercept")
+        # the host's time per layer in each phase: the forward call and loss.backward() timed
+        # alone on the host (no sync inside), slope over the same layer counts
+        put("host_layer_fwd", w, "", f"{(f_hi - f_lo) / (hi - lo) * 1e6:.1f}", "us",
+            f"slope {lo}..{hi} layers of the forward call; median of 25")
+        put("host_layer_bwd", w, "", f"{(b_hi - b_lo) / (hi - lo) * 1e6:.1f}", "us",
+            f"slope {lo}..{hi} layers of loss.backward(); median of 25")
     for m, n, k in ((8192, 8192, 8192), (16384, 6144, 2048)):
         first, late, nw = sustained(m, n, k)
         put("gemm_first_window", f"{m}x{n}x{k}", "", f"{first * 1e3:.2f}", "us",

@@ -22,7 +22,12 @@
  * or a small micro-batch, lowers it). Measured GEMM efficiencies replace the curve: the point
  * nearest in log(m), log(n), log(k) is used. Backward runs two GEMMs per forward GEMM (input and
  * weight gradients, with the shapes transposed accordingly) and twice the traffic of each memory
- * kernel.
+ * kernel that runs in both passes (one of a single pass, struct cs_op's pass, moves its bytes
+ * once).
+ *
+ * An eager framework's host issues the kernels (host_layer seconds per layer): without its split
+ * a layer takes max(GPU time, host_layer); with the forward's share s of it known
+ * (host_fwd_share), max(max(s host_layer, GPU forward) + GPU backward, host_layer).
  *
  * A measured single-GPU time overrides the model: cs_compute_calibrate scales every layer's time
  * so that the modelled micro-batch equals the measurement, i.e. splits the measured time over the

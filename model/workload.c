@@ -226,6 +226,14 @@ static struct cs_op *add_op(struct cs_layer_cost *c, const char *name, int kind,
   return o;
 }
 
+/* Appends a memory-bound kernel of the given bytes that runs in one pass only (CS_OP_FWD_ONLY or
+ * CS_OP_BWD_ONLY): the casts and autograd's copies. A full list drops it, as add_op does. */
+static void add_pass_op(struct cs_layer_cost *c, const char *name, double bytes, int pass,
+                        int recompute) {
+  struct cs_op *o = add_op(c, name, CS_OP_MEMORY, 0, 0, 0, 1, bytes, recompute);
+  if (o) o->pass = pass;
+}
+
 /* Bytes per element of a norm's saved input: under autocast over weights wider than the compute
  * type the residual stream stays in the weights' type (the embedding's fp32 output plus each
  * block's outputs), and LayerNorm runs in fp32 (autocast's fp32 op list), so both norm inputs of
@@ -255,11 +263,8 @@ static void add_weight_cast(struct cs_layer_cost *c, const struct cs_plan *p, do
   const double e = cs_plan_act_bytes(p);
   if (p->zero == 3 && p->dp > 1) params /= cs_plan_hybrid_shard(p) ? p->shard : p->dp;
   if (!(wb > e && params > 0)) return;
-  struct cs_op *o =
-      add_op(c, "weight_cast", CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), recompute);
-  if (o) o->pass = CS_OP_FWD_ONLY;
-  o = add_op(c, "grad_cast", CS_OP_MEMORY, 0, 0, 0, 1, params * (wb + e), 0);
-  if (o) o->pass = CS_OP_BWD_ONLY;
+  add_pass_op(c, "weight_cast", params * (wb + e), CS_OP_FWD_ONLY, recompute);
+  add_pass_op(c, "grad_cast", params * (wb + e), CS_OP_BWD_ONLY, 0);
 }
 
 /* The activation casts of autocast over a residual stream wider than the compute type (norm_bytes
@@ -276,17 +281,11 @@ static void add_act_casts(struct cs_layer_cost *c, const struct cs_plan *p, doub
                           int n_branch, int recompute) {
   const double e = cs_plan_act_bytes(p), en = norm_bytes(p);
   if (!(en > e && x > 0)) return;
-  struct cs_op *o;
   if (n_norm > 0) {
-    o = add_op(c, "act_cast", CS_OP_MEMORY, 0, 0, 0, 1, n_norm * x * (en + e), recompute);
-    if (o) o->pass = CS_OP_FWD_ONLY;
-    o = add_op(c, "act_grad_cast", CS_OP_MEMORY, 0, 0, 0, 1, n_norm * x * (en + e), 0);
-    if (o) o->pass = CS_OP_BWD_ONLY;
+    add_pass_op(c, "act_cast", n_norm * x * (en + e), CS_OP_FWD_ONLY, recompute);
+    add_pass_op(c, "act_grad_cast", n_norm * x * (en + e), CS_OP_BWD_ONLY, 0);
   }
-  if (n_branch > 0) {
-    o = add_op(c, "branch_grad_cast", CS_OP_MEMORY, 0, 0, 0, 1, n_branch * x * (en + e), 0);
-    if (o) o->pass = CS_OP_BWD_ONLY;
-  }
+  if (n_branch > 0) add_pass_op(c, "branch_grad_cast", n_branch * x * (en + e), CS_OP_BWD_ONLY, 0);
 }
 
 static void add_comm(struct cs_layer_cost *c, const struct cs_plan *p, int coll, int group,
@@ -458,12 +457,10 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
    * (the backward of splitting that output: reads the three, writes one), and with biases each
    * bias gradient, the output gradient summed over this GPU's tokens (the row-parallel outputs
    * over T/tp under sequence parallelism) */
-  struct cs_op *o = add_op(c, "qkv_grad_cat", CS_OP_MEMORY, 0, 0, 0, 1, 2 * T * qkv_nl * e, 0);
-  if (o) o->pass = CS_OP_BWD_ONLY;
+  add_pass_op(c, "qkv_grad_cat", 2 * T * qkv_nl * e, CS_OP_BWD_ONLY, 0);
   if (w->bias) {
     double col = qkv_nl + (L->moe ? 0 : fc1 / t), row = L->moe ? h : 2 * h;
-    o = add_op(c, "bias_grad", CS_OP_MEMORY, 0, 0, 0, 1, T * col * e + T / tsp * row * e, 0);
-    if (o) o->pass = CS_OP_BWD_ONLY;
+    add_pass_op(c, "bias_grad", T * col * e + T / tsp * row * e, CS_OP_BWD_ONLY, 0);
   }
   for (size_t i = 0; i < c->nops; i++)
     c->fwd_flops += c->op[i].flops;

@@ -617,7 +617,7 @@ static enum cs_status prepare_chunk(struct cs_sim *s, const struct prep *P, int 
   for (int g = 0; g < 2 && st == CS_OK; g++) {
     double rem = fmod(tot[g], p->bucket);
     if (rem > 0)
-      st = cs_sim_cost(s, s->grad_coll, g ? CS_GROUP_EDP : CS_GROUP_DP, CS_PHASE_GRAD, rem, 0,
+      st = cs_sim_cost(s, s->grad_coll, g ? CS_GROUP_EDP : CS_GROUP_DP, CS_PHASE_GRAD, rem, 1,
                        C->tail[g], err);
     else
       memcpy(C->tail[g], zero, sizeof zero);
@@ -642,8 +642,9 @@ static enum cs_status prepare_chunk(struct cs_sim *s, const struct prep *P, int 
       }
     }
   }
+  /* full buckets here; the tail, a smaller reduction, was counted as its own call above */
   for (int g = 0; g < 2; g++)
-    s->cache[g].calls += (long)ceil(tot[g] / p->bucket);
+    s->cache[g].calls += (long)floor(tot[g] / p->bucket);
   return st;
 }
 

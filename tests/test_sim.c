@@ -206,6 +206,46 @@ static void test_bucket_latency(void **state) {
   cs_scenario_fini(&s);
 }
 
+/* The gradient reductions a step issues, as the collective list reports them: floor(G / B) full
+ * buckets of B bytes and one tail of the rest, G the gradient bytes of one GPU. GPT-2 124M in
+ * fp16 has 124,439,808 parameters (12 blocks of 7,087,872 with biases, 50257 x 768 tokens and 1024
+ * x 768 positions, the final norm's 1536): G = 248,879,616 bytes. One 1e9-byte bucket (DeepSpeed's
+ * 5e8 elements) holds it all: one call of G, not one of the bucket's size. */
+static void check_buckets(struct cs_scenario *s, double full_bytes, long full_calls,
+                          double tail_bytes) {
+  struct cs_sim_inputs in = inputs(s);
+  struct cs_sim *sim = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_OK);
+  struct cs_sim_coll_info info[64];
+  int n = cs_sim_collectives(sim, info, 64);
+  long full = 0, tail = 0;
+  for (int i = 0; i < n; i++) {
+    if (info[i].group != CS_GROUP_DP || info[i].coll != CS_COLL_ALL_REDUCE) continue;
+    if (info[i].bytes == full_bytes)
+      full += info[i].calls;
+    else if (fabs(info[i].bytes - tail_bytes) < 0.5)
+      tail += info[i].calls;
+    else
+      fail_msg("unexpected dp all_reduce of %.0f bytes", info[i].bytes);
+  }
+  assert_int_equal(full, full_calls);
+  assert_int_equal(tail, tail_bytes > 0 ? 1 : 0);
+  cs_sim_free(sim);
+}
+
+static void test_bucket_calls(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  setup_load(&s, "gpt2-124m", "v100-16gb", "dgx1-v100-edr",
+             "dp=8,mbs=4,precision=fp16,framework=deepspeed-zero0-v0.3");
+  const double G = 124439808.0 * 2;
+  check_buckets(&s, 1e9, 0, G);
+  s.base.bucket = 1e8; /* two full buckets and a tail of 48,879,616 bytes */
+  check_buckets(&s, 1e8, 2, G - 2e8);
+  cs_scenario_fini(&s);
+}
+
 /* ZeRO-3 moves 1.5x the data of plain data parallelism and needs the network (VALIDATION.md
  * section 7): at 64 GPUs its efficiency climbs with the network speed and 100 Gb/s per node is
  * markedly worse than 800. */
@@ -704,6 +744,7 @@ int main(void) {
       cmocka_unit_test(test_more_bandwidth_never_slower),
       cmocka_unit_test(test_hidden_comm_scales),
       cmocka_unit_test(test_bucket_latency),
+      cmocka_unit_test(test_bucket_calls),
       cmocka_unit_test(test_zero3_network),
       cmocka_unit_test(test_hsdp),
       cmocka_unit_test(test_cache_transport),

@@ -30,6 +30,8 @@
 static const char *const wl_types[] = {"decoder", "encoder", "layers", NULL};
 static const char *const ffn_types[] = {"gelu", "swiglu", NULL};
 static const char *const norm_types[] = {"layernorm", "rmsnorm", NULL};
+static const char *const attn_codes[] = {"fused", "megatron-v1", NULL};
+static const char *const loss_codes[] = {"fused", "megatron-v1", NULL};
 static const char *const layer_types[] = {"conv", "linear", "pool", "generic", NULL};
 
 #define W(key, type, field, size, unit, lo, hi, def, names, help)                                  \
@@ -65,6 +67,12 @@ static const struct cs_cfg_field wl_fields[] = {
       "dropout after attention scores, attention and FFN (masks are saved)"),
     W("flash_attention", CS_CFG_BOOL, flash_attention, 0, 0, 0, 1, "false", NULL,
       "fused attention: no s x s tensors saved"),
+    W("attention_code", CS_CFG_ENUM, attention_code, 0, 0, 0, 0, "fused", attn_codes,
+      "unfused attention's elementwise passes: fused (scale and mask inside the softmax) or "
+      "megatron-v1 (scale, mask multiply and mask subtract each a pass over the scores)"),
+    W("loss_code", CS_CFG_ENUM, loss_code, 0, 0, 0, 0, "fused", loss_codes,
+      "cross-entropy kernels: fused or megatron-v1 (fp32 copy of the logits, then clone, max, "
+      "subtract, exp, sum and divide)"),
     W("embedding_norm", CS_CFG_BOOL, embedding_norm, 0, 0, 0, 1, "false", NULL,
       "a norm after the embedding (BERT, BLOOM)"),
     W("experts", CS_CFG_INT, experts, 0, 0, 0, 1 << 16, "0", NULL,
@@ -433,6 +441,15 @@ static void block_cost(const struct cs_workload *w, const struct cs_plan *p,
            b * al * sl * s * (2 * e + (drop ? 2 * e + 1 : 0)), full || sel);
     add_op(c, "context", CS_OP_GEMM, sl, d, s, b * al, 0, full || sel);
     c->op[c->nops - 1].attention = 1;
+    if (w->attention_code == CS_ATTN_CODE_MEGATRON_V1) {
+      /* mpu/transformer.py (DeepSpeedExamples a79272c, lines 127-133): the scores are divided
+       * by sqrt(d), multiplied by the causal mask and reduced by 10000 (1 - mask) before the
+       * softmax, three passes that each read and write them; backward, the product and the
+       * division each pass the gradient once more (the subtrahend needs none) */
+      const double n_sc = b * al * sl * s; /* score elements */
+      add_pass_op(c, "score_mask", 3 * 2 * e * n_sc, CS_OP_FWD_ONLY, full || sel);
+      add_pass_op(c, "score_mask_grad", 2 * 2 * e * n_sc, CS_OP_BWD_ONLY, 0);
+    }
   }
   add_op(c, "proj", CS_OP_GEMM, T, h, al * d, 1, 0, full);
   add_op(c, "residual1", CS_OP_MEMORY, 0, 0, 0, 1, T * h * (3 * e + (drop ? 1 : 0)) / tsp, full);
@@ -542,7 +559,17 @@ static void head_cost(const struct cs_workload *w, const struct cs_plan *p,
   add_weight_cast(c, p, out_w / t, 0);
   add_act_casts(c, p, T * h / tsp, 1, 0, 0);
   add_op(c, "logits", CS_OP_GEMM, T, V / t, h, 1, 0, 0);
-  add_op(c, "cross_entropy", CS_OP_MEMORY, 0, 0, 0, 1, 3 * 4 * T * V / t, 0);
+  if (w->loss_code == CS_LOSS_CODE_MEGATRON_V1) {
+    /* pretrain_gpt2.py passes output.float() to mpu/cross_entropy.py (DeepSpeedExamples
+     * a79272c): forward the widening copy (e + 4 bytes per logit), clone (8), max (4), subtract
+     * in place (8), exp (8), sum (4) and the softmax's division in place (8); backward the
+     * product with the incoming gradient in place (8) and the copy back to the logits' type
+     * (4 + e) */
+    add_pass_op(c, "cross_entropy", (e + 44) * T * V / t, CS_OP_FWD_ONLY, 0);
+    add_pass_op(c, "cross_entropy", (e + 12) * T * V / t, CS_OP_BWD_ONLY, 0);
+  } else {
+    add_op(c, "cross_entropy", CS_OP_MEMORY, 0, 0, 0, 1, 3 * 4 * T * V / t, 0);
+  }
   for (size_t i = 0; i < c->nops; i++)
     c->fwd_flops += c->op[i].flops;
   c->bwd_flops = 2 * c->fwd_flops;

@@ -37,6 +37,12 @@
 enum cs_wl_type { CS_WL_DECODER, CS_WL_ENCODER, CS_WL_LAYERS };
 enum cs_ffn_type { CS_FFN_GELU, CS_FFN_SWIGLU };
 enum cs_norm_type { CS_NORM_LAYERNORM, CS_NORM_RMSNORM };
+/* The training script's own kernels where they differ from the common fused form (the keys
+ * attention_code and loss_code of a workload file; docs/workloads.md lists their sources):
+ * megatron-v1 is the Megatron-LM GPT-2 code that DeepSpeed's examples shipped in 2020
+ * (DeepSpeedExamples a79272c, Megatron-LM/mpu/transformer.py and mpu/cross_entropy.py). */
+enum cs_attn_code { CS_ATTN_CODE_FUSED, CS_ATTN_CODE_MEGATRON_V1 };
+enum cs_loss_code { CS_LOSS_CODE_FUSED, CS_LOSS_CODE_MEGATRON_V1 };
 
 enum cs_layer_type {
   CS_LAYER_EMBEDDING, /* token (+ position, token-type) embeddings */
@@ -76,6 +82,7 @@ struct cs_workload {
   int max_positions;  /* learned absolute position embeddings; 0 for rotary or ALiBi */
   int type_vocab;     /* encoder: token-type embeddings */
   int tied_embeddings, bias, dropout, flash_attention, embedding_norm;
+  int attention_code, loss_code;             /* enum cs_attn_code, enum cs_loss_code */
   int experts, top_k, expert_ffn, moe_every; /* experts 0 = dense */
   /* the expanded layer list (owned) */
   struct cs_layer *layer;
@@ -167,7 +174,7 @@ struct cs_op {
  * autograd adds run backward. */
 enum cs_op_pass { CS_OP_BOTH = 0, CS_OP_FWD_ONLY = 1, CS_OP_BWD_ONLY = 2 };
 
-#define CS_LAYER_MAX_OPS 24
+#define CS_LAYER_MAX_OPS 26
 #define CS_LAYER_MAX_COMM 16
 
 /* Layer i on one GPU for one micro-batch of plan p. */

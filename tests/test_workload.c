@@ -494,6 +494,53 @@ static const struct cs_op *find_op(const struct cs_layer_cost *c, const char *na
   return NULL;
 }
 
+/* The 2020 Megatron-LM GPT-2 code's own kernels (attention_code, loss_code megatron-v1) against
+ * hand counts from its source: three forward passes over the b x a x s x s scores (scale, mask
+ * multiply, mask subtract) and two backward (the product's and the division's gradients), each
+ * reading and writing 2-byte elements; the loss on an fp32 copy of the logits, 46 bytes a logit
+ * forward (2 + 4 for the copy, then 8 + 4 + 8 + 8 + 4 + 8) and 14 backward (8 + 4 + 2). The
+ * fused default has neither. */
+static void megatron_v1_kernels(void **state) {
+  (void)state;
+  struct cs_error err = {0};
+  struct cs_workload *w = cs_test_workload("dlperf-gpt2-small");
+  assert_int_equal(w->attention_code, CS_ATTN_CODE_MEGATRON_V1);
+  assert_int_equal(w->loss_code, CS_LOSS_CODE_MEGATRON_V1);
+  struct cs_plan p;
+  struct cs_layer_cost c;
+  cs_test_plan("mbs=4,precision=fp16", &p);
+  assert_int_equal(cs_workload_layer_cost(w, &p, 1, &c, &err), CS_OK);
+  const double scores = 4.0 * 12 * 1024 * 1024, T = 4.0 * 1024, vocab = 50304;
+  const struct cs_op *f = find_op(&c, "score_mask"), *b = find_op(&c, "score_mask_grad");
+  assert_non_null(f);
+  assert_non_null(b);
+  assert_int_equal(f->pass, CS_OP_FWD_ONLY);
+  assert_int_equal(b->pass, CS_OP_BWD_ONLY);
+  assert_close(f->bytes, 3 * 4 * scores, 1e-12);
+  assert_close(b->bytes, 2 * 4 * scores, 1e-12);
+  assert_int_equal(cs_workload_layer_cost(w, &p, w->nlayer - 1, &c, &err), CS_OK);
+  double fwd = 0, bwd = 0;
+  int n = 0;
+  for (size_t i = 0; i < c.nops; i++) {
+    if (strcmp(c.op[i].name, "cross_entropy") != 0) continue;
+    n++;
+    if (c.op[i].pass == CS_OP_FWD_ONLY) fwd += c.op[i].bytes;
+    if (c.op[i].pass == CS_OP_BWD_ONLY) bwd += c.op[i].bytes;
+  }
+  assert_int_equal(n, 2);
+  assert_close(fwd, 46 * T * vocab, 1e-12);
+  assert_close(bwd, 14 * T * vocab, 1e-12);
+  cs_workload_free(w);
+  /* the same architecture under the default (fused) code */
+  w = cs_test_workload("gpt2-124m");
+  assert_int_equal(cs_workload_layer_cost(w, &p, 1, &c, &err), CS_OK);
+  assert_null(find_op(&c, "score_mask"));
+  assert_null(find_op(&c, "score_mask_grad"));
+  assert_int_equal(cs_workload_layer_cost(w, &p, w->nlayer - 1, &c, &err), CS_OK);
+  assert_int_equal(find_op(&c, "cross_entropy")->pass, CS_OP_BOTH);
+  cs_workload_free(w);
+}
+
 /* The kernels an eager backward adds, the weight cast's two halves and the power limit's gain,
  * against hand-derived bytes and times. */
 static void eager_backward_and_power_limit(void **state) {
@@ -757,6 +804,7 @@ int main(void) {
       cmocka_unit_test(gpus_and_compute),
       cmocka_unit_test(compute_measured_terms),
       cmocka_unit_test(eager_backward_and_power_limit),
+      cmocka_unit_test(megatron_v1_kernels),
       cmocka_unit_test(hybrid_sharding),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -125,6 +125,45 @@ static void recovery(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* Data from 2 and 8 nodes only, where the network (40 GB/s per node) is the bottleneck and NVLink
+ * (300 GB/s) is not: across nodes the model runs at the lesser of the two, so such data measures
+ * the network and cannot tell NVLink's rate. The fit must return the network's rate and leave
+ * NVLink's at its default, not move NVLink down to the bottleneck (what it did on the published
+ * ALCF Polaris runs before it held the intra-node rate without one-node data). */
+static void network_only(void **state) {
+  (void)state;
+  struct cs_model truth;
+  make_truth(&truth);
+  truth.bw[CS_TIER_NET] = 40e9;
+  struct cs_meas_set set;
+  cs_meas_set_init(&set);
+  gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+  gsl_rng_set(rng, 7);
+  static const int nodes[] = {2, 8};
+  for (int s = 0; s < 2; s++)
+    for (double b = 1024; b <= 1073741824.0; b *= 4) {
+      add_row(&set, &truth, rng, 0.03, CS_ALGO_AUTO, CS_PROTO_AUTO, nodes[s], 4, b);
+      add_row(&set, &truth, rng, 0.03, CS_ALGO_RING, CS_PROTO_SIMPLE, nodes[s], 4, b);
+    }
+  gsl_rng_free(rng);
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  o.cross_validate = 0;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  struct cs_error err = {0};
+  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, &err), CS_OK);
+  const int kn = cs_model_param_index("bw.net"), kv = cs_model_param_index("bw.nvlink");
+  printf("# network-only data: bw.net %.3g (truth 4e10, %s), bw.nvlink %.3g (%s)\n",
+         cal.model.bw[CS_TIER_NET], cal.source[kn] == CS_SRC_FIT ? "fitted" : "not fitted",
+         cal.model.bw[CS_TIER_NVLINK], cal.source[kv] == CS_SRC_FIT ? "fitted" : "not fitted");
+  assert_int_equal(cal.source[kn], CS_SRC_FIT);
+  assert_int_not_equal(cal.source[kv], CS_SRC_FIT);
+  assert_close(cal.model.bw[CS_TIER_NET], 40e9, 0.10);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+}
+
 /* 5% of the points are multiplied by 3: the robust fit must still recover the bandwidth. */
 static void outliers(void **state) {
   (void)state;
@@ -270,6 +309,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(recovery),    cmocka_unit_test(outliers),
       cmocka_unit_test(selection),   cmocka_unit_test(cross_validation),
-      cmocka_unit_test(convergence), cmocka_unit_test(too_few_rows)};
+      cmocka_unit_test(convergence), cmocka_unit_test(too_few_rows),
+      cmocka_unit_test(network_only)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

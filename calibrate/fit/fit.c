@@ -236,12 +236,22 @@ static double upper_bound(int i) {
   return 1.25 * red;
 }
 
-/* Marks which parameters any non-held-out point depends on (at the current model). */
+/* Marks which parameters any non-held-out point depends on (at the current model). Without a
+ * point on one node the intra-node rate is not fitted: across nodes a transfer runs at the lesser
+ * of it and the network's (a smooth minimum), which such data cannot tell apart, and a fit left
+ * free to choose moves whichever its prior holds least (on the published ALCF Polaris runs, 2 and
+ * 8 nodes, NVLink came out at 4.6-40 GB/s per GPU and the 2 x 200 Gb/s network at its 400 GB/s
+ * default); the network's rate is what such data measures. */
 static void find_parameters(struct problem *pb) {
   pb->np = 0;
+  int one_node = 0;
+  for (size_t k = 0; k < pb->n && !one_node; k++)
+    one_node = !pb->pts[k].held_out && pb->pts[k].q.nodes == 1;
+  const int intra_bw = cs_model_param_bw_index(pb->model.intra);
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
     double sd = cs_model_param_prior_sd(i);
     if (sd <= 0) continue;
+    if (i == intra_bw && !one_node) continue;
     double *p = cs_model_param(&pb->model, i);
     double v = *p;
     int used = 0;
@@ -737,6 +747,19 @@ static enum cs_status fit_quality(struct cs_cal *cal, struct problem *best, doub
          o->max_iter);
   if (!net_determined)
     note(res, "network latency form not determined: the data spans one node count (%d)", max_nodes);
+  int one_node = 0, shared = 0; /* a point on one node; one with several GPUs per node */
+  for (size_t k = 0; k < best->n; k++) {
+    if (best->pts[k].held_out) continue;
+    one_node |= best->pts[k].q.nodes == 1;
+    shared |= best->pts[k].q.gpus_per_node > 1;
+  }
+  if (!one_node && shared) {
+    char name[32];
+    note(res,
+         "no one-node rows: %s, the intra-node rate, is not fitted (across nodes the data "
+         "measures the network's rate, bw.net); measure one node too to fit it",
+         cs_model_param_name(cs_model_param_bw_index(best->model.intra), name, sizeof name));
+  }
   if (status == CS_OK && o->cross_validate)
     status = cross_validate(best, o, &best->model, ngroups, q, err);
   if (status == CS_OK) gate(q);

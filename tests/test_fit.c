@@ -76,6 +76,16 @@ static void generate(struct cs_meas_set *set, const struct cs_model *m, double n
   gsl_rng_free(rng);
 }
 
+/* Fits set with the default options but no cross-validation into cal (initialised here). */
+static void fit_no_cv(const struct cs_meas_set *set, struct cs_cal *cal) {
+  struct cs_fit_opts o;
+  cs_fit_opts_default(&o);
+  o.cross_validate = 0;
+  cs_cal_init(cal);
+  struct cs_error err = {0};
+  assert_int_equal(cs_fit_run(set, &o, cal, NULL, &err), CS_OK);
+}
+
 static void recovery(void **state) {
   (void)state;
   struct cs_model truth;
@@ -83,13 +93,8 @@ static void recovery(void **state) {
   struct cs_meas_set set;
   cs_meas_set_init(&set);
   generate(&set, &truth, 0.03, 42);
-  struct cs_fit_opts o;
-  cs_fit_opts_default(&o);
-  o.cross_validate = 0;
   struct cs_cal cal;
-  cs_cal_init(&cal);
-  struct cs_error err = {0};
-  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, &err), CS_OK);
+  fit_no_cv(&set, &cal);
   printf("# synthetic recovery, %d points, 3%% noise, seed 42\n", cal.quality.points);
   printf("# %-20s %12s %12s %8s %7s\n", "parameter", "truth", "fitted", "error", "se");
   int determined = 0;
@@ -146,13 +151,8 @@ static void network_only(void **state) {
       add_row(&set, &truth, rng, 0.03, CS_ALGO_RING, CS_PROTO_SIMPLE, nodes[s], 4, b);
     }
   gsl_rng_free(rng);
-  struct cs_fit_opts o;
-  cs_fit_opts_default(&o);
-  o.cross_validate = 0;
   struct cs_cal cal;
-  cs_cal_init(&cal);
-  struct cs_error err = {0};
-  assert_int_equal(cs_fit_run(&set, &o, &cal, NULL, &err), CS_OK);
+  fit_no_cv(&set, &cal);
   const int kn = cs_model_param_index("bw.net"), kv = cs_model_param_index("bw.nvlink");
   printf("# network-only data: bw.net %.3g (truth 4e10, %s), bw.nvlink %.3g (%s)\n",
          cal.model.bw[CS_TIER_NET], cal.source[kn] == CS_SRC_FIT ? "fitted" : "not fitted",

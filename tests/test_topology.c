@@ -185,7 +185,13 @@ static void dgx_h100_rails(void **state) {
   assert_int_equal(g.flows_per_nic, 1);
   assert_close(g.bw_net, 50e9, 1e-12);
   assert_int_equal(g.level, 0);
+  /* SHARP-capable switches, but NCCL's CollNet is off by default (NCCL_COLLNET_ENABLE=0): the
+   * bundled file says sharp: false; with SHARP in use the group may run CollNet */
+  assert_int_equal(g.collnet, 0);
+  t.net.sharp = 1;
+  g = map(&t, "tp=8,dp=16", "dp");
   assert_int_equal(g.collnet, 1);
+  t.net.sharp = 0;
   /* plain DP across 16 nodes: each group uses all 8 rails, 8 x 400 Gb/s = 400 GB/s per node */
   g = map(&t, "dp=128", "dp");
   assert_int_equal(g.gpus_per_node, 8);

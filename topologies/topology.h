@@ -32,7 +32,7 @@
  *     switch_latency: 0.13us      each further switch on the path
  *     efficiency: 0.95            ring all-reduce busbw / NIC rate (default by transport)
  *     rail_optimized: true        NIC k of every node on leaf k (else all NICs on one leaf)
- *     sharp: true                 in-network reduction (NCCL's CollNet)
+ *     sharp: true                 in-network reduction in use (CollNet; NCCL's default: off)
  *     nodes: 4                    nodes in the cluster (0 = as many as a plan asks for)
  *     levels:                     switch levels, leaf first
  *       - name: leaf

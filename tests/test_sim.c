@@ -206,6 +206,17 @@ static void test_bucket_latency(void **state) {
   cs_scenario_fini(&s);
 }
 
+/* The collectives a run of in issues, as the collective list reports them, into info (at most
+ * max); returns their count. */
+static int run_collectives(struct cs_sim_inputs *in, struct cs_sim_coll_info *info, int max) {
+  struct cs_sim *sim = NULL;
+  struct cs_error err = {0};
+  assert_int_equal(cs_sim_alloc(in, &sim, &err), CS_OK);
+  int n = cs_sim_collectives(sim, info, max);
+  cs_sim_free(sim);
+  return n;
+}
+
 /* The gradient reductions a step issues, as the collective list reports them: floor(G / B) full
  * buckets of B bytes and one tail of the rest, G the gradient bytes of one GPU. GPT-2 124M in
  * fp16 has 124,439,808 parameters (12 blocks of 7,087,872 with biases, 50257 x 768 tokens and 1024
@@ -214,11 +225,8 @@ static void test_bucket_latency(void **state) {
 static void check_buckets(struct cs_scenario *s, double full_bytes, long full_calls,
                           double tail_bytes) {
   struct cs_sim_inputs in = inputs(s);
-  struct cs_sim *sim = NULL;
-  struct cs_error err = {0};
-  assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_OK);
   struct cs_sim_coll_info info[64];
-  int n = cs_sim_collectives(sim, info, 64);
+  int n = run_collectives(&in, info, 64);
   long full = 0, tail = 0;
   for (int i = 0; i < n; i++) {
     if (info[i].group != CS_GROUP_DP || info[i].coll != CS_COLL_ALL_REDUCE) continue;
@@ -231,7 +239,6 @@ static void check_buckets(struct cs_scenario *s, double full_bytes, long full_ca
   }
   assert_int_equal(full, full_calls);
   assert_int_equal(tail, tail_bytes > 0 ? 1 : 0);
-  cs_sim_free(sim);
 }
 
 static void test_bucket_calls(void **state) {
@@ -342,17 +349,13 @@ static void test_zero3_units(void **state) {
   f.persistence = 1e12;
   struct cs_sim_result r4 = run_in(&in, 1);
   assert_true(r4.step < r0.step);
-  struct cs_sim *sim = NULL;
-  struct cs_error err = {0};
-  assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_OK);
   struct cs_sim_coll_info info[64];
-  int n = cs_sim_collectives(sim, info, 64), rs = 0;
+  int n = run_collectives(&in, info, 64), rs = 0;
   for (int i = 0; i < n; i++) {
     assert_int_not_equal(info[i].coll, CS_COLL_ALL_GATHER);
     rs += info[i].coll == CS_COLL_REDUCE_SCATTER;
   }
   assert_true(rs > 0);
-  cs_sim_free(sim);
   /* prefetching one unit ahead never slows the step */
   f.persistence = 0;
   f.prefetch_depth = 1;
@@ -417,11 +420,8 @@ static void test_framework_schedule(void **state) {
   struct cs_sim_result meg = predict(&s);
   assert_true(meg.step >= ddp.step);
   struct cs_sim_inputs in = inputs(&s);
-  struct cs_sim *sim = NULL;
-  struct cs_error err = {0};
-  assert_int_equal(cs_sim_alloc(&in, &sim, &err), CS_OK);
   struct cs_sim_coll_info info[64];
-  int n = cs_sim_collectives(sim, info, 64);
+  int n = run_collectives(&in, info, 64);
   double send = 0, gather = 0;
   for (int i = 0; i < n; i++) {
     if (info[i].coll == CS_COLL_SEND_RECV && info[i].group == CS_GROUP_PP) send = info[i].bytes;
@@ -431,7 +431,6 @@ static void test_framework_schedule(void **state) {
   const double out = 1.0 * 2048 * 2048 * 2;
   assert_close(send, out / 2, 1e-12);
   assert_close(gather, out, 1e-12);
-  cs_sim_free(sim);
   cs_scenario_fini(&s);
 }
 

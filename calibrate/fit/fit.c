@@ -236,6 +236,17 @@ static double upper_bound(int i) {
   return 1.25 * red;
 }
 
+/* Whether a point not held out lies on one node (*one_node) and whether one has several GPUs
+ * per node (*shared). */
+static void point_shapes(const struct problem *pb, int *one_node, int *shared) {
+  *one_node = *shared = 0;
+  for (size_t k = 0; k < pb->n; k++) {
+    if (pb->pts[k].held_out) continue;
+    *one_node |= pb->pts[k].q.nodes == 1;
+    *shared |= pb->pts[k].q.gpus_per_node > 1;
+  }
+}
+
 /* Marks which parameters any non-held-out point depends on (at the current model). Without a
  * point on one node the intra-node rate is not fitted: across nodes a transfer runs at the lesser
  * of it and the network's (a smooth minimum), which such data cannot tell apart, and a fit left
@@ -244,9 +255,8 @@ static double upper_bound(int i) {
  * default); the network's rate is what such data measures. */
 static void find_parameters(struct problem *pb) {
   pb->np = 0;
-  int one_node = 0;
-  for (size_t k = 0; k < pb->n && !one_node; k++)
-    one_node = !pb->pts[k].held_out && pb->pts[k].q.nodes == 1;
+  int one_node, shared;
+  point_shapes(pb, &one_node, &shared);
   const int intra_bw = cs_model_param_bw_index(pb->model.intra);
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
     double sd = cs_model_param_prior_sd(i);
@@ -747,12 +757,8 @@ static enum cs_status fit_quality(struct cs_cal *cal, struct problem *best, doub
          o->max_iter);
   if (!net_determined)
     note(res, "network latency form not determined: the data spans one node count (%d)", max_nodes);
-  int one_node = 0, shared = 0; /* a point on one node; one with several GPUs per node */
-  for (size_t k = 0; k < best->n; k++) {
-    if (best->pts[k].held_out) continue;
-    one_node |= best->pts[k].q.nodes == 1;
-    shared |= best->pts[k].q.gpus_per_node > 1;
-  }
+  int one_node, shared;
+  point_shapes(best, &one_node, &shared);
   if (!one_node && shared) {
     char name[32];
     note(res,

@@ -455,7 +455,13 @@ static int fastest(const struct cs_model *m, const struct cs_coll_query *q, int 
  *  - PAT: baseLatency 8.0 (tuning.cc:147) + log2(N) interLat / 3.5 + 2.8 us per rank
  *    (tuning.cc:396-399), algorithm bandwidth 0.75 of the ring's bus bandwidth (tuning.cc:310; no
  *    n / (n - 1) conversion, which NCCL applies to the ring only);
- *  - ring LL: half the Simple bus bandwidth up to NCCL's llMaxBw (tuning.cc:304).
+ *  - ring LL: half the Simple bus bandwidth up to NCCL's llMaxBw (tuning.cc:304);
+ *  - ring broadcast/reduce: base + one hop of the path's tier (tuning.cc:362-365, channels
+ *    duplicated as the search first tries, search.cc:992), not a hop per step;
+ *  - tree all_reduce across nodes: the tree's graph is searched as a balanced tree, which counts
+ *    half the NIC's bandwidth on each of a node's first two GPUs (search.cc:586-603), so with two
+ *    or more GPUs per node its network side runs at twice the ring's; with one GPU per node the
+ *    pattern falls back to a plain tree, busBw x .85 (tuning.cc:309).
  * The least time wins (enqueue.cc:1814-1822). Returns 0 when no pair is offered. */
 static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query *q,
                            struct cs_coll_pred *out) {
@@ -472,7 +478,11 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
       double base = m->base[a][p] * m->coll_lat[q->coll];
       double net = g == 1 ? m->tree_hop[CS_TIER_NET][p] : m->hop[CS_TIER_NET][p];
       if (a == CS_ALGO_TREE && q->coll == CS_COLL_ALL_REDUCE) {
+        if (N > 1) /* NCCL's tree algorithm rate is half its bus rate (tuning.cc:345-349) */
+          c.bw_time *= 2.0 / cs_coll_busbw_factor(q->coll, q->ranks) / (g > 1 ? 2.0 : 0.85);
         c.bw_time /= cs_nccl_tree_correction((enum cs_proto)p, q->bytes);
+      } else if (a == CS_ALGO_RING && (q->coll == CS_COLL_BROADCAST || q->coll == CS_COLL_REDUCE)) {
+        c.lat = base + m->hop[N > 1 ? CS_TIER_NET : m->intra][p];
       } else if (a == CS_ALGO_RING && g == 1 && N > 1) {
         c.lat = base + inter_steps(m, q->coll, N) * net;
       } else if (a == CS_ALGO_PAT) {

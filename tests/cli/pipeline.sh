@@ -110,5 +110,17 @@ assert m["topology"] == want and m["level"] == "ra\"ck" and s["topology"] == wan
   cmp -s <(grep -v '^# resolved' "$tmp/weird-dump.yaml") <(grep -v '^# resolved' "$tmp/weird-dump2.yaml") &&
   grep -q 'name: "ra\\"ck"' "$tmp/weird-dump.yaml" && ok || bad "topology dump with quoted names: $(head -c 400 "$tmp/weird.err")"
 
+# predict takes the decision verbs' network edits: dgx-h100 ships without SHARP (NCCL runs CollNet
+# only with NCCL_COLLNET_ENABLE=1 and the plugin), so its DP all_reduce across 16 nodes is not
+# CollNet; --sharp on makes CollNet available and it is then the pick; a bad value is a usage error
+sp=(predict -w gpt2-124m --gpu h100-sxm -t dgx-h100 --plan zero=0,mbs=4 -N 16 --explain)
+"$cs" "${sp[@]}" 2>/dev/null | grep -E '^ dp +all_reduce' >"$tmp/sharp-off.txt"
+"$cs" "${sp[@]}" --sharp on 2>/dev/null | grep -E '^ dp +all_reduce' >"$tmp/sharp-on.txt"
+[ -s "$tmp/sharp-off.txt" ] && ! grep -q collnet "$tmp/sharp-off.txt" &&
+  awk '$9 != "collnet" { bad = 1 } END { exit bad || NR == 0 }' "$tmp/sharp-on.txt" && ok ||
+  bad "predict --sharp: off $(cat "$tmp/sharp-off.txt") / on $(cat "$tmp/sharp-on.txt")"
+"$cs" "${sp[@]}" --sharp maybe >/dev/null 2>"$tmp/sharp.err"; rc=$?
+[ "$rc" -eq 2 ] && grep -q -- '--sharp expects on or off' "$tmp/sharp.err" && ok || bad "predict --sharp maybe: rc $rc"
+
 echo "cli pipeline: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -458,10 +458,18 @@ static int fastest(const struct cs_model *m, const struct cs_coll_query *q, int 
  *  - ring LL: half the Simple bus bandwidth up to NCCL's llMaxBw (tuning.cc:304);
  *  - ring broadcast/reduce: base + one hop of the path's tier (tuning.cc:362-365, channels
  *    duplicated as the search first tries, search.cc:992), not a hop per step;
- *  - tree all_reduce across nodes: the tree's graph is searched as a balanced tree, which counts
- *    half the NIC's bandwidth on each of a node's first two GPUs (search.cc:586-603), so with two
- *    or more GPUs per node its network side runs at twice the ring's; with one GPU per node the
- *    pattern falls back to a plain tree, busBw x .85 (tuning.cc:309).
+ *  - tree all_reduce across nodes at half its bus rate (tuning.cc:345-349), on the tree's graph:
+ *    searched as a balanced tree, which counts half the NIC's bandwidth on each of a node's first
+ *    two GPUs (search.cc:586-603), so with two or more GPUs per node its network side runs at
+ *    twice the ring's; at two nodes NCCL prices every graph at its intra-node rate
+ *    (tuning.cc:284), where the tree graph's is twice the ring's with one GPU per node too (the
+ *    bundled 2 x 1 and 2 x 2 tables); with one GPU per node the pattern falls back to a plain
+ *    tree, busBw x .85 (tuning.cc:309; the 2 x 1 and 4 x 1 tables). PAT runs on the same graph
+ *    (its table bandwidth doubles with the tree's at 2 x 1, not at 4 x 1);
+ *  - ring Simple all_reduce across nodes: latency x 1.4 from 64 bytes per channel and rank on,
+ *    NCCL's ring plateau (tuning.cc:593-596; 1.4 from compute capability 8.0, 1.9 before, which
+ *    the model does not tell apart), with the 2 channels of every bundled multi-node log (the
+ *    least NCCL runs; the threshold only moves within sizes LL or LL128 serve).
  * The least time wins (enqueue.cc:1814-1822). Returns 0 when no pair is offered. */
 static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query *q,
                            struct cs_coll_pred *out) {
@@ -475,11 +483,14 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
       if (q->algo == CS_ALGO_AUTO && !cs_model_offers(m, q, a, p)) continue;
       struct cs_coll_pred c;
       if (cs_model_time(m, q, a, p, &c, NULL) != CS_OK) continue;
+      /* the tree graph's rate over the ring's across nodes (PAT runs on it too) */
+      const double tree_graph = N <= 2 || g > 1 ? 2.0 : 1.0;
       double base = m->base[a][p] * m->coll_lat[q->coll];
       double net = g == 1 ? m->tree_hop[CS_TIER_NET][p] : m->hop[CS_TIER_NET][p];
       if (a == CS_ALGO_TREE && q->coll == CS_COLL_ALL_REDUCE) {
         if (N > 1) /* NCCL's tree algorithm rate is half its bus rate (tuning.cc:345-349) */
-          c.bw_time *= 2.0 / cs_coll_busbw_factor(q->coll, q->ranks) / (g > 1 ? 2.0 : 0.85);
+          c.bw_time *=
+              2.0 / cs_coll_busbw_factor(q->coll, q->ranks) / tree_graph / (g == 1 ? 0.85 : 1.0);
         c.bw_time /= cs_nccl_tree_correction((enum cs_proto)p, q->bytes);
       } else if (a == CS_ALGO_RING && (q->coll == CS_COLL_BROADCAST || q->coll == CS_COLL_REDUCE)) {
         c.lat = base + m->hop[N > 1 ? CS_TIER_NET : m->intra][p];
@@ -489,7 +500,7 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
         c.lat = 8.0e-6 + clog2(N) * net / 3.5 + 2.8e-6 * q->ranks;
         /* 0.75 of the bus rate, which NCCL (2.23+) takes as PAT's algorithm rate: all_gather and
          * reduce_scatter convert bus to algorithm bandwidth for the ring only (n / (n - 1)) */
-        c.bw_time /= 0.75 * (q->ranks - 1) / q->ranks;
+        c.bw_time /= 0.75 * (q->ranks - 1) / q->ranks * (N > 1 ? tree_graph : 1.0);
       }
       if (a == CS_ALGO_RING && p == CS_PROTO_LL) {
         /* ring LL: min(llMaxBw, 0.5 x the Simple bus bandwidth) (tuning.cc:304); llMaxBw
@@ -504,6 +515,9 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
           c.bw_time = bus / (rate < llmax ? rate : llmax);
         }
       }
+      if (a == CS_ALGO_RING && p == CS_PROTO_SIMPLE && q->coll == CS_COLL_ALL_REDUCE && N > 1 &&
+          q->bytes >= 64.0 * 2 * q->ranks)
+        c.lat *= 1.4;
       c.time = c.lat + c.bw_time + c.pipe_time + c.own_time;
       if (!found || c.time < out->time) *out = c;
       found = 1;

@@ -117,6 +117,12 @@ enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning 
     }
     if (info == NULL) continue;
     char *msg = cs_nccllog_trim(info);
+    const char *kw;
+    int x, y;
+    if (!t->ranks && (kw = strstr(msg, " nRanks ")) &&
+        sscanf(kw, " nRanks %d nNodes %d", &x, &y) == 2 && x > 0 && y > 0)
+      t->ranks = x, t->nodes = y;
+    if (!t->channels && sscanf(msg, "%d coll channels,", &x) == 1 && x > 0) t->channels = x;
 
     /* "AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}" */
     char cname[32], aname[32], pname[32];
@@ -241,11 +247,15 @@ double cs_nccl_tuning_pick(const struct cs_nccl_tuning *t, enum cs_coll coll, do
         continue;
       double bw = t->bw_GBps[coll][ai][pi];
       if (!(bw > 0)) continue; /* tuning.cc:588: bandwidth 0 = disabled */
+      double lat = t->lat_us[coll][ai][pi];
       if (ai == CS_ALGO_TREE && coll == CS_COLL_ALL_REDUCE)
         bw *= cs_nccl_tree_correction((enum cs_proto)pi, bytes);
+      if (ai == CS_ALGO_RING && pi == CS_PROTO_SIMPLE && coll == CS_COLL_ALL_REDUCE &&
+          t->nodes > 1 && t->channels > 0 && bytes / ((double)t->channels * t->ranks) >= 64)
+        lat *= 1.4; /* tuning.cc:593-596, the ring's plateau */
       /* NCCL computes in float; strict < keeps the first of equal times, in NCCL's order of
        * algorithms (Tree, Ring, CollNetDirect, .., NVLS, .., PAT), enqueue.cc:1814-1821 */
-      double time = (float)(t->lat_us[coll][ai][pi] + bytes / (1000.0 * bw));
+      double time = (float)(lat + bytes / (1000.0 * bw));
       int before = best >= 0 && time == best && nccl_order(ai) < nccl_order(ba);
       if (best < 0 || time < best || before) {
         best = time;

@@ -19,6 +19,9 @@ struct cs_nccl_tuning {
   int present[CS_COLL_COUNT];
   double lat_us[CS_COLL_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT];
   double bw_GBps[CS_COLL_COUNT][CS_ALGO_COUNT][CS_PROTO_COUNT];
+  /* the communicator the table is for, from NCCL's INIT lines ("comm 0x.. rank 0 nRanks 4 nNodes
+   * 2 ..." and "2 coll channels, ..."): 0 where the log does not say */
+  int ranks, nodes, channels;
   int n_choices;
   struct {
     enum cs_coll coll;
@@ -45,8 +48,10 @@ double cs_nccltests_tuning_time_us(const struct cs_nccl_tuning *t, enum cs_coll 
  * all_reduce correction by size (src/graph/tuning.cc ncclTopoGetAlgoTime, NCCL 2.28.3
  * lines 578-600), the least time over the enabled pairs (src/enqueue.cc topoGetAlgoInfo,
  * lines 1812-1822). algo/proto: CS_*_AUTO or the pair NCCL_ALGO/NCCL_PROTO forced. Returns the
- * time (us), negative when no pair is usable; writes the pair to *a, *p. One node only: the
- * multi-node ring plateau factor (tuning.cc:593) is not applied. */
+ * time (us), negative when no pair is usable; writes the pair to *a, *p. Across nodes (t->nodes >
+ * 1) a ring Simple all_reduce of at least 64 bytes per channel and rank has its latency times
+ * 1.4, NCCL's "plateau effect of ring" (tuning.cc:593-596; 1.4 from compute capability 8.0 on,
+ * the GPUs of every bundled log; 1.9 before, which the table does not tell apart). */
 double cs_nccl_tuning_pick(const struct cs_nccl_tuning *t, enum cs_coll coll, double bytes,
                            enum cs_algo algo, enum cs_proto proto, enum cs_algo *a,
                            enum cs_proto *p);

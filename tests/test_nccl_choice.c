@@ -68,6 +68,14 @@ static const char *const logs[] = {
     "h100x4-hostid/default_all_gather_4x1.log",
     "h100x4-hostid/default_reduce_scatter_4x1.log",
     "h100x4-hostid/default_broadcast_4x1.log",
+    "h200x2-hostid/default_all_reduce_1x2.log",
+    "h200x2-hostid/default_all_gather_1x2.log",
+    "h200x2-hostid/default_reduce_scatter_1x2.log",
+    "h200x2-hostid/default_broadcast_1x2.log",
+    "h200x2-hostid/default_all_reduce_2x1.log",
+    "h200x2-hostid/default_all_gather_2x1.log",
+    "h200x2-hostid/default_reduce_scatter_2x1.log",
+    "h200x2-hostid/default_broadcast_2x1.log",
 };
 
 struct shape {

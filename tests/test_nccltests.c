@@ -416,6 +416,42 @@ static void edge_hostid(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* NCCL 2.28 does not report NCCL_HOSTID at INFO level under INIT,TUNING,NET: the bundled hostid
+ * runs (one 4 x H100 host split 1 x 4, 2 x 2, 4 x 1; one 2 x H200 host 1 x 2, 2 x 1) name it in
+ * their "###" command line, and NCCL's INIT lines ("comm 0x.. rank 0 nRanks 4 nNodes 2 ...") say
+ * how many nodes it counted: that count wins over the one host name. Without NCCL_HOSTID (the
+ * socket path, where NCCL counts each GPU a node on one host: nRanks 2 nNodes 2) the host name
+ * still counts: a P2P/SHM-off run is one node. */
+static void hostid_init_count(void **state) {
+  (void)state;
+  static const struct {
+    const char *log;
+    int ranks, nodes;
+  } runs[] = {
+      {"h100x4-hostid/default_all_reduce_1x4.log", 4, 1},
+      {"h100x4-hostid/default_all_reduce_2x2.log", 4, 2},
+      {"h100x4-hostid/default_all_gather_4x1.log", 4, 4},
+      {"h200x2-hostid/default_broadcast_1x2.log", 2, 1},
+      {"h200x2-hostid/default_reduce_scatter_2x1.log", 2, 2},
+      {"h200x2-tuning/socket_all_reduce.log", 2, 1},
+  };
+  for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", CS_TEST_DATA, runs[k].log);
+    struct cs_meas_set set;
+    struct cs_error err;
+    import_expect(path, CS_OK, &set, &err);
+    assert_true(set.n > 0);
+    for (size_t i = 0; i < set.n; i++) {
+      if (set.rows[i].nodes != runs[k].nodes)
+        fail_msg("%s: %d nodes", runs[k].log, set.rows[i].nodes);
+      assert_int_equal(set.rows[i].ranks, runs[k].ranks);
+      assert_int_equal(set.rows[i].gpus_per_node, runs[k].ranks / runs[k].nodes);
+    }
+    cs_meas_set_fini(&set);
+  }
+}
+
 /* No root column, "error" for "#wrong" (printed 0e+00), no Group, no banners: the collective
  * comes from the "###" command line, NCCL_PROTO from mpirun -x. */
 static void edge_old_columns(void **state) {
@@ -774,16 +810,16 @@ static void tuning_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(single_process_log), cmocka_unit_test(mpirun_log),
-      cmocka_unit_test(tuning_log_rows),    cmocka_unit_test(tuning_table),
-      cmocka_unit_test(tuning_table_error), cmocka_unit_test(edge_truncated),
-      cmocka_unit_test(edge_nan_negative),  cmocka_unit_test(edge_unknown_collective),
-      cmocka_unit_test(edge_no_results),    cmocka_unit_test(edge_two_hosts),
-      cmocka_unit_test(edge_hostid),        cmocka_unit_test(edge_old_columns),
-      cmocka_unit_test(edge_json),          cmocka_unit_test(settings_and_columns),
-      cmocka_unit_test(rank_list_errors),   cmocka_unit_test(row_errors),
-      cmocka_unit_test(json_errors),        cmocka_unit_test(json_hostile),
-      cmocka_unit_test(tuning_errors),
+      cmocka_unit_test(single_process_log),   cmocka_unit_test(mpirun_log),
+      cmocka_unit_test(tuning_log_rows),      cmocka_unit_test(tuning_table),
+      cmocka_unit_test(tuning_table_error),   cmocka_unit_test(edge_truncated),
+      cmocka_unit_test(edge_nan_negative),    cmocka_unit_test(edge_unknown_collective),
+      cmocka_unit_test(edge_no_results),      cmocka_unit_test(edge_two_hosts),
+      cmocka_unit_test(edge_hostid),          cmocka_unit_test(hostid_init_count),
+      cmocka_unit_test(edge_old_columns),     cmocka_unit_test(edge_json),
+      cmocka_unit_test(settings_and_columns), cmocka_unit_test(rank_list_errors),
+      cmocka_unit_test(row_errors),           cmocka_unit_test(json_errors),
+      cmocka_unit_test(json_hostile),         cmocka_unit_test(tuning_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

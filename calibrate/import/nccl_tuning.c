@@ -82,6 +82,16 @@ static int header_names(char *rest, char names[][32], int max) {
   return n;
 }
 
+/* The communicator's ranks, nodes and channels from NCCL's INIT lines, the first seen. */
+static void comm_shape(struct cs_nccl_tuning *t, const char *msg) {
+  const char *kw;
+  int x, y;
+  if (!t->ranks && (kw = strstr(msg, " nRanks ")) &&
+      sscanf(kw, " nRanks %d nNodes %d", &x, &y) == 2 && x > 0 && y > 0)
+    t->ranks = x, t->nodes = y;
+  if (!t->channels && sscanf(msg, "%d coll channels,", &x) == 1 && x > 0) t->channels = x;
+}
+
 enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning *t,
                                         struct cs_error *err) {
   memset(t, 0, sizeof *t);
@@ -117,12 +127,7 @@ enum cs_status cs_nccltests_read_tuning(const char *path, struct cs_nccl_tuning 
     }
     if (info == NULL) continue;
     char *msg = cs_nccllog_trim(info);
-    const char *kw;
-    int x, y;
-    if (!t->ranks && (kw = strstr(msg, " nRanks ")) &&
-        sscanf(kw, " nRanks %d nNodes %d", &x, &y) == 2 && x > 0 && y > 0)
-      t->ranks = x, t->nodes = y;
-    if (!t->channels && sscanf(msg, "%d coll channels,", &x) == 1 && x > 0) t->channels = x;
+    comm_shape(t, msg);
 
     /* "AllReduce: 8 Bytes -> Algo RING proto LL channel{Lo..Hi}={0..0}" */
     char cname[32], aname[32], pname[32];

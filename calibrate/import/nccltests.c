@@ -111,6 +111,8 @@ struct text_parser {
   enum cs_coll coll;
   int n_total, nodes, gpn;
   enum cs_launch launch;
+  /* NCCL's own count from its INIT line "comm 0x.. rank 0 nRanks N nNodes M ..." (0: none) */
+  int nccl_ranks, nccl_nodes;
 
   /* table scope */
   int in_table;
@@ -128,6 +130,7 @@ static void test_reset(struct text_parser *tp) {
   tp->test_coll[0] = '\0';
   tp->test_coll_line = 0;
   tp->n_ranks = 0;
+  tp->nccl_ranks = tp->nccl_nodes = 0;
   tp->last_rank_line = 0;
   tp->dirty = 0;
   tp->resolved = 0;
@@ -339,6 +342,15 @@ static enum cs_status resolve_test(struct text_parser *tp) {
   if (n % (size_t)nodes != 0) /* cannot happen when every host has per_host ranks */
     return cs_error_at(tp->err, CS_ERR_PARSE, tp->path, tp->last_rank_line, 0,
                        "expected %zu ranks to divide evenly over %d hosts", n, nodes);
+  /* a run that set NCCL_HOSTID (in its "###" command line or NCCL's environment report) split its
+   * hosts into the nodes NCCL counted: NCCL's own INIT count wins over the host names */
+  int hostid = tp->n_hostid > 0;
+  for (int i = 0; i < tp->cmd_settings.n; i++)
+    hostid |= strcmp(tp->cmd_settings.s[i].name, "NCCL_HOSTID") == 0;
+  for (int i = 0; i < tp->test_settings.n; i++)
+    hostid |= strcmp(tp->test_settings.s[i].name, "NCCL_HOSTID") == 0;
+  if (hostid && tp->nccl_nodes > nodes && tp->nccl_ranks == (int)n && n % tp->nccl_nodes == 0)
+    nodes = tp->nccl_nodes;
   tp->n_total = (int)n;
   tp->nodes = nodes;
   tp->gpn = (int)n / nodes;
@@ -539,6 +551,14 @@ static enum cs_status on_info(struct text_parser *tp, char *info, const char *wh
     cs_nccllog_copy(e->id, sizeof e->id, cs_nccllog_trim(s + sizeof hid - 1));
     size_t vl = strlen(e->id);
     if (vl > 0 && e->id[vl - 1] == '.') e->id[vl - 1] = '\0';
+    tp->resolved = 0;
+    return CS_OK;
+  }
+  const char *nr = strstr(s, " nRanks ");
+  int x, y;
+  if (strncmp(s, "comm ", 5) == 0 && nr && sscanf(nr, " nRanks %d nNodes %d", &x, &y) == 2 &&
+      x > 0 && y > 0 && y <= x) {
+    tp->nccl_ranks = x, tp->nccl_nodes = y;
     tp->resolved = 0;
     return CS_OK;
   }

@@ -180,7 +180,7 @@ static double log_gradient(struct cs_model *m, const struct cs_coll_query *q, in
   *p = v * exp(-GRAD_STEP);
   ok = ok && predict_pick(m, q, pick, &dn);
   *p = v;
-  return ok && up.time > 0 && dn.time > 0 ? (log(up.time) - log(dn.time)) / (2 * GRAD_STEP) : 0;
+  return ok && up.time > 0 && dn.time > 0 ? log(up.time / dn.time) / (2 * GRAD_STEP) : 0;
 }
 
 /* Whether parameter i can move the prediction of q at all: parameters of other collectives, of

@@ -49,12 +49,7 @@ static const struct cli_opt opts[] = {
      "compute probes of this GPU (commscale-run --probes): measured GEMM "
      "efficiencies and, unless --interference, the median interference"},
     {"net-gbps", 0, "LIST", "re-cost the network at these speeds per NIC, e.g. 100,200,400"},
-    {"rails", 0, "N", "NICs per node (the per-GPU rate is kept)"},
-    {"oversub", 0, "L=R,...", "oversubscription per switch level, e.g. leaf=2:1,spine=4"},
-    {"sharp", 0, "on|off", "in-network reduction (CollNet)"},
-    {"nvls", 0, "on|off", "NVLink SHARP in the node's switches"},
-    {"transport", 0, "ib|roce|tcp", "network transport: its default latencies and efficiency"},
-    {"net-latency", 0, "TIME", "one network step, e.g. 5us (after --transport)"},
+    CLI_NETEDIT_OPTS,
     {"ignore-memory", 0, NULL, "do not reject plans that exceed the GPU's memory"},
     {"explain", 0, NULL, "also print the collectives of the first feasible row"},
     {"bench", 0, NULL, "print simulated steps per second on stderr"},

@@ -30,7 +30,12 @@
       {"probes", 0, "FILE",                                                                        \
        "compute probes of this GPU (commscale-run --probes): measured GEMM "                       \
        "efficiencies and, unless --interference, the median interference"},                        \
-      {"rails", 0, "N", "NICs per node (the per-GPU rate is kept)"},                               \
+      CLI_NETEDIT_OPTS
+#define CLI_SETUP_NOPTS 13
+
+/* The network edits of sizing.h as options (6 rows), in predict and in every decision verb. */
+#define CLI_NETEDIT_OPTS                                                                           \
+  {"rails", 0, "N", "NICs per node (the per-GPU rate is kept)"},                                   \
       {"oversub", 0, "L=R,...", "oversubscription per switch level, e.g. leaf=2:1,spine=4"},       \
       {"sharp", 0, "on|off", "in-network reduction (CollNet)"},                                    \
       {"nvls", 0, "on|off", "NVLink SHARP in the node's switches"},                                \
@@ -38,7 +43,6 @@
   {                                                                                                \
     "net-latency", 0, "TIME", "one network step, e.g. 5us (after --transport)"                     \
   }
-#define CLI_SETUP_NOPTS 13
 
 /* Loads everything named by the options of a (plan text may be NULL). Errors name the option or
  * the file; on failure s is finalised. */

@@ -4,7 +4,8 @@
 
 usage: single_steps.py SHAPES.csv OUT.csv [--warmup 4] [--steps 10]
 
-SHAPES.csv columns: name,layers,hidden,heads,ffn,seq,mbs (vocabulary 50304, as steps.py).
+SHAPES.csv columns: name,layers,hidden,heads,ffn,seq,mbs (vocabulary 50304, as steps.py); optional
+vocab and attention (sdpa, default, or megatron-v1: steps.py's --attention).
 Every shape runs in this one process (the model and optimizer are freed between shapes). Each step
 is bracketed by CUDA events: start, end of forward (loss), end of backward, end of the optimizer
 step (zero_grad included); the step time is start..end, and each row keeps the median over the
@@ -32,6 +33,7 @@ class Shape:
         self.layers, self.hidden, self.heads = int(row["layers"]), int(row["hidden"]), int(row["heads"])
         self.ffn, self.seq, self.mbs = int(row["ffn"]), int(row["seq"]), int(row["mbs"])
         self.vocab = int(row.get("vocab") or 50304)
+        self.attention = row.get("attention") or "sdpa"
 
 
 def make_step(a, dev):

@@ -158,6 +158,32 @@ class _VocabParallelCE(torch.autograd.Function):
 # ---------------------------------------------------------------------------------------------
 # The model.
 
+_MASKS = {}
+
+
+def unfused_attention(q, k, v):
+    """--attention megatron-v1: the attention core the Megatron-LM GPT-2 of 2020 computed (the
+    code DLPerf's DeepSpeed runs trained, VALIDATION.md section 11; commscale's workload key
+    attention_code: megatron-v1), in the activation type without autocast: the full s x s scores
+    by a batched matmul, divided by sqrt(head dim), multiplied by the 0/1 causal mask and reduced
+    by 10000 where it is 0 (three passes over the scores), a softmax in the activation type, and
+    the batched matmul with the values. No dropout (steps.py has none)."""
+    s, d = q.shape[-2], q.shape[-1]
+    with torch.autocast(device_type=q.device.type, enabled=False):
+        dt = torch.bfloat16 if q.device.type == "cuda" else q.dtype
+        q, k, v = q.to(dt), k.to(dt), v.to(dt)
+        key = (s, dt, q.device)
+        if key not in _MASKS:
+            m = torch.tril(torch.ones(s, s, device=q.device, dtype=dt)).view(1, 1, s, s)
+            _MASKS[key] = (m, 10000.0 * (1.0 - m))
+        mask, sub = _MASKS[key]
+        scores = torch.matmul(q, k.transpose(-1, -2))
+        scores = scores / math.sqrt(d)
+        scores = scores * mask - sub
+        probs = torch.softmax(scores, dim=-1)
+        return torch.matmul(probs, v)
+
+
 class Block(nn.Module):
     def __init__(self, a, tp, group):
         super().__init__()
@@ -165,6 +191,7 @@ class Block(nn.Module):
         assert a.heads % tp == 0
         self.heads = a.heads // tp
         self.hd = h // a.heads
+        self.attention = getattr(a, "attention", "sdpa")
         std_out = 0.02 / math.sqrt(2 * a.layers)
         self.ln1 = nn.LayerNorm(h)
         self.qkv = ColumnLinear(h, 3 * h, tp, group)
@@ -177,7 +204,10 @@ class Block(nn.Module):
         b, s, _ = x.shape
         # Column-parallel QKV: this rank's heads, laid out [3, heads_local, hd] per token.
         q, k, v = self.qkv(self.ln1(x)).view(b, s, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        if self.attention == "sdpa":
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            y = unfused_attention(q, k, v)
         y = y.transpose(1, 2).reshape(b, s, self.heads * self.hd)
         x = x + self.proj(y)
         x = x + self.fc2(F.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
@@ -230,6 +260,8 @@ def parse():
     p.add_argument("--vocab", type=int, default=50304)
     p.add_argument("--seq", type=int, default=2048)
     p.add_argument("--mbs", type=int, default=8, help="samples per micro-batch (default 8)")
+    p.add_argument("--attention", choices=["sdpa", "megatron-v1"], default="sdpa",
+                   help="attention core: flash (SDPA, default) or the unfused megatron-v1 code")
     p.add_argument("--accum", type=int, default=1, help="micro-batches per step per replica")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=15)

@@ -477,6 +477,8 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
                            struct cs_coll_pred *out) {
   int found = 0;
   const int N = q->nodes, g = q->gpus_per_node;
+  /* the tree graph's rate over the ring's across nodes (PAT runs on it too) */
+  const double tree_graph = N <= 2 || g > 1 ? 2.0 : 1.0;
   for (int a = 0; a < CS_ALGO_COUNT; a++) {
     if (q->algo != CS_ALGO_AUTO && q->algo != (enum cs_algo)a) continue;
     if (!cs_coll_algo_valid(q->coll, a)) continue;
@@ -485,8 +487,6 @@ static int nccl_table_pick(const struct cs_model *m, const struct cs_coll_query 
       if (q->algo == CS_ALGO_AUTO && !cs_model_offers(m, q, a, p)) continue;
       struct cs_coll_pred c;
       if (cs_model_time(m, q, a, p, &c, NULL) != CS_OK) continue;
-      /* the tree graph's rate over the ring's across nodes (PAT runs on it too) */
-      const double tree_graph = N <= 2 || g > 1 ? 2.0 : 1.0;
       double base = m->base[a][p] * m->coll_lat[q->coll];
       double net = g == 1 ? m->tree_hop[CS_TIER_NET][p] : m->hop[CS_TIER_NET][p];
       if (a == CS_ALGO_TREE && q->coll == CS_COLL_ALL_REDUCE) {

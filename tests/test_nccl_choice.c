@@ -85,23 +85,16 @@ struct shape {
 };
 
 /* The "### ..." command line: -g N, NCCL_P2P_DISABLE=1 with NCCL_SHM_DISABLE=1, NCCL_ALGO,
- * NCCL_PROTO; and NCCL's own count of nodes from its INIT line "comm 0x.. rank 0 nRanks 2 nNodes 2
- * localRanks 1" where the log has one (with P2P and SHM disabled NCCL counts each GPU of one host
- * as its own node: PAT, defined for one GPU per node only, is then chosen). */
+ * NCCL_PROTO. The nodes are NCCL's own count (t->nodes, from its INIT line; with P2P and SHM
+ * disabled NCCL counts each GPU of one host as its own node: PAT, defined for one GPU per node
+ * only, is then chosen), one where the log has none. */
 static struct shape read_shape(const char *path) {
   struct shape s = {1, 1, 0, CS_ALGO_AUTO, CS_PROTO_AUTO};
   FILE *f = fopen(path, "r");
   assert_non_null(f);
   char line[1024], cmd[1024] = "";
-  while (fgets(line, sizeof line, f)) {
-    if (strncmp(line, "###", 3) == 0 && cmd[0] == 0) snprintf(cmd, sizeof cmd, "%s", line);
-    const char *r = strstr(line, " nRanks ");
-    int nr, nn;
-    if (r && sscanf(r, " nRanks %d nNodes %d", &nr, &nn) == 2) {
-      s.nodes = nn;
-      break;
-    }
-  }
+  while (cmd[0] == 0 && fgets(line, sizeof line, f))
+    if (strncmp(line, "###", 3) == 0) snprintf(cmd, sizeof cmd, "%s", line);
   fclose(f);
   snprintf(line, sizeof line, "%s", cmd);
   assert_int_equal(strncmp(line, "###", 3), 0);
@@ -133,6 +126,7 @@ static void every_log(void **state) {
     struct cs_error err = {0};
     assert_int_equal(cs_nccltests_read_tuning(path, t, &err), CS_OK);
     assert_true(t->n_choices > 0);
+    if (t->nodes > 0) s.nodes = t->nodes;
     struct cs_model m;
     cs_model_defaults(&m);
     m.select = CS_SELECT_NCCL_TABLE;

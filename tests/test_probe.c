@@ -7,6 +7,7 @@
 #include "compute.h"
 #include "gpu.h"
 #include "probe.h"
+#include "stats.h"
 #include "testutil.h"
 
 /* A small file as commscale-run writes it. With a peak of 1000 TFLOP/s:
@@ -345,7 +346,7 @@ static void rejects(void **state) {
  * tests/data/public/deepbench-v100, a measurement this project did not make): the curve's keys
  * were fitted to them (fit.py there), so they must describe them better than the defaults the
  * file had before (gemm_efficiency 0.8, gemm_half_dim 64: rms log error 0.276, median 10.6%),
- * within a median of 12% (11.1% by hand), and the GPU file must say where they come from. */
+ * within a median of 12% (11.1% by hand). */
 static double deepbench_rms(const struct cs_gpu *g, const struct cs_probe_set *set, double *med) {
   struct cs_compute c;
   struct cs_error err = {0};
@@ -368,12 +369,7 @@ static double deepbench_rms(const struct cs_gpu *g, const struct cs_probe_set *s
     e[n++] = fabs(t / (r->time_us * 1e-6) - 1);
   }
   assert_int_equal(n, 83);
-  for (size_t i = 1; i < n; i++) /* insertion sort for the median */
-    for (size_t j = i; j > 0 && e[j - 1] > e[j]; j--) {
-      double x = e[j];
-      e[j] = e[j - 1], e[j - 1] = x;
-    }
-  *med = e[n / 2];
+  *med = cs_stats_median(e, n);
   return sqrt(sum / (double)n);
 }
 

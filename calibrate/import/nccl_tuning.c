@@ -84,11 +84,8 @@ static int header_names(char *rest, char names[][32], int max) {
 
 /* The communicator's ranks, nodes and channels from NCCL's INIT lines, the first seen. */
 static void comm_shape(struct cs_nccl_tuning *t, const char *msg) {
-  const char *kw;
-  int x, y;
-  if (!t->ranks && (kw = strstr(msg, " nRanks ")) &&
-      sscanf(kw, " nRanks %d nNodes %d", &x, &y) == 2 && x > 0 && y > 0)
-    t->ranks = x, t->nodes = y;
+  int x;
+  if (!t->ranks) cs_nccllog_comm_shape(msg, &t->ranks, &t->nodes);
   if (!t->channels && sscanf(msg, "%d coll channels,", &x) == 1 && x > 0) t->channels = x;
 }
 

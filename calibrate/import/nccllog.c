@@ -124,6 +124,15 @@ enum cs_status cs_nccllog_meta_add(struct cs_meas_set *set, const char *key, con
 }
 
 /* NCCL's version code (22803 for 2.28.3, 2708 for 2.7.8) as "2.28.3". */
+int cs_nccllog_comm_shape(const char *msg, int *ranks, int *nodes) {
+  const char *nr = strncmp(msg, "comm ", 5) == 0 ? strstr(msg, " nRanks ") : NULL;
+  int x, y;
+  if (!nr || sscanf(nr, " nRanks %d nNodes %d", &x, &y) != 2 || !(x > 0 && y > 0 && y <= x))
+    return 0;
+  *ranks = x, *nodes = y;
+  return 1;
+}
+
 void cs_nccllog_version_string(long code, char *buf, size_t len) {
   if (code >= 10000)
     snprintf(buf, len, "%ld.%ld.%ld", code / 10000, (code / 100) % 100, code % 100);

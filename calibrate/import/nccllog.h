@@ -55,6 +55,9 @@ int cs_nccllog_size(const char *s, double *out);
 /* Adds item to the comma-separated provenance list under key unless it is there already. */
 enum cs_status cs_nccllog_meta_add(struct cs_meas_set *set, const char *key, const char *item,
                                    struct cs_error *err);
+/* NCCL's INIT line "comm 0x.. rank R nRanks N nNodes M ..." (msg: the text after "NCCL INFO",
+ * trimmed): the ranks and the nodes NCCL counted. Returns 1 when msg is one, with 0 < M <= N. */
+int cs_nccllog_comm_shape(const char *msg, int *ranks, int *nodes);
 /* NCCL's version code (22803, 2708) as "2.28.3", "2.7.8". */
 void cs_nccllog_version_string(long code, char *buf, size_t len);
 /* Sets name to value in st (ignored past CS_NCCLLOG_MAX_SETTINGS). */

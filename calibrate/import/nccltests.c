@@ -290,6 +290,13 @@ static int parse_header(struct table *t, char **tok, int n) {
   return t->ntokens <= MAX_ROW_TOKENS;
 }
 
+/* Whether st sets name. */
+static int names_setting(const struct cs_nccllog_settings *st, const char *name) {
+  for (int i = 0; i < st->n; i++)
+    if (strcmp(st->s[i].name, name) == 0) return 1;
+  return 0;
+}
+
 /* Resolves the collective, shape and launch of the current test, once per table. */
 static enum cs_status resolve_test(struct text_parser *tp) {
   if (tp->resolved) return CS_OK;
@@ -344,11 +351,8 @@ static enum cs_status resolve_test(struct text_parser *tp) {
                        "expected %zu ranks to divide evenly over %d hosts", n, nodes);
   /* a run that set NCCL_HOSTID (in its "###" command line or NCCL's environment report) split its
    * hosts into the nodes NCCL counted: NCCL's own INIT count wins over the host names */
-  int hostid = tp->n_hostid > 0;
-  for (int i = 0; i < tp->cmd_settings.n; i++)
-    hostid |= strcmp(tp->cmd_settings.s[i].name, "NCCL_HOSTID") == 0;
-  for (int i = 0; i < tp->test_settings.n; i++)
-    hostid |= strcmp(tp->test_settings.s[i].name, "NCCL_HOSTID") == 0;
+  int hostid = tp->n_hostid > 0 || names_setting(&tp->cmd_settings, "NCCL_HOSTID") ||
+               names_setting(&tp->test_settings, "NCCL_HOSTID");
   if (hostid && tp->nccl_nodes > nodes && tp->nccl_ranks == (int)n && n % tp->nccl_nodes == 0)
     nodes = tp->nccl_nodes;
   tp->n_total = (int)n;
@@ -554,11 +558,7 @@ static enum cs_status on_info(struct text_parser *tp, char *info, const char *wh
     tp->resolved = 0;
     return CS_OK;
   }
-  const char *nr = strstr(s, " nRanks ");
-  int x, y;
-  if (strncmp(s, "comm ", 5) == 0 && nr && sscanf(nr, " nRanks %d nNodes %d", &x, &y) == 2 &&
-      x > 0 && y > 0 && y <= x) {
-    tp->nccl_ranks = x, tp->nccl_nodes = y;
+  if (cs_nccllog_comm_shape(s, &tp->nccl_ranks, &tp->nccl_nodes)) {
     tp->resolved = 0;
     return CS_OK;
   }

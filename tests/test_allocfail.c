@@ -11,9 +11,9 @@
  * and one whole-heap scan per run made the sanitized sweep run past 900 s on a loaded machine).
  * Allocations made inside shared libraries (libyaml, GSL, the C library's own stdio buffers and
  * getline) are not counted: those are not ours to handle beyond their error codes. stdout goes to
- * /dev/null; stderr is captured per run and checked. CS_ALLOCFAIL_ONLY=NAME runs one case (for a
- * debugger: break in should_fail when n_alloc reaches N - 1); CS_ALLOCFAIL_STRIDE=K fails only
- * allocations 1, 1 + K, ... of every case (to time a case).
+ * a file in the test's own directory; stderr is captured per run and checked.
+ * CS_ALLOCFAIL_ONLY=NAME runs one case (for a debugger: break in should_fail when n_alloc reaches N
+ * - 1); CS_ALLOCFAIL_STRIDE=K fails only allocations 1, 1 + K, ... of every case (to time a case).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -106,8 +106,9 @@ static int expand(const struct verb_case *c, char buf[][512], char **argv) {
   return argc;
 }
 
-/* Runs c once with allocation `fail` failing (0: none); stdout goes to /dev/null and stderr to
- * errpath. Returns the verb's status; *count receives the allocations it made. */
+/* Runs c once with allocation `fail` failing (0: none); stdout goes to errpath.out and stderr to
+ * errpath (both in the test's own directory). Returns the verb's status; *count receives the
+ * allocations it made. */
 static int run_once(const struct verb_case *c, long fail, long *count, const char *errpath) {
   char buf[24][512];
   char *argv[25];
@@ -115,10 +116,12 @@ static int run_once(const struct verb_case *c, long fail, long *count, const cha
   fflush(stdout);
   fflush(stderr);
   int out = dup(1), err = dup(2);
-  int null = open("/dev/null", O_WRONLY);
+  char outpath[600];
+  snprintf(outpath, sizeof outpath, "%s.out", errpath);
+  int so = open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   int ef = open(errpath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  assert_true(out >= 0 && err >= 0 && null >= 0 && ef >= 0);
-  dup2(null, 1);
+  assert_true(out >= 0 && err >= 0 && so >= 0 && ef >= 0);
+  dup2(so, 1);
   dup2(ef, 2);
   n_alloc = 0;
   fail_at = fail;
@@ -131,7 +134,7 @@ static int run_once(const struct verb_case *c, long fail, long *count, const cha
   dup2(err, 2);
   close(out);
   close(err);
-  close(null);
+  close(so);
   close(ef);
   *count = n_alloc;
   return rc;

@@ -10,13 +10,21 @@
 #include "plan.h"
 #include "testutil.h"
 
-static const char *const bundled_names[] = {"pytorch-ddp",          "fsdp2",
-                                            "fsdp2-noreshard",      "dataparallel",
-                                            "deepspeed-zero0-v0.3", "deepspeed-zero1-v0.3",
-                                            "deepspeed-zero2-v0.3", "deepspeed-zero3-v0.3",
-                                            "deepspeed-zero1",      "deepspeed-zero2",
-                                            "deepspeed-zero3",      "megatron-lm-2021",
-                                            "megatron-core",        "horovod"};
+static const char *const bundled_names[] = {"pytorch-ddp",
+                                            "fsdp2",
+                                            "fsdp2-noreshard",
+                                            "dataparallel",
+                                            "deepspeed-zero0-v0.3",
+                                            "deepspeed-zero1-v0.3",
+                                            "deepspeed-zero2-v0.3",
+                                            "deepspeed-zero3-v0.3",
+                                            "deepspeed-zero1",
+                                            "deepspeed-zero2",
+                                            "deepspeed-zero3",
+                                            "megatron-lm-2021",
+                                            "megatron-core",
+                                            "horovod",
+                                            "apex-ddp"};
 
 static void load(const char *name, struct cs_framework *f) {
   char path[4096];
@@ -114,6 +122,17 @@ static void applied_to_plans(void **state) {
   cs_framework_apply(&f, &p);
   assert_close(p.bucket, 5e8 * 2, 1e-12);
   assert_int_equal(p.overlap_grad, 0);
+  /* apex DDP: buckets of at least message_size = 1e7 elements of the gradients' own type,
+   * overlapped (apex/parallel/distributed.py); a script's message_size comes as the plan's bucket
+   */
+  load("apex-ddp", &f);
+  assert_int_equal(cs_plan_parse("dp=8,precision=fp16,grad_bytes=2", &p, &err), CS_OK);
+  cs_framework_apply(&f, &p);
+  assert_close(p.bucket, 1e7 * 2, 1e-12);
+  assert_int_equal(p.overlap_grad, 1);
+  assert_int_equal(cs_plan_parse("dp=8,precision=fp32,bucket=1GB", &p, &err), CS_OK);
+  cs_framework_apply(&f, &p);
+  assert_close(p.bucket, 1e9, 1e-12);
   /* DataParallel */
   load("dataparallel", &f);
   assert_int_equal(cs_plan_parse("dp=4", &p, &err), CS_OK);

@@ -117,9 +117,9 @@ typedef struct commscale_step_query {
   long gpus;             /* > 0 instead of nodes: on this many GPUs. With neither, the plan's own
                             dp * tp * pp * cp. When the plan does not name dp it is filled from
                             the GPUs; when it does, it must match them */
-  double interference;   /* >= 1: compute slowdown under overlapped collectives; 0: 1.05 */
-  double measured;       /* > 0: the measured time, s, of one micro-batch on one GPU (forward +
-                            backward + recomputation): scales the compute model; 0: none */
+  double interference; /* >= 1: compute slowdown under overlapped collectives; 0: 1.16 (measured) */
+  double measured;     /* > 0: the measured time, s, of one micro-batch on one GPU (forward +
+                          backward + recomputation): scales the compute model; 0: none */
 } commscale_step_query;
 
 typedef struct commscale_step {

@@ -409,10 +409,16 @@ enum cs_status cs_steps_fit(const struct cs_steps *s, struct cs_cal_steps *out,
   if (st != CS_OK) return st;
   if (coll > COLLINEAR) f.use[1] = 0; /* the host overhead is not determined: it stays 0 */
   double x[3], se[3] = {NAN, NAN, NAN}, corr = NAN;
-  size_t np = 0;
-  for (int j = 0; j < 3; j++)
-    if (f.use[j]) x[np++] = f.fixed[j] + (j == 2 ? 0.05 : 0);
-  if ((st = run_fit(&f, np, x, se, &corr, err)) != CS_OK) return st;
+  size_t np;
+  for (int pass = 0;; pass++) {
+    np = 0;
+    for (int j = 0; j < 3; j++)
+      if (f.use[j]) x[np++] = f.fixed[j] + (j == 2 ? 0.05 : 0);
+    if ((st = run_fit(&f, np, x, se, &corr, err)) != CS_OK) return st;
+    /* collinear at the solution though not at the start: the host is not determined after all */
+    if (pass > 0 || !f.use[1] || !(fabs(corr) > COLLINEAR)) break;
+    f.use[1] = 0;
+  }
   double p[3], sp[3] = {NAN, NAN, NAN};
   size_t k = 0;
   for (int j = 0; j < 3; j++) {

@@ -54,7 +54,8 @@ static void brute(struct cs_scenario *s, long gpus, int gbs, double *best, long 
                   struct cs_memory m;
                   if (cs_memory_estimate(w, &p, &s->gpu, &m, NULL) != CS_OK || !cs_memory_fits(&m))
                     continue;
-                  struct cs_sim_inputs in = {w, &p, &s->compute, &s->topo, &s->cal, 1.05, NULL};
+                  struct cs_sim_inputs in = {
+                      w, &p, &s->compute, &s->topo, &s->cal, CS_SIM_DEFAULT_INTERFERENCE, NULL};
                   struct cs_sim_result r;
                   if (cs_sim_predict(&in, &r, NULL) != CS_OK) continue;
                   (*feasible)++;
@@ -150,7 +151,8 @@ static void test_sizing_consistent(void **state) {
     least[f] = z.gbps_gpu;
     struct cs_topology t = s.topo;
     cs_netedit_set_gbps_per_gpu(&t, z.gbps_gpu);
-    struct cs_sim_inputs si = {s.workload, &z.at.plan, &s.compute, &t, &s.cal, 1.05, NULL};
+    struct cs_sim_inputs si = {
+        s.workload, &z.at.plan, &s.compute, &t, &s.cal, CS_SIM_DEFAULT_INTERFERENCE, NULL};
     struct cs_sim_result r;
     if (cs_sim_predict(&si, &r, &err) != CS_OK) fail_msg("%s", err.msg);
     assert_true(r.step <= z.threshold);

@@ -44,7 +44,8 @@ static const struct cli_opt opts[] = {
     {"measured", 0, "TIME",
      "measured single-GPU time of one micro-batch (fwd+bwd), e.g. 322ms: "
      "layer times are scaled to it"},
-    {"interference", 0, "X", "compute slowdown under overlapped collectives (default 1.05)"},
+    {"interference", 0, "X",
+     "compute slowdown under overlapped collectives (default 1.16, measured)"},
     {"probes", 0, "FILE",
      "compute probes of this GPU (commscale-run --probes): measured GEMM "
      "efficiencies and, unless --interference, the median interference"},

@@ -26,7 +26,8 @@
       {"topology", 't', "NAME|FILE", "a bundled topology or a YAML file"},                         \
       {"cal", 'c', "FILE", "calibration.yaml (default: NCCL-anchored constants)"},                 \
       {"set", 0, "K=V,...", "override workload architecture keys, e.g. seq=4096"},                 \
-      {"interference", 0, "X", "compute slowdown under overlapped collectives (default 1.05)"},    \
+      {"interference", 0, "X",                                                                     \
+       "compute slowdown under overlapped collectives (default 1.16, measured)"},                  \
       {"probes", 0, "FILE",                                                                        \
        "compute probes of this GPU (commscale-run --probes): measured GEMM "                       \
        "efficiencies and, unless --interference, the median interference"},                        \

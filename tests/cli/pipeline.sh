@@ -49,7 +49,7 @@ sys.exit(a[1:3] != [sys.argv[2], "-o"])' "$tmp/f.json" "$tmp/m.csv" && ok || bad
 grep -qE '^all_reduce +auto +auto +2 +1 +2 +31 ' "$tmp/report.out" && ok || bad "report lacks the all_reduce sweep summary"
 
 # predict --probes: the 8 interference rows of the 2 x H200 probe file (1.141 ... 1.331; median
-# (1.1564 + 1.1804) / 2 = 1.1684 by hand) replace the default 1.05, so the DDP step equals the one
+# (1.1564 + 1.1804) / 2 = 1.1684 by hand) replace the default 1.16, so the DDP step equals the one
 # with --interference at that median and is slower than the default's; --interference wins
 pp=(predict --workload "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 --topology h200x2 --measured 298.7ms
     --plan dp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8 --gpus 2 --format csv)

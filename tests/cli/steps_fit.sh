@@ -41,6 +41,9 @@ awk '$1 == "interference" { e = $2 - 1.3; exit !(e < 0.02 && e > -0.02) }' "$tmp
 n=$(awk '/held-out/ { h = 1; next } h && /^4xH200/ { e = $NF; sub("%", "", e); e = e < 0 ? -e : e;
   if (e <= 8) k++ } END { print k + 0 }' "$tmp/real.out")
 [ "$n" -eq 3 ] && ok || bad "held-out 4-GPU steps within 8%: $n of 3: $(cat "$tmp/real.out")"
+# one workload at one micro-batch: the host time moves every step as the compute scale does, so the
+# fit must call it not determined (a fit that keeps it lands at correlation -1 with se > value)
+grep -qE '^host +0 +- +\(not determined' "$tmp/real.out" && ok || bad "host fitted on collinear steps: $(cat "$tmp/real.out")"
 
 # (3) the written calibration loads and predict names the steps calibration in its header
 "$cs" predict -w "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 -t "$data/h200x4/h200x4.yaml" \

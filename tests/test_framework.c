@@ -24,7 +24,8 @@ static const char *const bundled_names[] = {"pytorch-ddp",
                                             "megatron-lm-2021",
                                             "megatron-core",
                                             "horovod",
-                                            "apex-ddp"};
+                                            "apex-ddp",
+                                            "megatron-lm-2021-03"};
 
 static void load(const char *name, struct cs_framework *f) {
   char path[4096];
@@ -116,6 +117,15 @@ static void applied_to_plans(void **state) {
   cs_framework_apply(&f, &p);
   assert_int_equal(p.overlap_grad, 0);
   assert_true(p.bucket >= 1e12);
+  /* Megatron-LM commit 8aa4619 (DLPerf's): the same after-backward reduction, but every TP rank
+   * sends its whole activation to the next stage (training.py communicate); v2.5 splits it */
+  load("megatron-lm-2021-03", &f);
+  assert_int_equal(f.pp_send, CS_FW_PP_FULL);
+  assert_int_equal(cs_plan_parse("dp=8", &p, &err), CS_OK);
+  cs_framework_apply(&f, &p);
+  assert_int_equal(p.overlap_grad, 0);
+  load("megatron-lm-2021", &f);
+  assert_int_equal(f.pp_send, CS_FW_PP_SPLIT);
   /* DeepSpeed v0.3 ZeRO-0: 5e8-element buckets of fp16 gradients after backward */
   load("deepspeed-zero0-v0.3", &f);
   assert_int_equal(cs_plan_parse("dp=8,precision=fp16", &p, &err), CS_OK);

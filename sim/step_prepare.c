@@ -501,9 +501,13 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
     if (st != CS_OK) return st;
   }
   for (int l = 0; l < NLEV; l++) {
-    if (p->overlap_tp) { /* hidden behind the layer's GEMMs as far as they last */
-      x.tpf[l] = x.tpf[l] > lt->fwd ? x.tpf[l] - lt->fwd : 0;
-      x.tpb[l] = x.tpb[l] > lt->bwd ? x.tpb[l] - lt->bwd : 0;
+    if (p->overlap_tp) { /* hidden behind the layer's GEMMs as far as they last; the GEMMs they
+                            hide behind run slower by the interference factor over that window
+                            (as beside data-parallel collectives), counted as TP time */
+      double k = s->interference - 1;
+      double of = fmin(x.tpf[l], lt->fwd), ob = fmin(x.tpb[l], lt->bwd);
+      x.tpf[l] = x.tpf[l] - of + k * of;
+      x.tpb[l] = x.tpb[l] - ob + k * ob;
     }
     P->fdur[i * NLEV + l] = lt->fwd + x.tpf[l] + x.cpf[l] + x.epf[l];
     P->bdur[i * NLEV + l] = lt->bwd + lt->recompute + x.tpb[l] + x.cpb[l] + x.epb[l];

@@ -25,7 +25,8 @@ static const char *const bundled_names[] = {"pytorch-ddp",
                                             "megatron-core",
                                             "horovod",
                                             "apex-ddp",
-                                            "megatron-lm-2021-03"};
+                                            "megatron-lm-2021-03",
+                                            "deepspeed-zero1-v0.3.0"};
 
 static void load(const char *name, struct cs_framework *f) {
   char path[4096];
@@ -132,6 +133,12 @@ static void applied_to_plans(void **state) {
   cs_framework_apply(&f, &p);
   assert_close(p.bucket, 5e8 * 2, 1e-12);
   assert_int_equal(p.overlap_grad, 0);
+  /* DeepSpeed 0.3.0+7d4d742 (DLPerf's) ZeRO-1 reduce-scatters (reduce_scatter defaulted to True);
+   * v0.3.16 all-reduces */
+  load("deepspeed-zero1-v0.3.0", &f);
+  assert_int_equal(f.zero_reduce_scatter, 1);
+  load("deepspeed-zero1-v0.3", &f);
+  assert_int_equal(f.zero_reduce_scatter, 0);
   /* apex DDP: buckets of at least message_size = 1e7 elements of the gradients' own type,
    * overlapped (apex/parallel/distributed.py); a script's message_size comes as the plan's bucket
    */

@@ -123,7 +123,7 @@ enum cs_status cs_nccllog_meta_add(struct cs_meas_set *set, const char *key, con
   return cs_meas_set_meta(set, key, buf, err);
 }
 
-/* NCCL's version code (22803 for 2.28.3, 2708 for 2.7.8) as "2.28.3". */
+/* NCCL's INIT line "comm 0x.. rank R nRanks N nNodes M ...": its ranks and nodes. */
 int cs_nccllog_comm_shape(const char *msg, int *ranks, int *nodes) {
   const char *nr = strncmp(msg, "comm ", 5) == 0 ? strstr(msg, " nRanks ") : NULL;
   int x, y;
@@ -133,6 +133,7 @@ int cs_nccllog_comm_shape(const char *msg, int *ranks, int *nodes) {
   return 1;
 }
 
+/* NCCL's version code (22803 for 2.28.3, 2708 for 2.7.8) as "2.28.3". */
 void cs_nccllog_version_string(long code, char *buf, size_t len) {
   if (code >= 10000)
     snprintf(buf, len, "%ld.%ld.%ld", code / 10000, (code / 100) % 100, code % 100);

@@ -73,9 +73,9 @@
 #include "workload.h"
 
 /* Compute slowdown beside overlapped collectives when no probe or steps calibration gives one:
- * the median of the 24 interference probes (a bf16 or fp8 GEMM of 8192 x 4096..16384 x
- * 4096..16384 beside 256 MiB all-reduces, NCCL over NVLink) on two 2 x H200 machines
- * (tests/data/h200x2-commscale/probes.csv, tests/data/h200x2-interference), range 1.14-1.33. */
+ * the median, 1.164, of the 40 interference probes (a bf16 or fp8 GEMM of 8192 x 4096..16384 x
+ * 4096..16384 beside 256 MiB all-reduces, NCCL over NVLink) of three calls on 2 x H200 machines
+ * (tests/data/h200x2-commscale/probes.csv, tests/data/h200x2-interference), range 1.13-1.33. */
 #define CS_SIM_DEFAULT_INTERFERENCE 1.16
 
 /* A cache of collective costs shared by many simulations (a plan search): keyed by the link

@@ -15,7 +15,7 @@ set -u
 ctest=${1:?usage: check.sh CTEST [ARGS...]}
 shift
 budget=${CS_CHECK_BUDGET:-4200}
-jobs=${CS_CHECK_JOBS:-$(nproc 2>/dev/null || echo 2)}
+jobs=${CS_CHECK_JOBS:-$(nproc || echo 2)}
 stop=$(date -d "+$budget sec" '+%H:%M:%S')
 echo "check: every test but label accuracy, $jobs at a time; global budget ${budget} s (stop time $stop)"
 exec "$ctest" --output-on-failure -LE accuracy -j "$jobs" --stop-time "$stop" "$@"

@@ -8,7 +8,7 @@
 # usage: mpi_search.sh COMMSCALE. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
 set -u
 cs=${1:?usage: mpi_search.sh COMMSCALE}
-command -v mpirun >/dev/null || { echo "mpi_search: skipped: no mpirun"; exit 77; }
+[ -n "$(command -v mpirun)" ] || { echo "mpi_search: skipped: no mpirun"; exit 77; }
 W=$(mktemp -d "${TMPDIR:-/tmp}/cs-mpisearch.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -23,11 +23,11 @@ check() { # NAME ARGS...
   local name=$1
   shift
   "$cs" search "$@" -n 0 --format csv >"$W/$name.1.csv" 2>"$W/err" || { echo "FAIL: serial search $name: $(cat "$W/err")"; fail=1; return; }
-  "$cs" search "$@" -n 0 >"$W/$name.1.txt" 2>/dev/null
+  "$cs" search "$@" -n 0 >"$W/$name.1.txt" 2>>"$W/discard"
   for np in 2 4; do
     timeout 120 "${MPI[@]}" -np "$np" "$cs" search "$@" -n 0 --format csv >"$W/$name.$np.csv" 2>"$W/err" ||
       { echo "FAIL: mpirun -np $np search $name: $(tail -3 "$W/err")"; fail=1; continue; }
-    timeout 120 "${MPI[@]}" -np "$np" "$cs" search "$@" -n 0 >"$W/$name.$np.txt" 2>/dev/null
+    timeout 120 "${MPI[@]}" -np "$np" "$cs" search "$@" -n 0 >"$W/$name.$np.txt" 2>>"$W/discard"
     if ! cmp -s "$W/$name.1.csv" "$W/$name.$np.csv"; then
       echo "FAIL: $name: mpirun -np $np ranking differs from the serial search"
       diff "$W/$name.1.csv" "$W/$name.$np.csv" | head -5

@@ -37,10 +37,10 @@ STRICT=${CS_NETNS_STRICT:-0}
 FACTOR=${CS_NETNS_FACTOR:-10}
 
 if [ "$(id -u)" != 0 ]; then echo "netns_cluster: skipped: needs root"; exit 77; fi
-if ! ip netns list >/dev/null 2>&1; then echo "netns_cluster: skipped: no 'ip netns'"; exit 77; fi
-command -v mpirun >/dev/null || { echo "netns_cluster: mpirun not found"; exit 1; }
-[ -x "$RUN" ] || { echo "netns_cluster: $RUN is not executable"; exit 1; }
 mkdir -p "$WORK"
+if ! ip netns list >>"$WORK/discard" 2>&1; then echo "netns_cluster: skipped: no 'ip netns'"; exit 77; fi
+command -v mpirun >>"$WORK/discard" || { echo "netns_cluster: mpirun not found"; exit 1; }
+[ -x "$RUN" ] || { echo "netns_cluster: $RUN is not executable"; exit 1; }
 
 # Names unique to this process, short enough for interface names (15 characters).
 ID=$(( $$ % 10000 ))
@@ -51,10 +51,10 @@ ns() { echo "csns${ID}_$1"; }
 
 cleanup() {
   for i in $(seq 0 $((MAXN - 1))); do
-    ip netns del "$(ns "$i")" 2>/dev/null
-    ip link del "csv${ID}_$i" 2>/dev/null
+    ip netns del "$(ns "$i")" 2>>"$WORK/discard"
+    ip link del "csv${ID}_$i" 2>>"$WORK/discard"
   done
-  ip link del "$BR" 2>/dev/null
+  ip link del "$BR" 2>>"$WORK/discard"
   [ "$KEEPWORK" = 1 ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -107,7 +107,7 @@ echo "== 4. measure 6 and 8 nodes (one launch of 8 namespaces)"
 launch 8 6,8 "$WORK/check.csv" || { echo "netns_cluster: 6/8-node run failed"; exit 1; }
 echo "netns_cluster: measurements took $(( $(date +%s) - t0 )) s"
 
-if [ -z "$CS" ] || ! "$CS" fit --help >/dev/null 2>&1 || ! "$CS" coll --help >/dev/null 2>&1; then
+if [ -z "$CS" ] || ! "$CS" fit --help >>"$WORK/discard" 2>&1 || ! "$CS" coll --help >>"$WORK/discard" 2>&1; then
   echo "netns_cluster: commscale fit/coll not available: measured only (fit and prediction skipped)"
   exit 0
 fi
@@ -117,7 +117,7 @@ echo "== 2. fit"
 # file) and keeps asserting only what load cannot break (link floor, ordering), not the factor.
 if ! "$CS" fit "$WORK/calib.csv" -o "$WORK/cal.yaml"; then
   [ "$STRICT" = 1 ] && { echo "netns_cluster: fit failed"; exit 1; }
-  echo "netns_cluster: the fit fails its quality gate on this run's data (load average $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)): written with --force; the ${FACTOR}x check is printed, not asserted"
+  echo "netns_cluster: the fit fails its quality gate on this run's data (load average $(cut -d' ' -f1-3 /proc/loadavg 2>>"$WORK/discard")): written with --force; the ${FACTOR}x check is printed, not asserted"
   "$CS" fit --force "$WORK/calib.csv" -o "$WORK/cal.yaml" || { echo "netns_cluster: fit failed"; exit 1; }
   FACTOR=1e300
 fi
@@ -161,7 +161,7 @@ awk -F, -v target="$TARGET" -v strict="$STRICT" -v factor="$FACTOR" -v bps="$rat
     exit bad > 0
   }' "$WORK/pred.csv" "$1"
 }
-load() { cut -d' ' -f1-3 /proc/loadavg 2>/dev/null; }
+load() { cut -d' ' -f1-3 /proc/loadavg 2>>"$WORK/discard"; }
 echo "== 5. compare (messages >= 64 KiB; $([ "$STRICT" = 1 ] && echo "target error <= $TARGET" || echo "sanity: link floor, within ${FACTOR}x, ordered"))"
 compare "$WORK/check.csv"
 rc=$?

@@ -9,7 +9,7 @@
 # usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
 set -u
 RUN=${1:?usage: runner_mpi.sh COMMSCALE_RUN}
-command -v mpirun >/dev/null || { echo "runner_mpi: skipped: no mpirun"; exit 77; }
+[ -n "$(command -v mpirun)" ] || { echo "runner_mpi: skipped: no mpirun"; exit 77; }
 W=$(mktemp -d /tmp/cs-runner.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -22,15 +22,15 @@ echo "== check"
 
 echo "== resume"
 "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/full.csv" || { echo "runner_mpi: full run failed"; fail=1; }
-CS_RUN_FAIL_AFTER=5 "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" >/dev/null 2>&1
+CS_RUN_FAIL_AFTER=5 "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" >>"$W/discard" 2>&1
 n1=$(grep -vc '^#' "$W/part.csv")
-if "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" >/dev/null 2>&1; then
+if "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" >>"$W/discard" 2>&1; then
   echo "runner_mpi: an existing file was written without --resume or --overwrite"; fail=1
 fi
 "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$W/part.csv" --resume || { echo "runner_mpi: resume failed"; fail=1; }
 key() { grep -v '^#' "$1" | tail -n +2 | cut -d, -f1-8,15-17 | sort; }
 n2=$(key "$W/full.csv" | wc -l)
-if [ "$n1" != 6 ] || ! diff <(key "$W/full.csv") <(key "$W/part.csv") >/dev/null; then
+if [ "$n1" != 6 ] || ! diff <(key "$W/full.csv") <(key "$W/part.csv") >>"$W/discard"; then
   echo "runner_mpi: resumed file differs (interrupted file had $((n1 - 1)) rows, want 5)"
   diff <(key "$W/full.csv") <(key "$W/part.csv") | head
   fail=1
@@ -54,7 +54,7 @@ fi
 echo "== lock"
 # a run frozen by the watchdog test's hook holds its CSV; a second run on the same file, even with
 # --overwrite, is refused and leaves the first run's rows as they were
-CS_RUN_STOP_RANK=1 timeout 120 "${MPI[@]}" "$RUN" "${ARGS[@]}" --timeout 8s -o "$W/lock.csv" >/dev/null 2>&1 &
+CS_RUN_STOP_RANK=1 timeout 120 "${MPI[@]}" "$RUN" "${ARGS[@]}" --timeout 8s -o "$W/lock.csv" >>"$W/discard" 2>&1 &
 first=$!
 for _ in $(seq 200); do
   [ -s "$W/lock.csv" ] && break

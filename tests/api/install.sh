@@ -62,7 +62,7 @@ ldd ./predict_step_static | grep -q libcommscale && bad "predict_step_static loa
 # a fitted calibration, made by the installed tool from the bundled 2 x H200 logs
 d=$src/tests/data/h200x2
 "$prefix/bin/commscale" import "$d/nccl-tests-single-process.log" "$d/nccl-tests-mpirun.log" \
-  -o meas.csv 2>/dev/null && "$prefix/bin/commscale" fit meas.csv -o cal.yaml >/dev/null 2>&1 ||
+  -o meas.csv 2>>"$tmp/discard" && "$prefix/bin/commscale" fit meas.csv -o cal.yaml >>"$tmp/discard" 2>&1 ||
   bad "import/fit for the calibration failed"
 
 step_of() { # the step_s column of the first row of predict's CSV
@@ -73,7 +73,7 @@ compare() { # plan nodes [cal]
   local plan=$1 nodes=$2 cal=${3:-} args=()
   [ -n "$cal" ] && args=(--cal "$cal")
   "$prefix/bin/commscale" predict -w api-install-check --gpu h100-sxm -t dgx-h100 --plan "$plan" \
-    --nodes "$nodes" "${args[@]}" --format csv >predict.csv 2>/dev/null || bad "predict $plan failed"
+    --nodes "$nodes" "${args[@]}" --format csv >predict.csv 2>>"$tmp/discard" || bad "predict $plan failed"
   local want
   want=$(step_of predict.csv)
   [ -n "$want" ] || bad "no step_s in predict's CSV for $plan"

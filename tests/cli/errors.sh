@@ -250,7 +250,7 @@ leftovers() {
 }
 # a part that fails (a price file that does not parse) leaves the old report as it was, whole
 mkdir -p "$tmp/rep-old" && echo old >"$tmp/rep-old/report.md" && : >"$tmp/rep-old/.commscale-output"
-err=$(cd "$tmp" && timeout 120 "$cs" report sc-prices.yaml -o rep-old 2>&1 >/dev/null)
+err=$(cd "$tmp" && timeout 120 "$cs" report sc-prices.yaml -o rep-old 2>&1 >>"$tmp/discard")
 st=$?
 if [ "$st" -eq 1 ] && printf '%s' "$err" | grep -q "part.* of the report failed.*rep-old is left as it was" &&
   [ "$(cat "$tmp/rep-old/report.md")" = old ] && [ "$(leftovers rep-old)" -eq 0 ]; then
@@ -268,7 +268,7 @@ printf "$scen"'plan: "tp=4"\n' | sed 's/gbs: 16/gbs: 32/' >"$tmp/sc-g32.yaml"
 rm -rf "$tmp/rep-two" "$tmp"/rep-two.* "$tmp"/.rep-two*
 (cd "$tmp" && { timeout 120 "$cs" report sc-g16.yaml -o rep-two 2>"$tmp/two-16.err" &
   timeout 120 "$cs" report sc-g32.yaml -o rep-two 2>"$tmp/two-32.err"; wait; })
-g=$(grep -o -- '--gbs [0-9]*' "$tmp/rep-two/report.md" 2>/dev/null | sort -u)
+g=$(grep -o -- '--gbs [0-9]*' "$tmp/rep-two/report.md" 2>>"$tmp/discard" | sort -u)
 if [ "$(printf '%s\n' "$g" | grep -c .)" -eq 1 ] && grep -q "global batch ${g#--gbs }," "$tmp/rep-two/report.md" &&
   [ "$(leftovers rep-two)" -eq 0 ]; then
   pass=$((pass + 1))
@@ -341,7 +341,7 @@ quick 1 "deep-map.yaml:.*: nesting deeper than 64 levels" -- coll --cal "$tmp/de
 quick 1 "deep.json:1:.*nested at most 64 levels" -- import "$tmp/deep.json" -o "$tmp/o.csv"
 expect 1 "$tmp: read error: Is a directory" -- coll --cal "$tmp"
 # "-" is standard input (#19): import reads a log from it, fit a measurements CSV
-if "$cs" import - -o "$tmp/stdin.csv" <"$data/h200x2/nccl-tests-mpirun.log" 2>/dev/null &&
+if "$cs" import - -o "$tmp/stdin.csv" <"$data/h200x2/nccl-tests-mpirun.log" 2>>"$tmp/discard" &&
    [ "$(grep -vc '^#' "$tmp/stdin.csv")" -gt 10 ] && "$cs" fit - -q -o "$tmp/stdin.yaml" <"$tmp/stdin.csv"; then
   pass=$((pass + 1))
 else

@@ -39,13 +39,13 @@ n=$(grep -c '^all_reduce,' "$tmp/c2.csv")
 "$cs" coll --cal "$tmp/cal.yaml" --nodes 4 -g 8 --sizes 1M --format json >"$tmp/c.json" && ok || bad "json"
 grep -q '"predictions": \[' "$tmp/c.json" && grep -q '"time_lo_us"' "$tmp/c.json" && ok || bad "json fields"
 # the JSON quotes the arguments as they were given (the option parser must not reorder them)
-"$cs" fit "$tmp/m.csv" -o "$tmp/cal3.yaml" --format json --no-cv >"$tmp/f.json" 2>/dev/null &&
+"$cs" fit "$tmp/m.csv" -o "$tmp/cal3.yaml" --format json --no-cv >"$tmp/f.json" 2>>"$tmp/discard" &&
   python3 -c 'import json, sys; a = json.load(open(sys.argv[1]))["arguments"]
 sys.exit(a[1:3] != [sys.argv[2], "-o"])' "$tmp/f.json" "$tmp/m.csv" && ok || bad "fit JSON arguments reordered: $(head -c 300 "$tmp/f.json")"
 
 # NCCL's own model on the same points scores a median near 32%: the report must show both
 "$cs" fit "$tmp/m.csv" -o "$tmp/cal2.yaml" --report --nccl-log "$h/nccl-tests-tuning-debug.log" \
-  >"$tmp/report.out" 2>/dev/null && ok || bad "fit --report"
+  >"$tmp/report.out" 2>>"$tmp/discard" && ok || bad "fit --report"
 grep -qE '^all_reduce +auto +auto +2 +1 +2 +31 ' "$tmp/report.out" && ok || bad "report lacks the all_reduce sweep summary"
 
 # predict --probes: the 8 interference rows of the 2 x H200 probe file (1.141 ... 1.331; median
@@ -54,7 +54,7 @@ grep -qE '^all_reduce +auto +auto +2 +1 +2 +31 ' "$tmp/report.out" && ok || bad 
 pp=(predict --workload "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 --topology h200x2 --measured 298.7ms
     --plan dp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8 --gpus 2 --format csv)
 pr=$data/h200x2-commscale/probes.csv
-step() { "$cs" "${pp[@]}" "$@" 2>/dev/null | sed 's/"[^"]*"/plan/' | awk -F, 'NR == 2 { print $6 }'; }
+step() { "$cs" "${pp[@]}" "$@" 2>>"$tmp/discard" | sed 's/"[^"]*"/plan/' | awk -F, 'NR == 2 { print $6 }'; }
 s_def=$(step) s_med=$(step --interference 1.1684) s_pr=$(step --probes "$pr")
 s_both=$(step --probes "$pr" --interference 1.05)
 awk -v a="$s_pr" -v b="$s_med" -v c="$s_def" -v d="$s_both" 'BEGIN {
@@ -70,10 +70,10 @@ awk -v a="$s_pr" -v b="$s_med" -v c="$s_def" -v d="$s_both" 'BEGIN {
     echo "all_reduce,auto,auto,float,2,1,2,$((8 << i)),$t,$t,$t,3,0,0,0,process,,synthetic:$i"
   done; } >"$tmp/noise.csv"
 rm -f "$tmp/noise.yaml"
-! "$cs" fit "$tmp/noise.csv" --no-cv -o "$tmp/noise.yaml" >/dev/null 2>"$tmp/noise.err" &&
+! "$cs" fit "$tmp/noise.csv" --no-cv -o "$tmp/noise.yaml" >>"$tmp/discard" 2>"$tmp/noise.err" &&
   [ ! -e "$tmp/noise.yaml" ] && grep -q "fails the quality gate" "$tmp/noise.err" &&
   grep -q "does not describe the data" "$tmp/noise.err" && ok || bad "fit of noise passed the gate: $(cat "$tmp/noise.err")"
-"$cs" fit "$tmp/noise.csv" --no-cv --force -o "$tmp/noise.yaml" >/dev/null 2>"$tmp/noise.err" &&
+"$cs" fit "$tmp/noise.csv" --no-cv --force -o "$tmp/noise.yaml" >>"$tmp/discard" 2>"$tmp/noise.err" &&
   [ -s "$tmp/noise.yaml" ] && grep -q "forced: true" "$tmp/noise.yaml" && ok ||
   bad "fit --force of noise: $(cat "$tmp/noise.err")"
 grep -q "does not describe the data" "$tmp/fit.err" && bad "the real data's fit was flagged as not describing it" || ok
@@ -114,12 +114,12 @@ assert m["topology"] == want and m["level"] == "ra\"ck" and s["topology"] == wan
 # only with NCCL_COLLNET_ENABLE=1 and the plugin), so its DP all_reduce across 16 nodes is not
 # CollNet; --sharp on makes CollNet available and it is then the pick; a bad value is a usage error
 sp=(predict -w gpt2-124m --gpu h100-sxm -t dgx-h100 --plan zero=0,mbs=4 -N 16 --explain)
-"$cs" "${sp[@]}" 2>/dev/null | grep -E '^ dp +all_reduce' >"$tmp/sharp-off.txt"
-"$cs" "${sp[@]}" --sharp on 2>/dev/null | grep -E '^ dp +all_reduce' >"$tmp/sharp-on.txt"
+"$cs" "${sp[@]}" 2>>"$tmp/discard" | grep -E '^ dp +all_reduce' >"$tmp/sharp-off.txt"
+"$cs" "${sp[@]}" --sharp on 2>>"$tmp/discard" | grep -E '^ dp +all_reduce' >"$tmp/sharp-on.txt"
 [ -s "$tmp/sharp-off.txt" ] && ! grep -q collnet "$tmp/sharp-off.txt" &&
   awk '$9 != "collnet" { bad = 1 } END { exit bad || NR == 0 }' "$tmp/sharp-on.txt" && ok ||
   bad "predict --sharp: off $(cat "$tmp/sharp-off.txt") / on $(cat "$tmp/sharp-on.txt")"
-"$cs" "${sp[@]}" --sharp maybe >/dev/null 2>"$tmp/sharp.err"; rc=$?
+"$cs" "${sp[@]}" --sharp maybe >>"$tmp/discard" 2>"$tmp/sharp.err"; rc=$?
 [ "$rc" -eq 2 ] && grep -q -- '--sharp expects on or off' "$tmp/sharp.err" && ok || bad "predict --sharp maybe: rc $rc"
 
 echo "cli pipeline: $pass passed, $fail failed"

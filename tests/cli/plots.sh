@@ -11,13 +11,13 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); }
 bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 gp() { grep -q "^$2\$" "$tmp/$1.gp" && ok || bad "$1.gp: no line '$2' ($(grep "^${2%% *}" "$tmp/$1.gp"))"; }
-png() { if command -v gnuplot >/dev/null 2>&1; then
-          [ "$(head -c 4 "$tmp/$1.png" 2>/dev/null | tail -c 3)" = PNG ] && ok || bad "$1.png missing"
+png() { if command -v gnuplot >>"$tmp/discard" 2>&1; then
+          [ "$(head -c 4 "$tmp/$1.png" 2>>"$tmp/discard" | tail -c 3)" = PNG ] && ok || bad "$1.png missing"
         fi; }
 W=(-w gpt3-13b --gpu h100-sxm -t dgx-h100)
 
 "$cs" sweep "${W[@]}" --nodes 4,8,16,32 --gbs 512 --net-gbps 50,100,400 --families zero3,tp+pp \
-  --plot "$tmp/sw" --png >/dev/null 2>"$tmp/sw.err" && ok || bad "sweep --plot: $(cat "$tmp/sw.err")"
+  --plot "$tmp/sw" --png >>"$tmp/discard" 2>"$tmp/sw.err" && ok || bad "sweep --plot: $(cat "$tmp/sw.err")"
 gp sw-nodes "cs_xlog = 1"
 gp sw-nodes "cs_ylog = 1"
 gp sw-nodes "cs_xtics = '4 8 16 32'"
@@ -35,7 +35,7 @@ png sw-nodes
 png sw-net
 
 "$cs" predict "${W[@]}" --nodes 2,4,8 --plan "tp=8,mbs=1,gbs=512;zero=3,mbs=1,gbs=512" \
-  --plot "$tmp/pr" --png >/dev/null 2>"$tmp/pr.err" && ok || bad "predict --plot: $(cat "$tmp/pr.err")"
+  --plot "$tmp/pr" --png >>"$tmp/discard" 2>"$tmp/pr.err" && ok || bad "predict --plot: $(cat "$tmp/pr.err")"
 gp pr-speedup "cs_xlog = 1"
 gp pr-speedup "cs_ylog = 1"
 gp pr-speedup "cs_xtics = '2 4 8'"
@@ -45,7 +45,7 @@ png pr-speedup
 png pr-breakdown
 
 "$cs" size-network "${W[@]}" --nodes 8 --gbs 256 --family "tp+pp;zero3" --plot "$tmp/sz" --png -q \
-  >/dev/null 2>"$tmp/sz.err" && ok || bad "size-network --plot: $(cat "$tmp/sz.err")"
+  >>"$tmp/discard" 2>"$tmp/sz.err" && ok || bad "size-network --plot: $(cat "$tmp/sz.err")"
 gp sz "cs_xlog = 1"
 gp sz "cs_xtics = '12.5 50 200 800 3200 12800'"
 # each answer (a measured block) lies on its family's curve (the predicted block of its group)

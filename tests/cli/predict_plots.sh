@@ -30,7 +30,7 @@ sed 's/"[^"]*"/X/g' "$tmp/p.csv" | awk -F, 'NR > 1 && $5 == "ok" { n++; g[n] = $
     if (!g0 || $2 < g0 || ($2 == g0 && $9 > t0)) { g0 = $2; t0 = $9 } }
   END { for (i = 1; i <= n; i++) { w = t[i] / t0 * g0 / g[i]; if (((e[i] - w) / w) ^ 2 > 1e-8) bad = 1 }
         exit !(n > 0 && !bad) }' && ok || bad "ref_efficiency does not follow the common reference"
-"$cs" "${args[@]}" >"$tmp/p.txt" 2>/dev/null
+"$cs" "${args[@]}" >"$tmp/p.txt" 2>>"$tmp/discard"
 grep -q '^# speedup, eff: against one reference' "$tmp/p.txt" && ok || bad "table header names no reference"
 # an eff above 100% carries a * and a note under the table
 awk '/^ / && $13 ~ /^[0-9.]+/ { v = $13; sub(/[w*]+$/, "", v); if (v + 0 > 100.05 && $13 !~ /\*/) bad = 1 }
@@ -62,14 +62,14 @@ npt=$(awk '/^# index/ { b = $3 + 0 } !/^#/ && NF > 0 { n[b]++ } END { print n[0]
 want=$(awk '$3 == "ok" { n[$1]++ } END { print n[0] + 0, n[1] + 0 }' "$tmp/rows")
 [ "$npt" = "$want" ] && ok || bad "breakdown rows per plan $npt, feasible rows $want"
 
-if command -v gnuplot >/dev/null 2>&1; then
+if command -v gnuplot >>"$tmp/discard" 2>&1; then
   for f in speedup breakdown; do
-    grep -q '<svg' "$tmp/p-$f.svg" 2>/dev/null && ok || bad "p-$f.svg missing or not SVG"
+    grep -q '<svg' "$tmp/p-$f.svg" 2>>"$tmp/discard" && ok || bad "p-$f.svg missing or not SVG"
   done
 fi
 
 # without gnuplot: .dat and .gp written, no image, a note on stderr, exit 0
-COMMSCALE_GNUPLOT="$tmp/no-gnuplot" "$cs" "${args[@]}" --plot "$tmp/q" >/dev/null 2>"$tmp/q.err" &&
+COMMSCALE_GNUPLOT="$tmp/no-gnuplot" "$cs" "${args[@]}" --plot "$tmp/q" >>"$tmp/discard" 2>"$tmp/q.err" &&
   ok || bad "predict --plot without gnuplot failed: $(cat "$tmp/q.err")"
 [ -s "$tmp/q-speedup.dat" ] && [ -s "$tmp/q-breakdown.gp" ] && [ ! -e "$tmp/q-speedup.svg" ] &&
   grep -q 'q-speedup.svg not rendered' "$tmp/q.err" && ok || bad "no-gnuplot run: $(cat "$tmp/q.err")"

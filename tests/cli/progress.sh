@@ -19,7 +19,7 @@ for v in size sweep; do
     bad "$v drew progress into a file: $(cat -v "$tmp/$v.err")"
 done
 
-if command -v script >/dev/null 2>&1; then
+if command -v script >>"$tmp/discard" 2>&1; then
   # a terminal: the line is drawn, then erased
   script -qec "${size}" "$tmp/ts1" >"$tmp/size.tty" 2>&1 && ok || bad "size-network under script"
   grep -q 'size-network: 1/2' "$tmp/size.tty" && grep -q $'\r\033\\[K$' "$tmp/size.tty" && ok ||

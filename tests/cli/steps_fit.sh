@@ -18,7 +18,7 @@ d=$data/steps-fit
   printf 'steps:\n  source: synthetic\n  compute_scale: 1.2\n  host: 0s\n  interference: 1.3\n  points: 1\n'
 } >"$tmp/known.yaml"
 pl() { "$cs" predict -w "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 -t "$data/h200x4/h200x4.yaml" \
-  --cal "$tmp/known.yaml" --plan "$1" -G "$2" --format csv 2>/dev/null | sed 's/"[^"]*"/P/g' | awk -F, 'NR==2 { print $6 }'; }
+  --cal "$tmp/known.yaml" --plan "$1" -G "$2" --format csv 2>>"$tmp/discard" | sed 's/"[^"]*"/P/g' | awk -F, 'NR==2 { print $6 }'; }
 { printf 'version: 1\ndefaults: {workload: %s, gpu: h200, topology: %s, cal: %s}\nsteps:\n' \
     "$data/h200x2-steps/gpt-1b.yaml" "$data/h200x4/h200x4.yaml" "$d/cal-h200x4.yaml"
   for p in "dp=1,mbs=8,gbs=8:1" "dp=1,mbs=4,gbs=4:1" "dp=2,mbs=8,gbs=16:2" "dp=2,zero=3,mbs=8,gbs=16:2" \
@@ -49,23 +49,23 @@ grep -qE '^host +0 +- +\(not determined' "$tmp/real.out" && ok || bad "host fitt
 "$cs" predict -w "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 -t "$data/h200x4/h200x4.yaml" \
   --cal "$tmp/cal.yaml" --plan dp=4,mbs=8,gbs=32 -G 4 >"$tmp/p.out" 2>&1 && ok || bad "predict: $(cat "$tmp/p.out")"
 grep -q '^# steps     calibrated from' "$tmp/p.out" && ok || bad "predict header lacks the steps line"
-"$cs" coll --cal "$d/cal-h200x4.yaml" -g 2 --sizes 1M >/dev/null 2>&1 && ok || bad "a file without steps no longer loads"
+"$cs" coll --cal "$d/cal-h200x4.yaml" -g 2 --sizes 1M >>"$tmp/discard" 2>&1 && ok || bad "a file without steps no longer loads"
 
 # (4) bad input: a located one-line error, exit 1
 printf 'version: 1\nsteps:\n  - {plan: "dp=1", gpus: 1, step: 5ms, colour: red}\n' >"$tmp/bad.yaml"
-"$cs" fit --steps "$tmp/bad.yaml" -o "$tmp/x.yaml" >/dev/null 2>"$tmp/bad.err"
+"$cs" fit --steps "$tmp/bad.yaml" -o "$tmp/x.yaml" >>"$tmp/discard" 2>"$tmp/bad.err"
 rc=$?
 [ $rc -eq 1 ] && grep -q 'bad.yaml:3:.*unknown key "colour"' "$tmp/bad.err" && [ "$(wc -l <"$tmp/bad.err")" -eq 1 ] &&
   ok || bad "bad key: rc $rc, $(cat "$tmp/bad.err")"
 printf 'version: 1\ndefaults: {workload: %s, gpu: h200, topology: h200x2}\nsteps:\n  - {plan: "dp=1,mbs=8", gpus: 1, log: nolog.txt}\n' \
   "$data/h200x2-steps/gpt-1b.yaml" >"$tmp/bad2.yaml"
-"$cs" fit --steps "$tmp/bad2.yaml" -o "$tmp/x.yaml" >/dev/null 2>"$tmp/bad2.err"
+"$cs" fit --steps "$tmp/bad2.yaml" -o "$tmp/x.yaml" >>"$tmp/discard" 2>"$tmp/bad2.err"
 [ $? -eq 1 ] && grep -q 'nolog.txt' "$tmp/bad2.err" && ok || bad "missing log: $(cat "$tmp/bad2.err")"
 
 # (5) the data-loader cap: 32 samples a step on one node whose loader sustains 10 samples/s
 # cannot take less than 3.2 s; a loader of 1e6 samples/s changes nothing
 st() { "$cs" predict -w "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 -t "$data/h200x4/h200x4.yaml" \
-  --plan "dp=4,mbs=8,gbs=32$1" -G 4 --format csv 2>/dev/null | sed 's/"[^"]*"/P/g' | awk -F, 'NR==2 { print $6 }'; }
+  --plan "dp=4,mbs=8,gbs=32$1" -G 4 --format csv 2>>"$tmp/discard" | sed 's/"[^"]*"/P/g' | awk -F, 'NR==2 { print $6 }'; }
 capped=$(st ",loader=10") free=$(st "") fast=$(st ",loader=1e6")
 awk -v c="$capped" -v f="$free" -v q="$fast" 'BEGIN { exit !(c > 3.199 && c < 3.201 && f < 1 && q == f) }' &&
   ok || bad "loader cap: capped $capped, free $free, fast loader $fast"

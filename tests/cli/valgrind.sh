@@ -5,8 +5,8 @@
 # usage: valgrind.sh COMMSCALE SCRIPTS_DIR DATA_DIR TMP_DIR
 set -u
 cs=$1 scripts=$2 data=$3 tmp=$4
-command -v valgrind >/dev/null 2>&1 || { echo "valgrind not installed: skipped"; exit 77; }
 mkdir -p "$tmp"
+command -v valgrind >>"$tmp/discard" 2>&1 || { echo "valgrind not installed: skipped"; exit 77; }
 wrap=$tmp/commscale-memcheck
 cat >"$wrap" <<WRAP
 #!/usr/bin/env bash

@@ -18,7 +18,8 @@
 # usage: writes.sh COMMSCALE DATA_DIR TMP_DIR
 set -u
 cs=$1 data=$2 tmp=$3
-umount "$tmp/small" "$tmp/ro" 2>/dev/null # left mounted by a run that was killed
+mkdir -p "$tmp"
+umount "$tmp/small" "$tmp/ro" 2>>"$tmp/discard" # left mounted by a run that was killed
 rm -rf "$tmp"
 mkdir -p "$tmp"
 pass=0 fail=0 skipped=0
@@ -73,7 +74,7 @@ done
 n_verbs=${#verbs[@]}
 
 json_ok() { # FILE: parses, and holds no NaN or Infinity (JSON has no such numbers)
-  python3 -m json.tool "$1" >/dev/null 2>"$tmp/json.err" &&
+  python3 -m json.tool "$1" >>"$tmp/discard" 2>"$tmp/json.err" &&
     python3 -c 'import json, sys
 def no(c): sys.exit("non-finite number " + c)
 json.load(open(sys.argv[1]), parse_constant=no)' "$1" 2>>"$tmp/json.err"
@@ -104,20 +105,20 @@ cv "${verbs[4]}" "$f/w.csv" --layers
 csv_ok "$f/w.layers.csv" && ok || bad "workload --layers: the layer CSV: $(cat "$tmp/csv.err")"
 grep -q '^"gpt3-175b"' "$f/w.csv" && ! grep -q '^"layer"\|^layer' "$f/w.csv" && ok ||
   bad "workload --layers -o w.csv: the summary CSV holds the layer table too"
-"$cs" workload --workload gpt2-124m --gpu h100-sxm --layers --format csv >/dev/null 2>"$tmp/err"
+"$cs" workload --workload gpt2-124m --gpu h100-sxm --layers --format csv >>"$tmp/discard" 2>"$tmp/err"
 [ $? -eq 2 ] && grep -q 'needs -o FILE.csv' "$tmp/err" && ok || bad "workload --layers --format csv to stdout: $(cat "$tmp/err")"
 fit=(fit "$h/nccl-tests-single-process.log" "$h/nccl-tests-mpirun.log" --no-cv -o "$f/cal.yaml")
-"$cs" "${fit[@]}" --report --nccl-log "$h/nccl-tests-tuning-debug.log" --format json >"$f/fit.json" 2>/dev/null
+"$cs" "${fit[@]}" --report --nccl-log "$h/nccl-tests-tuning-debug.log" --format json >"$f/fit.json" 2>>"$tmp/discard"
 json_ok "$f/fit.json" && python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))
 sys.exit(0 if d["parameters"] and d["points"] and d["shapes"] and "quality" in d else "fields")' "$f/fit.json" &&
   ok || bad "fit --format json: $(cat "$tmp/json.err")"
-"$cs" "${fit[@]}" --report --format csv >"$f/fit.csv" 2>/dev/null && csv_ok "$f/fit.csv" && ok ||
+"$cs" "${fit[@]}" --report --format csv >"$f/fit.csv" 2>>"$tmp/discard" && csv_ok "$f/fit.csv" && ok ||
   bad "fit --report --format csv: $(cat "$tmp/csv.err")"
-"$cs" "${fit[@]}" --format csv >"$f/fitp.csv" 2>/dev/null && csv_ok "$f/fitp.csv" &&
+"$cs" "${fit[@]}" --format csv >"$f/fitp.csv" 2>>"$tmp/discard" && csv_ok "$f/fitp.csv" &&
   head -1 "$f/fitp.csv" | grep -q '^parameter,value,unit,rel_se$' && ok || bad "fit --format csv: $(cat "$tmp/csv.err")"
 # validate's status holds a comma ("MISS (known, within bound)"): quoted, so the widths hold
-"$cs" validate --section 5 -o "$f/v5.csv" 2>/dev/null
+"$cs" validate --section 5 -o "$f/v5.csv" 2>>"$tmp/discard"
 csv_ok "$f/v5.csv" && ok || bad "validate --section 5 CSV: $(cat "$tmp/csv.err")"
 
 # ---- full device: a private node, never the system's /dev/full --------------------------------
@@ -154,13 +155,13 @@ if [ "$(id -u)" -ne 0 ]; then
 elif ! mount -t tmpfs -o size=64k tmpfs "$s" 2>"$tmp/err"; then
   skip "full file system: mount -t tmpfs failed: $(cat "$tmp/err")"
 else
-  trap 'umount "$s" 2>/dev/null' EXIT
+  trap 'umount "$s" 2>>"$tmp/discard"' EXIT
   for v in "${verbs[0]}" "${verbs[1]}" "${verbs[2]}" "${verbs[4]}" "${verbs[5]}" "${verbs[8]}" "${verbs[9]}"; do
     n=$(name "$v")
     rm -f "$s"/*
     printf 'OLD %s output\n' "$n" >"$s/old.$n"
     cp "$s/old.$n" "$tmp/old.copy"
-    dd if=/dev/zero of="$s/filler" bs=1k count=200 2>/dev/null # fills it: ENOSPC expected
+    dd if=/dev/zero of="$s/filler" bs=1k count=200 2>>"$tmp/discard" # fills it: ENOSPC expected
     # coll's output is far larger than what is left; the others too once the filler takes it all
     run "$v" "$s/old.$n"
     [ "$rc" -eq 1 ] && grep -q "$s/old.$n: cannot write: No space left on device" "$tmp/err" &&
@@ -168,7 +169,7 @@ else
       bad "$n on a full file system: status $rc, $(cat "$tmp/err"), old file $(cmp "$s/old.$n" "$tmp/old.copy" 2>&1 && echo kept), left: $(leftovers "$s")"
   done
   rm -f "$s"/*
-  dd if=/dev/zero of="$s/filler" bs=1k count=200 2>/dev/null
+  dd if=/dev/zero of="$s/filler" bs=1k count=200 2>>"$tmp/discard"
   "$cs" coll --nodes 1:64 --sizes 8:1G >"$s/stdout.txt" 2>"$tmp/err"
   rc=$?
   [ "$rc" -eq 1 ] && grep -q "standard output: cannot write: No space left on device" "$tmp/err" && ok ||
@@ -195,14 +196,14 @@ done
 mkdir -p "$l/plot/t"
 printf 'OLD\n' >"$l/plot/t/img.svg"
 ln -s t/img.svg "$l/plot/p-speedup.svg"
-"$cs" predict "${W[@]}" "${P[@]}" --nodes 1,2,4 --plot "$l/plot/p" >/dev/null 2>"$tmp/err"
+"$cs" predict "${W[@]}" "${P[@]}" --nodes 1,2,4 --plot "$l/plot/p" >>"$tmp/discard" 2>"$tmp/err"
 rc=$?
 [ "$rc" -eq 0 ] && [ -L "$l/plot/p-speedup.svg" ] && grep -q '<svg' "$l/plot/t/img.svg" &&
   [ -z "$(leftovers "$l/plot")" ] && ok || bad "predict --plot onto a symlinked image: status $rc, $(cat "$tmp/err")"
 if [ -c "$d/full" ]; then
   rm -f "$l/plot/p-breakdown.svg"
   ln -s "$(cd "$d" && pwd)/full" "$l/plot/p-breakdown.svg"
-  "$cs" predict "${W[@]}" "${P[@]}" --nodes 1,2,4 --plot "$l/plot/p" >/dev/null 2>"$tmp/err"
+  "$cs" predict "${W[@]}" "${P[@]}" --nodes 1,2,4 --plot "$l/plot/p" >>"$tmp/discard" 2>"$tmp/err"
   rc=$?
   [ "$rc" -eq 1 ] && grep -q "p-breakdown.svg: cannot write: No space left on device" "$tmp/err" && [ -c "$d/full" ] &&
     [ -z "$(leftovers "$l/plot")" ] && ok || bad "predict --plot, image on the full device: status $rc, $(cat "$tmp/err")"
@@ -232,7 +233,7 @@ if [ "$(id -u)" -ne 0 ]; then
   chmod 555 "$u" && ro_ok=1
 elif mount -t tmpfs -o ro,size=16k tmpfs "$u" 2>"$tmp/err"; then
   ro_ok=2
-  trap 'umount "$u" 2>/dev/null' EXIT
+  trap 'umount "$u" 2>>"$tmp/discard"' EXIT
 else
   skip "unwritable directory: root writes anywhere and mount -t tmpfs -o ro failed: $(cat "$tmp/err")"
 fi
@@ -266,7 +267,7 @@ for sig in TERM HUP; do
   printf 'OLD\n' >"$k/p.csv"
   "$cs" predict -w gpt3-175b --gpu h100-sxm -t dgx-h100 --nodes "$nodes" \
     --plan "tp=8,pp=8,zero=1,mbs=1,gbs=1536;tp=4,pp=8,zero=1,mbs=1,gbs=1536;tp=8,pp=4,mbs=1,gbs=1536" \
-    --net-gbps "$nets" -o "$k/p.csv" 2>/dev/null &
+    --net-gbps "$nets" -o "$k/p.csv" 2>>"$tmp/discard" &
   pid=$!
   for _ in $(seq 3000); do # until its temporary exists (at most 30 s on a loaded machine)
     [ -n "$(leftovers "$k")" ] && break
@@ -286,12 +287,12 @@ c=$tmp/two
 mkdir -p "$c"
 a=(coll --coll all_reduce --nodes 1:400 --sizes 8:8G)
 b=(coll --coll all_gather --nodes 1:400 --sizes 8:8G)
-"$cs" "${a[@]}" -o "$c/a.csv" 2>/dev/null
-"$cs" "${b[@]}" -o "$c/b.csv" 2>/dev/null
+"$cs" "${a[@]}" -o "$c/a.csv" 2>>"$tmp/discard"
+"$cs" "${b[@]}" -o "$c/b.csv" 2>>"$tmp/discard"
 for try in 1 2 3; do
-  "$cs" "${a[@]}" -o "$c/same.csv" 2>/dev/null &
+  "$cs" "${a[@]}" -o "$c/same.csv" 2>>"$tmp/discard" &
   p1=$!
-  "$cs" "${b[@]}" -o "$c/same.csv" 2>/dev/null &
+  "$cs" "${b[@]}" -o "$c/same.csv" 2>>"$tmp/discard" &
   p2=$!
   wait $p1
   r1=$?

@@ -43,9 +43,16 @@ static void remove_out(void) {
   rmdir(out_dir);
 }
 
+/* A stream whose writes are accepted and dropped: no device file is opened. */
+static ssize_t discard_write(void *cookie, const char *buf, size_t size) {
+  (void)cookie, (void)buf;
+  return (ssize_t)size;
+}
+
 FILE *cs_fuzz_sink(void) {
   static FILE *sink;
-  if (!sink && !(sink = fopen("/dev/null", "w"))) abort();
+  cookie_io_functions_t io = {NULL, discard_write, NULL, NULL};
+  if (!sink && !(sink = fopencookie(NULL, "w", io))) abort();
   return sink;
 }
 

@@ -15,7 +15,7 @@ cc=${FUZZ_CC:-clang}
 probe=$dir/probe
 printf 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { (void)d; return (int)(n & 0); }\n' \
   >"$probe.c"
-if ! command -v "$cc" >/dev/null 2>&1 ||
+if ! command -v "$cc" >>"$dir/discard" 2>&1 ||
    ! "$cc" -fsanitize=fuzzer,address,undefined "$probe.c" -o "$probe" >"$probe.log" 2>&1; then
   echo "fuzz smoke: skipped ($cc with libFuzzer unavailable; Debian: clang libclang-rt-14-dev)"
   exit 77

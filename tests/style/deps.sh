@@ -11,7 +11,7 @@ set -u
 src=${1:?usage: deps.sh SOURCE_DIR CORE_SOURCES}
 core=${2:?usage: deps.sh SOURCE_DIR CORE_SOURCES}
 cd "$src" || exit 1
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ "$(git rev-parse --is-inside-work-tree 2>&1)" = true ]; then
   files=$(git ls-files '*.c' '*.h' | grep -v '^tests/')
 else
   files=$(find calibrate model sim topologies plots -name '*.c' -o -name '*.h')
@@ -28,7 +28,8 @@ edges=$(for f in $files; do
     [ "$d" != "$m" ] && echo "$m $d"
   done
 done | sort -u)
-if ! out=$(printf '%s\n' "$edges" | tsort 2>&1 >/dev/null); then
+if ! sorted=$(printf '%s\n' "$edges" | tsort 2>&1); then
+  out=$(printf '%s\n' "$sorted" | grep '^tsort:')
   echo "deps: include cycle between modules:"
   printf '%s\n' "$out" | sed 's/^/  /'
   bad=1

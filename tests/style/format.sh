@@ -8,7 +8,7 @@ src=${1:?usage: format.sh SOURCE_DIR}
 cf=$(command -v clang-format || command -v clang-format-14 || true)
 [ -n "$cf" ] || { echo "format: clang-format not installed: skipped"; exit 77; }
 cd "$src" || exit 1
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ "$(git rev-parse --is-inside-work-tree 2>&1)" = true ]; then
   files=$(git ls-files '*.c' '*.h')
 else
   files=$(find calibrate model sim topologies plots tests -name '*.c' -o -name '*.h')

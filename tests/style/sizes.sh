@@ -13,10 +13,10 @@ n=${2:-5}
 check=0
 [ "${3:-}" = --check ] && check=1
 ctags=$(command -v ctags || true)
-[ -n "$ctags" ] && "$ctags" --version 2>/dev/null | grep -q Universal ||
+[ -n "$ctags" ] && "$ctags" --version 2>&1 | grep -q Universal ||
   { echo "sizes: universal-ctags not installed: skipped"; exit 77; }
 cd "$src" || exit 1
-if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ "$(git rev-parse --is-inside-work-tree 2>&1)" = true ]; then
   files=$(git ls-files '*.c' '*.h' | grep -v '^tests/')
 else
   files=$(find calibrate model sim topologies plots -name '*.c' -o -name '*.h')
@@ -27,7 +27,7 @@ if [ -n "${SIZES_DIRS:-}" ]; then
   files=$keep
 fi
 EXEMPT=${SIZES_EXEMPT:-}
-funcs=$("$ctags" --c-kinds=f --fields=+ne -o - $files 2>/dev/null |
+funcs=$("$ctags" --c-kinds=f --fields=+ne -o - $files |
   awk -F'\t' '{ l = e = 0; for (i = 4; i <= NF; i++) { if ($i ~ /^line:/) l = substr($i, 6);
     if ($i ~ /^end:/) e = substr($i, 5) } if (l && e) printf "%d\t%s\t%s:%d\n", e - l + 1, $1, $2, l }' |
   sort -rn)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 
 #include "costmodel.h"
+#include "mpicoll.h"
 #include "status.h"
 
 #define CS_CAL_VERSION 1
@@ -103,6 +104,7 @@ struct cs_cal {
   struct cs_cal_prov prov;
   struct cs_cal_quality quality;
   struct cs_cal_steps steps;
+  struct cs_mpi_fit mpi; /* Open MPI's laws, when the rows were the MPI backend's (calmpi.h) */
 };
 
 /* Initialises cal with the default model, no fitted parameters and empty provenance. */

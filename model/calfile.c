@@ -32,6 +32,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "calmpi.h"
 #include "wfile.h"
 #include "yamlcfg.h"
 
@@ -290,6 +291,7 @@ static void emit(FILE *f, const struct cs_cal *cal) {
     fputs("}\n", f);
   }
   emit_steps(f, &cal->steps);
+  cs_calmpi_emit(f, &cal->mpi);
 }
 
 enum cs_status cs_calfile_write(const char *path, const struct cs_cal *cal, struct cs_error *err) {
@@ -907,10 +909,10 @@ static enum cs_status read_steps(struct rd *r, int map) {
 }
 
 static enum cs_status read_document(struct rd *r) {
-  static const char *const keys[] = {"version",    "provenance",       "system",
-                                     "parameters", "covariance",       "alternative",
-                                     "quality",    "cross_validation", "steps"};
-  int root = cs_yaml_root(r->d), v[9];
+  static const char *const keys[] = {"version",    "provenance",  "system",  "parameters",
+                                     "covariance", "alternative", "quality", "cross_validation",
+                                     "steps",      "mpi"};
+  int root = cs_yaml_root(r->d), v[10];
   if (cs_yaml_kind(r->d, root) != CS_YAML_MAP)
     return bad(r, root,
                "expected a calibration: a mapping that starts with \"version: 1\", found %s",
@@ -925,7 +927,7 @@ static enum cs_status read_document(struct rd *r) {
                "expected version: %d, got \"%s\" (this commscale reads calibration files "
                "of version %d only)",
                CS_CAL_VERSION, show(vs, sb, sizeof sb), CS_CAL_VERSION);
-  enum cs_status st = collect(r, root, "the calibration file", keys, 9, v);
+  enum cs_status st = collect(r, root, "the calibration file", keys, 10, v);
   /* system before parameters (nothing depends on it yet, but the file reads that way), parameters
    * before covariance (which checks their sources), system before alternative (the other form) */
   if (st == CS_OK && v[1]) st = read_provenance(r, v[1]);
@@ -936,6 +938,7 @@ static enum cs_status read_document(struct rd *r) {
   if (st == CS_OK && v[6]) st = read_quality(r, v[6]);
   if (st == CS_OK && v[7]) st = read_cv(r, v[7]);
   if (st == CS_OK && v[8]) st = read_steps(r, v[8]);
+  if (st == CS_OK && v[9]) st = cs_calmpi_read(r->d, v[9], &r->cal->mpi, r->err);
   if (st != CS_OK) return st;
   /* every fitted parameter needs its row of the covariance, which is the truth for its spread */
   struct cs_cal *cal = r->cal;

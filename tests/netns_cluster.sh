@@ -4,25 +4,28 @@
 # shaped with a token-bucket filter, so every node has a NIC of known speed. Open MPI starts one
 # commscale-run per namespace with an MPMD command line and talks TCP over the 10.x subnet only.
 #
-#   1. calibrate 2, 3 and 4 nodes from one launch (4 namespaces)
-#   2. fit them                       (commscale fit)
-#   3. predict 6 and 8 nodes          (commscale coll)
-#   4. measure 6 and 8 nodes          (8 namespaces, one launch)
-#   5. compare: relative error of prediction vs measurement for messages >= 64 KiB
+#   1. calibrate 2, 3 and 4 nodes from one launch (4 namespaces): all_reduce at Open MPI's own
+#      choice and with each of the algorithms that choice uses forced (--algos, default all)
+#   2. fit them                       (commscale fit: Open MPI's laws, model/mpicoll.h)
+#   3. predict 6 and 8 nodes          (commscale coll: Open MPI's choice, priced by the laws)
+#   4. measure 6 and 8 nodes          (8 namespaces, one launch, Open MPI's own choice)
+#   5. compare: relative error of prediction vs measurement
 #
 # Two modes. The default (ctest) asserts only what holds on a loaded 2-core machine (load average
 # 6 or more: 8 spinning ranks then wait for a core, so measured times grow, never shrink): for
-# every point >= 64 KiB, the measured time is at least 0.8 x the shaped link's floor (a ring
-# all-reduce moves 2(n-1)/n x bytes through each NIC) and within a factor CS_NETNS_FACTOR (default
-# 10) of the prediction either way (the calibration runs under load too, so a loaded calibration
-# can over-predict an unloaded check); and the largest message is slower than the 64 KiB one at
-# each node count. The error
-# against the 15% target is printed, not asserted. CS_NETNS_STRICT=1 (tests/bench/netns_cluster.sh, on demand, on an
-# idle machine) asserts the target CS_NETNS_TARGET (default 0.15) on every point, measured once.
+# every point >= 64 KiB, the measured time is at least 0.8 x the shaped link's floor (no
+# all-reduce moves less than 2(n-1)/n x bytes through each NIC) and within a factor
+# CS_NETNS_FACTOR (default 10) of the prediction either way (the calibration runs under load too,
+# so a loaded calibration can over-predict an unloaded check); and the largest message is slower
+# than the 64 KiB one at each node count. The errors are printed, not asserted.
+# CS_NETNS_STRICT=1 (tests/bench/netns_cluster.sh, on demand, on an idle machine) asserts the
+# median |error| over every measured size <= CS_NETNS_TARGET (default 0.10), measured once.
 #
 # usage: netns_cluster.sh COMMSCALE_RUN [COMMSCALE] [WORKDIR]
 # Environment: CS_NETNS_RATE (tbf rate, default 200mbit), CS_NETNS_SIZES (default 4K:512K: on a
 # 2-core machine 8 spinning ranks make larger messages CPU-bound rather than link-bound),
+# CS_NETNS_ALGOS (the calibration's --algos, default all: auto, recursive_doubling, ring,
+# rabenseifner; "auto" fits Open MPI's own choice alone),
 # CS_NETNS_KEEP=1 keeps WORKDIR. Exit 0 pass, 1 fail, 77 skipped (not root, or no `ip netns`).
 # The namespaces, veths and bridge are removed on every exit, failures included (trap).
 set -u
@@ -32,7 +35,8 @@ KEEPWORK=${CS_NETNS_KEEP:-0}
 if [ -n "${3:-}" ]; then WORK=$3; KEEPWORK=1; else WORK=$(mktemp -d /tmp/cs-netns.XXXXXX); fi
 RATE=${CS_NETNS_RATE:-200mbit}
 SIZES=${CS_NETNS_SIZES:-4K:512K}
-TARGET=${CS_NETNS_TARGET:-0.15}
+TARGET=${CS_NETNS_TARGET:-0.10}
+ALGOS=${CS_NETNS_ALGOS:-all}
 STRICT=${CS_NETNS_STRICT:-0}
 FACTOR=${CS_NETNS_FACTOR:-10}
 
@@ -81,30 +85,29 @@ echo "netns_cluster: $MAXN namespaces on bridge $BR, subnet $NET.0/24, each eth0
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include=$NET.0/24
 export OMPI_MCA_btl_tcp_if_include=$NET.0/24 OMPI_MCA_oob_tcp_if_include=$NET.0/24
-# Open MPI's ring all-reduce, pinned, so that every node count follows one cost law.
+# Open MPI picks its algorithms itself; the runner forces them one communicator at a time.
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl tcp,self
         --mca btl_tcp_if_include "$NET.0/24" --mca oob_tcp_if_include "$NET.0/24"
-        --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_allreduce_algorithm 4
         --mca mpi_yield_when_idle 1)
 COMMON=(--backend mpi --colls all_reduce --sizes "$SIZES" -n 5 -w 2 --trials 3:7 --tol 0.05
         --trial-time 200ms --timeout 60s)
 
-# launch NODES NODE-LIST CSV: one rank in each of the first NODES namespaces
+# launch NODES NODE-LIST CSV ALGOS: one rank in each of the first NODES namespaces
 launch() {
-  local nodes=$1 list=$2 csv=$3 args=() i
+  local nodes=$1 list=$2 csv=$3 algos=$4 args=() i
   for i in $(seq 0 $((nodes - 1))); do
     [ "$i" -gt 0 ] && args+=(:)
     args+=(-np 1 ip netns exec "$(ns "$i")" "$RUN" --node-id "$(ns "$i")" "${COMMON[@]}"
-           --nodes "$list" -o "$csv" --overwrite)
+           --algos "$algos" --nodes "$list" -o "$csv" --overwrite)
   done
   timeout 300 "${MPIRUN[@]}" "${args[@]}"
 }
 
 t0=$(date +%s)
 echo "== 1. calibrate 2, 3, 4 nodes (one launch of 4 namespaces)"
-launch 4 2,3,4 "$WORK/calib.csv" || { echo "netns_cluster: calibration run failed"; exit 1; }
+launch 4 2,3,4 "$WORK/calib.csv" "$ALGOS" || { echo "netns_cluster: calibration run failed"; exit 1; }
 echo "== 4. measure 6 and 8 nodes (one launch of 8 namespaces)"
-launch 8 6,8 "$WORK/check.csv" || { echo "netns_cluster: 6/8-node run failed"; exit 1; }
+launch 8 6,8 "$WORK/check.csv" auto || { echo "netns_cluster: 6/8-node run failed"; exit 1; }
 echo "netns_cluster: measurements took $(( $(date +%s) - t0 )) s"
 
 if [ -z "$CS" ] || ! "$CS" fit --help >>"$WORK/discard" 2>&1 || ! "$CS" coll --help >>"$WORK/discard" 2>&1; then
@@ -125,10 +128,10 @@ echo "== 3. predict 6 and 8 nodes"
 SZ=$(grep -v '^#' "$WORK/check.csv" | awk -F, 'NR > 1 { print $8 }' | sort -un | paste -sd, -)
 "$CS" coll --cal "$WORK/cal.yaml" --coll all_reduce --nodes 6,8 --gpus-per-node 1 \
   --sizes "$SZ" --format csv -o "$WORK/pred.csv" || { echo "netns_cluster: coll failed"; exit 1; }
-# compare PRED.csv MEASURED.csv: relative error per point. Strict: fails when a point >= 64 KiB is
-# over the target. Sanity: fails when a point >= 64 KiB is under the link floor or off its
-# prediction by more than FACTOR either way, or when the largest message is not slower than the 64 KiB
-# one at some node count.
+# compare PRED.csv MEASURED.csv: relative error per point. Strict: fails when the median |error|
+# over every point is over the target. Sanity: fails when a point >= 64 KiB is under the link
+# floor or off its prediction by more than FACTOR either way, or when the largest message is not
+# slower than the 64 KiB one at some node count.
 # the tbf rate in bit/s (200mbit, 1gbit, 500kbit)
 rate_bps=$(echo "$RATE" | awk '{ v = $0 + 0; u = tolower($0); sub(/^[0-9.]+/, "", u)
   print v * (u ~ /^g/ ? 1e9 : u ~ /^m/ ? 1e6 : u ~ /^k/ ? 1e3 : 1) }')
@@ -137,19 +140,21 @@ awk -F, -v target="$TARGET" -v strict="$STRICT" -v factor="$FACTOR" -v bps="$rat
   FNR == 1 { file++ }
   /^#/ { next }
   !hdr[file]++ { for (i = 1; i <= NF; i++) col[file, $i] = i; next }
-  file == 1 { pred[$col[1, "nodes"], $col[1, "bytes"]] = $col[1, "time_us"]; next }
+  file == 1 { pred[$col[1, "nodes"], $col[1, "bytes"]] = $col[1, "time_us"]
+              alg[$col[1, "nodes"], $col[1, "bytes"]] = $col[1, "algorithm"]; next }
   {
     n = $col[2, "nodes"]; b = $col[2, "bytes"]; m = $col[2, "time_us"]
     if (!((n, b) in pred)) { printf "no prediction for %d nodes, %d bytes\n", n, b; bad++; next }
     e = (pred[n, b] - m) / m; ae = e < 0 ? -e : e
     floor = 2 * (n - 1) / n * b * 8 / bps * 1e6
     r = m / pred[n, b]; off = b >= 65536 && (r > factor || r < 1 / factor || m < 0.8 * floor)
-    flag = (b >= 65536 && ae > target) ? "  <-- over target" : ""
-    if (b >= 65536 && m < 0.8 * floor) flag = flag sprintf("  <-- under the link floor %.0f us", floor)
-    else if (off) flag = flag "  <-- off by more than " factor "x"
-    printf "%5d nodes %10d B  measured %12.1f us  predicted %12.1f us  error %+6.1f%%%s\n", n, b, m, pred[n, b], 100 * e, flag
-    if (b >= 65536) { k++; s += ae; if (ae > mx) mx = ae; if (strict ? ae > target : off) bad++
-                      if (!((n) in lo) || b < lob[n]) { lob[n] = b; lo[n] = m }
+    flag = ""
+    if (b >= 65536 && m < 0.8 * floor) flag = sprintf("  <-- under the link floor %.0f us", floor)
+    else if (off) flag = "  <-- off by more than " factor "x"
+    printf "%5d nodes %10d B  %-18s measured %12.1f us  predicted %12.1f us  error %+6.1f%%%s\n", n, b, alg[n, b], m, pred[n, b], 100 * e, flag
+    err[++k] = ae; if (ae > mx) mx = ae
+    if (!strict && off) bad++
+    if (b >= 65536) { if (!((n) in lo) || b < lob[n]) { lob[n] = b; lo[n] = m }
                       if (b > hib[n]) { hib[n] = b; hi[n] = m } }
   }
   END {
@@ -157,12 +162,15 @@ awk -F, -v target="$TARGET" -v strict="$STRICT" -v factor="$FACTOR" -v bps="$rat
     for (n in lo) if (hib[n] > lob[n] && !(hi[n] > lo[n])) {
       printf "netns_cluster: %d nodes: %d B measured %.1f us, not slower than %d B (%.1f us)\n", n, hib[n], hi[n], lob[n], lo[n]
       bad++ }
-    printf "netns_cluster: %d points >= 64 KiB: mean |error| %.1f%%, max %.1f%% (target %.0f%%: %s)\n", k, 100 * s / k, 100 * mx, 100 * target, strict ? "asserted" : "printed, not asserted; asserted: link floor, within " factor "x, ordered"
+    for (i = 2; i <= k; i++) { v = err[i]; for (j = i - 1; j >= 1 && err[j] > v; j--) err[j + 1] = err[j]; err[j + 1] = v }
+    med = k % 2 ? err[(k + 1) / 2] : (err[k / 2] + err[k / 2 + 1]) / 2
+    if (strict && med > target) bad++
+    printf "netns_cluster: %d points: median |error| %.1f%%, max %.1f%% (target median %.0f%%: %s)\n", k, 100 * med, 100 * mx, 100 * target, strict ? "asserted" : "printed, not asserted; asserted: link floor, within " factor "x, ordered"
     exit bad > 0
   }' "$WORK/pred.csv" "$1"
 }
 load() { cut -d' ' -f1-3 /proc/loadavg 2>>"$WORK/discard"; }
-echo "== 5. compare (messages >= 64 KiB; $([ "$STRICT" = 1 ] && echo "target error <= $TARGET" || echo "sanity: link floor, within ${FACTOR}x, ordered"))"
+echo "== 5. compare (Open MPI's own choice; $([ "$STRICT" = 1 ] && echo "target median error <= $TARGET" || echo "sanity: link floor, within ${FACTOR}x, ordered"))"
 compare "$WORK/check.csv"
 rc=$?
 echo "netns_cluster: conditions: $(nproc) cores, load average $(load), tbf $RATE per node, sizes $SIZES, $(date -u '+%Y-%m-%d %H:%M UTC')"

@@ -5,23 +5,31 @@
  * the harness's timed batch (runner.c), prepare is a barrier, the warm-up operations follow, the
  * clock starts after a second barrier with an MPI_Wtime reading, the timed operations run back to
  * back and a second reading stops it; the maximum over the group is an MPI_MAX reduction.
- * MPI picks its own algorithms; with Open MPI they can be pinned with the coll_tuned_* MCA
- * parameters (the netns test pins ring all-reduce so that its rows follow one cost law). Such rows
- * are a different system from unpinned ones: keep them in their own CSV. Blocking MPI calls cannot
- * be timed out from inside: the executable's watchdog ends a process whose peer is dead or hung.
+ * MPI picks its own algorithms. A variant with mpi_alg set forces Open MPI's all_reduce algorithm
+ * (model/mpicoll.h) for its group: the control variable coll_tuned_allreduce_algorithm is written
+ * through MPI_T just before the group's communicator is created, which is when Open MPI's tuned
+ * component reads it (coll_tuned_module.c, 4.1), and put back right after; the executable turns
+ * coll_tuned_use_dynamic_rules on before MPI_Init, without which the variable is ignored. The
+ * harness tags those rows with the setting (runner.c). Blocking MPI calls cannot be timed out from
+ * inside: the executable's watchdog ends a process whose peer is dead or hung.
  */
 #include "runner.h"
+
+#include "mpicoll.h"
 
 #ifdef CS_HAVE_MPI
 
 #include <mpi.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct mpi_state {
   MPI_Comm world;
   int rank;
+  int mpit;     /* MPI_T initialised by us */
+  int alg_cvar; /* index of coll_tuned_allreduce_algorithm, -1 when this MPI has none */
 };
 
 struct mpi_group {
@@ -37,7 +45,14 @@ struct mpi_group {
   double t0; /* MPI_Wtime() at clock_start */
 };
 
-static const struct cs_run_variant mpi_variants[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO}};
+static const struct cs_run_variant mpi_variants[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO, 0}};
+/* --algos all: the library's choice and the all_reduce algorithms Open MPI's fixed decision uses
+ * for commutative operations below 128 ranks (model/mpicoll.h) */
+static const struct cs_run_variant mpi_variants_all[] = {
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RECURSIVE_DOUBLING},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RING},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RABENSEIFNER}};
 
 static enum cs_status mpi_fail(struct cs_error *err, int rc, const char *what, int rank) {
   char msg[MPI_MAX_ERROR_STRING];
@@ -73,13 +88,59 @@ static enum cs_status mpi_start(void *state, const struct cs_run_world *w, struc
   return CS_OK;
 }
 
+/* The index of Open MPI's coll_tuned_allreduce_algorithm control variable, -1 when this MPI has
+ * none (not Open MPI, or no tuned component). Initialises MPI_T on first use. */
+static int alg_cvar(struct mpi_state *s) {
+  if (!s->mpit) {
+    int provided;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return -1;
+    s->mpit = 1;
+    s->alg_cvar = -1;
+    int n = 0;
+    MPI_T_cvar_get_num(&n);
+    for (int i = 0; i < n; i++) {
+      char name[256], desc[8];
+      int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
+      MPI_Datatype dt;
+      MPI_T_enum en;
+      if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) ==
+              MPI_SUCCESS &&
+          strcmp(name, "coll_tuned_allreduce_algorithm") == 0 && dt == MPI_INT)
+        s->alg_cvar = i;
+    }
+  }
+  return s->alg_cvar;
+}
+
+/* Writes the forced all_reduce algorithm (0 = none); the previous value into *old when old. */
+static int write_alg(struct mpi_state *s, int alg, int *old) {
+  MPI_T_cvar_handle h;
+  int count = 0, rc;
+  if ((rc = MPI_T_cvar_handle_alloc(alg_cvar(s), NULL, &h, &count)) != MPI_SUCCESS) return rc;
+  if (old) rc = MPI_T_cvar_read(h, old);
+  if (rc == MPI_SUCCESS) rc = MPI_T_cvar_write(h, &alg);
+  MPI_T_cvar_handle_free(&h);
+  return rc;
+}
+
 static enum cs_status mpi_group_open(void *state, const int *members, struct cs_run_variant v,
                                      double max_bytes, void **grp, struct cs_error *err) {
   struct mpi_state *s = state;
-  (void)v;
   *grp = NULL;
+  int old = 0;
+  if (v.mpi_alg != 0) {
+    /* the same answer on every rank: the library is the same */
+    if (alg_cvar(s) < 0)
+      return cs_error_set(err, CS_ERR_UNSUPPORTED,
+                          "this MPI has no control variable coll_tuned_allreduce_algorithm (Open "
+                          "MPI's coll/tuned): it cannot force %s",
+                          cs_mpi_alg_name((enum cs_mpi_alg)v.mpi_alg));
+    int rc = write_alg(s, v.mpi_alg, &old);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_T_cvar_write", s->rank);
+  }
   MPI_Comm comm = MPI_COMM_NULL;
   int rc = MPI_Comm_split(s->world, members[s->rank] ? 0 : MPI_UNDEFINED, s->rank, &comm);
+  if (v.mpi_alg != 0) write_alg(s, old, NULL); /* the tuned module read it at creation */
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Comm_split", s->rank);
   if (comm == MPI_COMM_NULL) return CS_OK;
   struct mpi_group *g = calloc(1, sizeof *g);
@@ -241,6 +302,8 @@ static void mpi_group_close(void *grp) {
 }
 
 static void mpi_fini(void *state) {
+  struct mpi_state *s = state;
+  if (s && s->mpit) MPI_T_finalize();
   free(state);
 }
 
@@ -248,8 +311,8 @@ const struct cs_backend cs_backend_mpi = {
     .name = "mpi",
     .variants_default = mpi_variants,
     .nvariants_default = 1,
-    .variants_all = mpi_variants,
-    .nvariants_all = 1,
+    .variants_all = mpi_variants_all,
+    .nvariants_all = 4,
     .init = mpi_init,
     .start = mpi_start,
     .group_open = mpi_group_open,

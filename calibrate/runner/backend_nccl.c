@@ -79,9 +79,10 @@ struct nccl_group {
 };
 
 static const struct cs_run_variant nccl_all[] = {
-    {CS_ALGO_AUTO, CS_PROTO_AUTO},   {CS_ALGO_RING, CS_PROTO_LL},    {CS_ALGO_RING, CS_PROTO_LL128},
-    {CS_ALGO_RING, CS_PROTO_SIMPLE}, {CS_ALGO_TREE, CS_PROTO_LL},    {CS_ALGO_TREE, CS_PROTO_LL128},
-    {CS_ALGO_TREE, CS_PROTO_SIMPLE}, {CS_ALGO_PAT, CS_PROTO_SIMPLE},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0},   {CS_ALGO_RING, CS_PROTO_LL, 0},
+    {CS_ALGO_RING, CS_PROTO_LL128, 0},  {CS_ALGO_RING, CS_PROTO_SIMPLE, 0},
+    {CS_ALGO_TREE, CS_PROTO_LL, 0},     {CS_ALGO_TREE, CS_PROTO_LL128, 0},
+    {CS_ALGO_TREE, CS_PROTO_SIMPLE, 0}, {CS_ALGO_PAT, CS_PROTO_SIMPLE, 0},
 };
 
 static double mono_s(void) {
@@ -170,7 +171,7 @@ static enum cs_status nccl_start(void *state, const struct cs_run_world *w, stru
     if (r != ncclSuccess) memset(&id, 0, sizeof id);
   }
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, s->mworld);
-  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO});
+  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0});
   ncclResult_t r = ncclCommInitRank(&s->world, s->nprocs, id, s->proc);
   if (r != ncclSuccess) return nccl_fail(err, s, r, "ncclCommInitRank of the world");
   return CS_OK;
@@ -246,7 +247,7 @@ static enum cs_status nccl_group_open(void *state, const int *members, struct cs
       memcpy(g->dev, devs, (size_t)n * sizeof *devs);
     }
   }
-  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO});
+  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0});
   if (r != ncclSuccess) {
     st = nccl_fail(err, s, r, "creating a communicator");
     if (st == CS_ERR_UNSUPPORTED) st = err->status = CS_ERR_EXTERNAL;

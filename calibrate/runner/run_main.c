@@ -92,6 +92,12 @@ int main(int argc, char **argv) {
 #ifdef CS_HAVE_MPI
   if (st == CS_OK && !help && (launched_by_mpi() || strcmp(o.backend, "mpi") == 0)) {
     int provided = 0;
+    /* Open MPI reads a forced algorithm (backend_mpi.c) only with dynamic rules on, a setting it
+     * reads once, at MPI_Init */
+    int forces = o.all_variants && strcmp(o.backend, "mpi") == 0;
+    for (int i = 0; i < o.nvariants; i++)
+      forces |= o.variants[i].mpi_alg != 0;
+    if (forces) setenv("OMPI_MCA_coll_tuned_use_dynamic_rules", "1", 1);
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nprocs);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mpicoll.h"
 #include "probe.h"
 #include "runfile.h"
 #include "stats.h"
@@ -99,16 +100,38 @@ static int tag_ignored(const char *kv) {
   return 0;
 }
 
-void cs_run_config_tag(char *buf, size_t len) {
+/* Joins the n sorted settings kv into buf, ';'-separated. */
+static void tag_join(const char **kv, size_t n, char *buf, size_t len) {
+  qsort(kv, n, sizeof kv[0], cmp_str);
+  size_t used = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ";" : "", kv[i]);
+}
+
+void cs_run_config_tag(char *buf, size_t len, const char *backend) {
   const char *keep[256];
   size_t n = 0;
-  buf[0] = '\0';
-  for (char **e = environ; e && *e && n < 256; e++)
-    if (strncmp(*e, "NCCL_", 5) == 0 && !tag_ignored(*e)) keep[n++] = *e;
-  qsort(keep, n, sizeof keep[0], cmp_str);
-  size_t used = 0;
-  for (size_t i = 0; i < n && used < len; i++)
-    used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? ";" : "", keep[i]);
+  int mpi = backend && strcmp(backend, "mpi") == 0;
+  for (char **e = environ; e && *e && n < 256; e++) {
+    if (mpi ? strncmp(*e, "OMPI_MCA_coll_", 14) == 0
+            : strncmp(*e, "NCCL_", 5) == 0 && !tag_ignored(*e))
+      keep[n++] = *e;
+  }
+  tag_join(keep, n, buf, len);
+}
+
+void cs_run_tag_set(char *buf, size_t len, const char *key, const char *value) {
+  char old[512], set[256];
+  snprintf(old, sizeof old, "%s", buf);
+  snprintf(set, sizeof set, "%s=%s", key, value);
+  const char *kv[64];
+  size_t n = 0, kl = strlen(key);
+  char *save = NULL;
+  for (char *t = strtok_r(old, ";", &save); t && n < 63; t = strtok_r(NULL, ";", &save))
+    if (!(strncmp(t, key, kl) == 0 && t[kl] == '=')) kv[n++] = t;
+  kv[n++] = set;
+  tag_join(kv, n, buf, len);
 }
 
 /* ---- the backends compiled in -------------------------------------------------------------- */
@@ -300,8 +323,14 @@ static double actual_bytes(enum cs_coll c, double s, int n, size_t es) {
   return count * (double)es;
 }
 
+/* The algorithm a variant forces, as the table and the log name it. */
+static const char *algo_word(struct cs_run_variant v) {
+  return v.mpi_alg != 0 ? cs_mpi_alg_name((enum cs_mpi_alg)v.mpi_alg) : cs_algo_name(v.algo);
+}
+
 static int variant_fits(struct cs_run_variant v, enum cs_coll c) {
   int p2p = c == CS_COLL_ALL_TO_ALL || c == CS_COLL_SEND_RECV;
+  if (v.mpi_alg != 0) return c == CS_COLL_ALL_REDUCE; /* Open MPI's all_reduce algorithms */
   if (v.algo == CS_ALGO_AUTO) return !p2p || v.proto == CS_PROTO_AUTO;
   return cs_coll_algo_valid(c, v.algo);
 }
@@ -388,6 +417,13 @@ static void row_ident(struct cs_meas_row *r, const struct plan *p, const struct 
   r->in_place = o->in_place;
   r->launch = launch;
   snprintf(r->config, sizeof r->config, "%s", config);
+  int alg = p->var[pt->var].mpi_alg;
+  if (alg != 0) { /* the MPI backend forced Open MPI's algorithm (backend_mpi.c): say so */
+    char v[16];
+    snprintf(v, sizeof v, "%d", alg);
+    cs_run_tag_set(r->config, sizeof r->config, "OMPI_MCA_coll_tuned_allreduce_algorithm", v);
+    cs_run_tag_set(r->config, sizeof r->config, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1");
+  }
 }
 
 static int same_point(const struct cs_meas_row *a, const struct cs_meas_row *b) {
@@ -405,7 +441,7 @@ static void table_head(FILE *t, const struct cs_backend *be, const struct shape 
           "#\n# backend %s  ranks %d = %d node(s) x %d  algo %s  proto %s  %s\n"
           "# %14s %12s %10s %8s %10s %10s %10s %6s %9s %9s\n"
           "# %14s %12s %10s %8s %10s %10s %10s %6s %9s %9s\n",
-          be->name, s->ranks, s->nodes, s->gpn, cs_algo_name(v.algo), cs_proto_name(v.proto),
+          be->name, s->ranks, s->nodes, s->gpn, algo_word(v), cs_proto_name(v.proto),
           o->in_place ? "in-place" : "out-of-place", "collective", "size", "count", "type", "time",
           "min", "max", "trials", "algbw", "busbw", "", "(B)", "(elements)", "", "(us)", "(us)",
           "(us)", "", "(GB/s)", "(GB/s)");
@@ -566,7 +602,7 @@ static enum cs_status measure_point(struct run *R, void *grp, const struct point
   cs_units_format_size(pt->bytes, sz, sizeof sz);
   const struct shape *s = &R->plan.shapes[pt->shape];
   snprintf(what, sizeof what, "%s %s on %d ranks (%d nodes x %d), %s/%s", cs_coll_name(pt->coll),
-           sz, s->ranks, s->nodes, s->gpn, cs_algo_name(R->plan.var[pt->var].algo),
+           sz, s->ranks, s->nodes, s->gpn, algo_word(R->plan.var[pt->var]),
            cs_proto_name(R->plan.var[pt->var].proto));
   if (R->stop_me) {
     /* fault injection for the watchdog test: this process freezes as a hung rank would */
@@ -644,7 +680,7 @@ static enum cs_status run_group(struct run *R, size_t lo, size_t hi, struct cs_e
   void *grp = NULL;
   char what[128];
   snprintf(what, sizeof what, "creating the communicator of %d ranks (%s/%s)", s->ranks,
-           cs_algo_name(v.algo), cs_proto_name(v.proto));
+           algo_word(v), cs_proto_name(v.proto));
   progress(o, what);
   enum cs_status st = R->be->group_open(R->state, members, v, maxb, &grp, err);
   progress(o, NULL);
@@ -671,7 +707,7 @@ static enum cs_status run_group(struct run *R, size_t lo, size_t hi, struct cs_e
     if (st == CS_ERR_UNSUPPORTED) {
       if (R->w.proc == 0 && o->log)
         fprintf(o->log, "%scommscale-run: %s %s/%s on %d ranks: not available here (%s); skipped\n",
-                o->log_is_tty ? "\r" : "", cs_coll_name(pt->coll), cs_algo_name(v.algo),
+                o->log_is_tty ? "\r" : "", cs_coll_name(pt->coll), algo_word(v),
                 cs_proto_name(v.proto), s->ranks, err->msg);
       cs_error_set(err, CS_OK, " ");
       refused = 1;
@@ -710,8 +746,9 @@ static enum cs_status run_check(struct run *R, struct cs_error *err) {
     members[r] = 1;
   void *grp = NULL;
   progress(R->o, "creating the communicator of every rank (--check)");
-  enum cs_status st = R->be->group_open(
-      R->state, members, (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO}, 1 << 20, &grp, err);
+  enum cs_status st =
+      R->be->group_open(R->state, members, (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0},
+                        1 << 20, &grp, err);
   free(members);
   if (st == CS_OK && grp) {
     progress(R->o, "verifying one all_reduce of every rank (--check)");
@@ -794,7 +831,7 @@ static void stamp_run(struct run *R, int by_mpi) {
 #ifdef CS_HAVE_MPI
   if (by_mpi) MPI_Bcast(R->source, sizeof R->source, MPI_CHAR, 0, world_comm);
 #endif
-  cs_run_config_tag(R->config, sizeof R->config);
+  cs_run_config_tag(R->config, sizeof R->config, R->be->name);
 #ifdef CS_HAVE_MPI
   if (by_mpi) MPI_Bcast(R->config, sizeof R->config, MPI_CHAR, 0, world_comm);
 #else
@@ -830,7 +867,7 @@ static void print_plan(const struct run *R) {
     const struct point *pt = &R->plan.pts[i];
     const struct shape *s = &R->plan.shapes[pt->shape];
     fprintf(R->table, "%-14s %-5s %-6s ranks %3d nodes %3d gpn %2d bytes %.0f%s\n",
-            cs_coll_name(pt->coll), cs_algo_name(R->plan.var[pt->var].algo),
+            cs_coll_name(pt->coll), algo_word(R->plan.var[pt->var]),
             cs_proto_name(R->plan.var[pt->var].proto), s->ranks, s->nodes, s->gpn, pt->bytes,
             pt->skip ? "  (done)" : "");
   }

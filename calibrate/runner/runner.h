@@ -122,8 +122,12 @@ void cs_run_force_env(struct cs_run_variant v);
 /* The row's configuration tag: the sorted NCCL_* settings of the environment, without the ones
  * that only select what the runner measures or how it logs (NCCL_ALGO, NCCL_PROTO, NCCL_DEBUG*,
  * NCCL_HOSTID, NCCL_NVLS_ENABLE, NCCL_SOCKET_IFNAME, NCCL_IB_HCA, NCCL_COMM_ID, and NCCL_VERSION
- * which NVIDIA's containers set). */
-void cs_run_config_tag(char *buf, size_t len);
+ * which NVIDIA's containers set); for the mpi backend (backend "mpi") the sorted OMPI_MCA_coll_*
+ * settings instead, which choose Open MPI's collective algorithms. */
+void cs_run_config_tag(char *buf, size_t len, const char *backend);
+
+/* Sets key=value in the sorted ';'-separated tag buf (replacing key's value if present). */
+void cs_run_tag_set(char *buf, size_t len, const char *key, const char *value);
 
 /* The whole run, collective over every process of the launch: exchanges node keys, plans shapes x
  * variants x collectives x sizes, skips what out_path holds (with resume), measures the rest and

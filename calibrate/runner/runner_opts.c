@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "mpicoll.h"
 #include "probe.h"
 #include "units.h"
 
@@ -124,7 +125,9 @@ static const struct run_opt {
     {O_GPN, "gpus-per-node", 0, "LIST", "ranks per node to measure: 1,2,8 or 1:8 [1,2,4..G]"},
     {O_MINRANKS, "min-ranks", 0, "N", "skip shapes with fewer ranks than N [2]"},
     {O_ALGOS, "algos", 0, "LIST",
-     "auto, all, or pairs such as ring/simple,tree/ll,ring (= ring/auto) [nccl: all; mpi: auto]"},
+     "auto, all, or pairs such as ring/simple,tree/ll,ring (= ring/auto); mpi: Open MPI's "
+     "all_reduce algorithms, e.g. auto,ring,recursive_doubling,rabenseifner [nccl: all; mpi: "
+     "auto]"},
     {O_TRIALS, "trials", 0, "MIN:MAX", "trials per point: at least MIN, at most MAX [3:10]"},
     {O_TOL, "tol", 0, "FRAC", "stop once (max-min)/median of the trials <= FRAC [0.05]"},
     {O_TRIALTIME, "trial-time", 0, "TIME", "longest trial, with a unit (50ms) [50ms]"},
@@ -245,18 +248,40 @@ static enum cs_status parse_colls(const char *s, int colls[CS_COLL_COUNT], struc
   return CS_OK;
 }
 
+/* --algos for the MPI backend: Open MPI's all_reduce algorithm names or numbers (mpicoll.h). */
+static enum cs_status parse_mpi_algo(char *t, struct cs_run_variant *v, struct cs_error *err) {
+  enum cs_mpi_alg a;
+  if (cs_mpi_alg_parse(t, &a) != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "--algos: with --backend mpi, expected auto, all or Open MPI all_reduce "
+                        "algorithms (basic_linear, nonoverlapping, recursive_doubling, ring, "
+                        "segmented_ring, rabenseifner, or their numbers 1-6), got \"%s\"",
+                        t);
+  *v = (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, (int)a};
+  return CS_OK;
+}
+
 static enum cs_status parse_algos(const char *s, struct cs_run_opts *o, struct cs_error *err) {
   char buf[512];
   snprintf(buf, sizeof buf, "%s", s);
   o->nvariants = 0;
   o->all_variants = 0;
+  int mpi = strcmp(o->backend, "mpi") == 0;
   char *save = NULL;
   for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
     if (strcmp(t, "all") == 0) {
       o->all_variants = 1;
       continue;
     }
-    struct cs_run_variant v = {CS_ALGO_AUTO, CS_PROTO_AUTO};
+    struct cs_run_variant v = {CS_ALGO_AUTO, CS_PROTO_AUTO, 0};
+    if (o->nvariants == CS_RUN_MAX_VARIANTS)
+      return cs_error_set(err, CS_ERR_USAGE, "--algos: at most %d pairs", CS_RUN_MAX_VARIANTS);
+    if (mpi) {
+      enum cs_status st = parse_mpi_algo(t, &v, err);
+      if (st != CS_OK) return st;
+      o->variants[o->nvariants++] = v;
+      continue;
+    }
     char *slash = strchr(t, '/');
     if (slash) *slash = '\0';
     if (cs_algo_parse(t, &v.algo) != 0 || (slash && cs_proto_parse(slash + 1, &v.proto) != 0))
@@ -264,8 +289,6 @@ static enum cs_status parse_algos(const char *s, struct cs_run_opts *o, struct c
                           "--algos: expected auto, all or ALGO[/PROTO] such as ring/simple, got "
                           "\"%s%s%s\"",
                           t, slash ? "/" : "", slash ? slash + 1 : "");
-    if (o->nvariants == CS_RUN_MAX_VARIANTS)
-      return cs_error_set(err, CS_ERR_USAGE, "--algos: at most %d pairs", CS_RUN_MAX_VARIANTS);
     o->variants[o->nvariants++] = v;
   }
   return CS_OK;

@@ -35,10 +35,12 @@ size_t cs_dtype_size(enum cs_dtype d);
 int cs_dtype_parse(const char *name, enum cs_dtype *out);
 
 /* One (algorithm, protocol) pair to force; CS_ALGO_AUTO/CS_PROTO_AUTO leave the choice to the
- * library. */
+ * library. mpi_alg (enum cs_mpi_alg, model/mpicoll.h) is the MPI backend's: Open MPI's all_reduce
+ * algorithm number to force, 0 = the library's own choice. */
 struct cs_run_variant {
   enum cs_algo algo;
   enum cs_proto proto;
+  int mpi_alg;
 };
 
 #define CS_RUN_MAX_VARIANTS 32
@@ -65,7 +67,7 @@ struct cs_run_opts {
   size_t ngpn;
   struct cs_run_variant variants[CS_RUN_MAX_VARIANTS]; /* empty: the backend's default list */
   int nvariants;
-  int all_variants;    /* --algos all: every pair the backend offers, plus auto */
+  int all_variants;    /* --algos all: every pair (mpi: algorithm) the backend offers, plus auto */
   int in_place;        /* measure in-place operations instead of out-of-place */
   int host_timer;      /* --timer host: host clock around launch + synchronize, after a
                         * barrier, exactly as nccl-tests (default: device events) */

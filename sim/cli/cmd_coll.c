@@ -28,7 +28,8 @@ static const struct cli_opt opts[] = {
     {"maxbytes", 'e', "SIZE", "as nccl-tests: the largest size (default: -b's)"},
     {"stepfactor", 'f', "F", "as nccl-tests: the size factor (default 2)"},
     {"algo", 0, "ALGO",
-     "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO"},
+     "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO; with a "
+     "calibration of MPI rows, Open MPI's (recursive_doubling, ring, rabenseifner, ...)"},
     {"proto", 0, "PROTO", "force a protocol (ll, ll128, simple) as NCCL_PROTO"},
     {"enable", 0, "LIST",
      "algorithms the system also offers, e.g. nvls,collnet (as a topology would)"},
@@ -63,7 +64,15 @@ struct rec {
   double bytes, t, lo, hi, algbw, busbw, lat;
   enum cs_algo algo;
   enum cs_proto proto;
+  const char *mpi_alg; /* Open MPI's algorithm when the MPI laws priced it (else NULL) */
 };
+
+static const char *rec_algo(const struct rec *r) {
+  return r->mpi_alg ? r->mpi_alg : cs_algo_name(r->algo);
+}
+static const char *rec_proto(const struct rec *r) {
+  return r->mpi_alg ? "mpi" : cs_proto_name(r->proto);
+}
 
 static void write_table(FILE *f, const struct rec *r, size_t n, const char *coll, const char *links,
                         char warn[][256], int nwarn) {
@@ -83,9 +92,8 @@ static void write_table(FILE *f, const struct rec *r, size_t n, const char *coll
     char sz[32];
     cs_units_format_size(r[i].bytes, sz, sizeof sz);
     fprintf(f, " %6d %4d %6d %12s %6s %7s %12.2f %12.2f %12.2f %10.2f %10.2f %9s\n", r[i].nodes,
-            r[i].gpn, r[i].ranks, sz, cs_algo_name(r[i].algo), cs_proto_name(r[i].proto), r[i].t,
-            r[i].lo, r[i].hi, r[i].algbw, r[i].busbw,
-            r[i].lat > 0.5 * r[i].t ? "latency" : "bandwidth");
+            r[i].gpn, r[i].ranks, sz, rec_algo(&r[i]), rec_proto(&r[i]), r[i].t, r[i].lo, r[i].hi,
+            r[i].algbw, r[i].busbw, r[i].lat > 0.5 * r[i].t ? "latency" : "bandwidth");
   }
 }
 
@@ -94,8 +102,8 @@ static void write_csv(FILE *f, const struct rec *r, size_t n, const char *coll) 
              "time_hi_us,algbw_GBps,busbw_GBps,latency_us\n");
   for (size_t i = 0; i < n; i++)
     fprintf(f, "%s,%d,%d,%d,%.0f,%s,%s,%.6g,%.6g,%.6g,%.6g,%.6g,%.6g\n", coll, r[i].nodes, r[i].gpn,
-            r[i].ranks, r[i].bytes, cs_algo_name(r[i].algo), cs_proto_name(r[i].proto), r[i].t,
-            r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat);
+            r[i].ranks, r[i].bytes, rec_algo(&r[i]), rec_proto(&r[i]), r[i].t, r[i].lo, r[i].hi,
+            r[i].algbw, r[i].busbw, r[i].lat);
 }
 
 static void write_json(FILE *f, const struct rec *r, size_t n, const char *coll, int argc,
@@ -115,9 +123,8 @@ static void write_json(FILE *f, const struct rec *r, size_t n, const char *coll,
             "\"algorithm\": \"%s\", \"protocol\": \"%s\", \"time_us\": %.6g, \"time_lo_us\": %.6g, "
             "\"time_hi_us\": %.6g, \"algbw_GBps\": %.6g, \"busbw_GBps\": %.6g, \"latency_us\": "
             "%.6g}%s\n",
-            r[i].nodes, r[i].gpn, r[i].ranks, r[i].bytes, cs_algo_name(r[i].algo),
-            cs_proto_name(r[i].proto), r[i].t, r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat,
-            i + 1 < n ? "," : "");
+            r[i].nodes, r[i].gpn, r[i].ranks, r[i].bytes, rec_algo(&r[i]), rec_proto(&r[i]), r[i].t,
+            r[i].lo, r[i].hi, r[i].algbw, r[i].busbw, r[i].lat, i + 1 < n ? "," : "");
   fputs("]}\n", f);
 }
 
@@ -213,7 +220,9 @@ static enum cs_status parse_query(const struct cli_args *a, struct cs_coll_query
   const char *s;
   if ((s = cli_get(&verb, a, "coll")) && cs_coll_parse(s, &q->coll) != 0)
     return cs_error_set(err, CS_ERR_USAGE, "--coll: unknown collective \"%s\"", s);
-  if ((s = cli_get(&verb, a, "algo")) && (cs_algo_parse(s, &q->algo) != 0))
+  enum cs_mpi_alg m;
+  if ((s = cli_get(&verb, a, "algo")) && cs_algo_parse(s, &q->algo) != 0 &&
+      cs_mpi_alg_parse(s, &m) != 0) /* an Open MPI name: for a calibration with MPI laws */
     return cs_error_set(err, CS_ERR_USAGE, "--algo: unknown algorithm \"%s\"", s);
   if ((s = cli_get(&verb, a, "proto")) && (cs_proto_parse(s, &q->proto) != 0))
     return cs_error_set(err, CS_ERR_USAGE, "--proto: unknown protocol \"%s\"", s);
@@ -324,6 +333,45 @@ static enum cs_status predict_all(const struct cs_cal *cal, struct cs_coll_query
   return st;
 }
 
+/* The MPI laws of cal (model/mpicoll.h) for all_reduce at every (shape, size) of R, Open MPI's
+ * algorithm `name` forced (NULL or "auto": its own choice). Errors: CS_ERR_USAGE for a name Open
+ * MPI has not; CS_ERR_RANGE for a shape or tier the laws cannot price (the message says why). */
+static enum cs_status predict_mpi(const struct cs_cal *cal, const char *name, struct coll_run *R,
+                                  struct cs_error *err) {
+  enum cs_mpi_alg force = CS_MPI_AUTO;
+  if (name && cs_mpi_alg_parse(name, &force) != 0)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "--algo %s: the calibration prices Open MPI's all_reduce algorithms: "
+                        "expected auto, basic_linear, nonoverlapping, recursive_doubling, ring, "
+                        "segmented_ring or rabenseifner",
+                        name);
+  snprintf(R->links, sizeof R->links,
+           "MPI laws fitted to %s rows (%d nodes widest); Open MPI's fixed decision (4.1.0-5.0.9) "
+           "picks the algorithm",
+           cal->mpi.library, cal->mpi.max_nodes);
+  for (size_t i = 0; i < R->nn; i++)
+    for (size_t j = 0; j < R->ns; j++) {
+      struct rec *r = &R->recs[R->n];
+      char msg[200];
+      enum cs_mpi_alg alg;
+      double t, lo, hi, x[CS_MPI_NPARAMS];
+      int nodes = (int)R->nodes[i], gpn = (int)R->gpn[0];
+      if (cs_mpi_predict(&cal->mpi, CS_COLL_ALL_REDUCE, force, nodes, gpn, R->sizes[j], &alg, &t,
+                         &lo, &hi, msg, sizeof msg) != 0)
+        return cs_error_set(err, CS_ERR_RANGE, "%s", msg);
+      cs_mpi_law(CS_COLL_ALL_REDUCE, alg, nodes * gpn, R->sizes[j], cs_mpi_tier_of(nodes, gpn), x);
+      R->n++;
+      r->nodes = nodes, r->gpn = gpn, r->ranks = nodes * gpn, r->bytes = R->sizes[j];
+      r->t = t * 1e6, r->lo = lo * 1e6, r->hi = hi * 1e6;
+      r->lat = 1e6 * (x[CS_MPI_ALPHA(CS_MPI_NET)] * cal->mpi.theta[CS_MPI_ALPHA(CS_MPI_NET)] +
+                      x[CS_MPI_ALPHA(CS_MPI_LOCAL)] * cal->mpi.theta[CS_MPI_ALPHA(CS_MPI_LOCAL)]);
+      r->mpi_alg = cs_mpi_alg_name(alg);
+      r->algbw = t > 0 ? r->bytes / t / 1e9 : 0;
+      r->busbw = r->algbw * cs_coll_busbw_factor(CS_COLL_ALL_REDUCE, r->ranks);
+    }
+  return CS_OK;
+}
+
 int cs_cmd_coll(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
@@ -365,7 +413,10 @@ int cs_cmd_coll(int argc, char **argv) {
             "commscale coll: %ld GPUs per node, as in the calibration (give -g N for another "
             "node size)\n",
             R.gpn[0]);
-  if (st == CS_OK) st = predict_all(&cal, q, &R, &err);
+  /* a calibration of MPI rows prices all_reduce by Open MPI's own algorithms */
+  int mpi = st == CS_OK && cal.mpi.fitted && q.coll == CS_COLL_ALL_REDUCE;
+  if (mpi) st = predict_mpi(&cal, cli_get(&verb, &a, "algo"), &R, &err);
+  if (st == CS_OK && !mpi) st = predict_all(&cal, q, &R, &err);
   /* what the user should know about this calibration for this target, on stderr and in the
    * table's header */
   char warn[CS_CAL_MAX_WARN][256];

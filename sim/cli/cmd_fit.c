@@ -14,6 +14,7 @@
 #include "cmds.h"
 #include "fit.h"
 #include "measread.h"
+#include "mpifit.h"
 #include "nccltests.h"
 #include "opts.h"
 #include "output.h"
@@ -478,6 +479,76 @@ static int steps_mode(const struct cli_args *a) {
   return st == CS_OK ? 0 : cli_fail("fit", &err);
 }
 
+/* MPI rows (the runner's mpi backend): fits Open MPI's all_reduce laws into cal->mpi (mpifit.h),
+ * of every configuration, forced algorithms included, and fails the quality gate on them as on the
+ * collective model. The collective model's fit takes one configuration: without --config and
+ * without untagged rows, the configuration with the most rows (said on stderr). */
+static enum cs_status mpi_section(const struct cs_meas_set *set, struct cs_fit_opts *fo,
+                                  struct cs_cal *cal, int quiet, struct cs_error *err) {
+  static char pick[256];
+  if (fo->config == NULL) {
+    size_t best = 0, untagged = 0;
+    for (size_t i = 0; i < set->n; i++) {
+      size_t same = 0;
+      untagged += set->rows[i].config[0] == '\0';
+      for (size_t j = 0; j < set->n; j++)
+        same += strcmp(set->rows[j].config, set->rows[i].config) == 0;
+      if (same > best) best = same, snprintf(pick, sizeof pick, "%s", set->rows[i].config);
+    }
+    if (untagged == 0 && best > 0) {
+      fo->config = pick;
+      if (!quiet)
+        fprintf(stderr,
+                "commscale fit: the collective model takes configuration \"%s\" (most "
+                "rows; choose another with --config)\n",
+                pick);
+    }
+  }
+  struct cs_mpifit_notes notes = {0};
+  enum cs_status st = cs_mpifit_run(set, &cal->mpi, &notes, err);
+  for (int i = 0; st == CS_OK && !quiet && i < notes.n; i++)
+    fprintf(stderr, "commscale fit: MPI laws: %s\n", notes.line[i]);
+  return st;
+}
+
+/* The quality gate of the MPI laws, beside the collective model's (fit.h's levels). */
+static void mpi_gate(struct cs_cal *cal) {
+  const struct cs_mpi_fit *m = &cal->mpi;
+  if (!m->fitted || cal->quality.gate[0]) return;
+  if (m->median_rel_err > CS_FIT_GATE_MEDIAN || m->cv_median_rel_err > CS_FIT_GATE_CV)
+    snprintf(cal->quality.gate, sizeof cal->quality.gate,
+             "the MPI laws miss their rows by a median of %.0f%% (held-out shapes %.0f%%; gate "
+             "%.0f%%, %.0f%%)",
+             100 * m->median_rel_err, 100 * m->cv_median_rel_err, 100 * CS_FIT_GATE_MEDIAN,
+             100 * CS_FIT_GATE_CV);
+}
+
+/* The MPI laws' parameters and quality (cal->mpi), after the collective model's. */
+static void print_mpi(FILE *o, const struct cs_cal *cal) {
+  const struct cs_mpi_fit *m = &cal->mpi;
+  if (!m->fitted) return;
+  fprintf(o, "# MPI all_reduce laws (%s, Open MPI's algorithms, model/mpicoll.h): %d rows\n",
+          m->library, m->points);
+  fprintf(o, "%-14s %14s %12s\n", "parameter", "value", "se");
+  for (int i = 0; i < CS_MPI_NPARAMS; i++) {
+    int beta = i == CS_MPI_BETA(CS_MPI_LOCAL) || i == CS_MPI_BETA(CS_MPI_NET);
+    if (!(m->determined & (1u << i)))
+      fprintf(o, "%-14s %14s %12s  (not determined)\n", cs_mpi_param_name(i), "-", "-");
+    else if (beta)
+      fprintf(o, "%-14s %11.4g MB/s %9.1f%%\n", cs_mpi_param_name(i), 1e-6 / m->theta[i],
+              100 * sqrt(m->cov[i][i]) / m->theta[i]);
+    else
+      fprintf(o, "%-14s %12.4g %s %9.1f%%\n", cs_mpi_param_name(i), m->theta[i],
+              i == CS_MPI_GAMMA || i == CS_MPI_BEYOND(CS_MPI_LOCAL) ||
+                      i == CS_MPI_BEYOND(CS_MPI_NET)
+                  ? "s/B"
+                  : "s  ",
+              100 * sqrt(m->cov[i][i]) / m->theta[i]);
+  }
+  fprintf(o, "# MPI laws: median |error| %.1f%%, max %.1f%%, held-out shapes %.1f%%\n",
+          percent(m->median_rel_err), percent(m->max_rel_err), percent(m->cv_median_rel_err));
+}
+
 /* A calibration that fails its quality gate (cal->quality.gate set): an error (CS_ERR_NUMERIC,
  * the fit's notes and quality on stderr unless quiet) that keeps it from being written, or with
  * --force a warning and the mark in the file. */
@@ -557,7 +628,9 @@ int cs_cmd_fit(int argc, char **argv) {
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }
+  if (st == CS_OK && cs_mpifit_applies(&set)) st = mpi_section(&set, &fo, &cal, quiet, &err);
   if (st == CS_OK) st = cs_fit_run(&set, &fo, &cal, &res, &err);
+  if (st == CS_OK) mpi_gate(&cal);
   if (st == CS_OK && cal.quality.gate[0]) st = gate(&a, &cal, &res, quiet, &err);
   if (st == CS_OK) st = cs_calfile_write(out, &cal, &err);
   if (st == CS_OK && !quiet) {
@@ -571,6 +644,7 @@ int cs_cmd_fit(int argc, char **argv) {
               cal.prov.nccl[0] ? ", NCCL " : "", cal.prov.nccl);
       print_model(o, &cal);
       print_quality(o, &cal);
+      print_mpi(o, &cal);
     }
     int report = cli_get(&verb, &a, "report") != NULL;
     if (report) st = points_report(&set, &res, tuning, &pts, &shapes, &ns, &err);

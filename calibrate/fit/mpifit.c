@@ -1,0 +1,285 @@
+/* mpifit.c — weighted linear least squares of Open MPI's all_reduce laws (mpifit.h). */
+#include "mpifit.h"
+
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+struct pt {
+  double x[CS_MPI_NPARAMS];
+  double t;  /* seconds */
+  double w;  /* robust weight in (0, 1] */
+  int shape; /* index into the distinct shapes */
+};
+
+static void note(struct cs_mpifit_notes *n, const char *fmt, ...) {
+  if (n == NULL || n->n >= CS_MPIFIT_MAX_NOTES) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(n->line[n->n++], sizeof n->line[0], fmt, ap);
+  va_end(ap);
+}
+
+int cs_mpifit_applies(const struct cs_meas_set *meas) {
+  const char *be = cs_meas_get_meta(meas, "backend");
+  if (be == NULL || strcmp(be, "mpi") != 0) return 0;
+  for (size_t i = 0; i < meas->n; i++) {
+    const struct cs_meas_row *r = &meas->rows[i];
+    if (r->coll == CS_COLL_ALL_REDUCE && r->ranks > 1 &&
+        cs_mpi_tier_of(r->nodes, r->gpus_per_node) >= 0)
+      return 1;
+  }
+  return 0;
+}
+
+/* Bytes per element of a dtype name as the runner writes it; 4 when unknown. */
+static int elem_size(const char *dtype) {
+  static const struct {
+    const char *name;
+    int size;
+  } t[] = {{"double", 8},  {"float64", 8}, {"int64", 8},  {"uint64", 8}, {"float", 4},
+           {"float32", 4}, {"int32", 4},   {"uint32", 4}, {"int8", 1},   {"uint8", 1}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+    if (strcmp(dtype, t[i].name) == 0) return t[i].size;
+  return 4;
+}
+
+/* Order in which undetermined parameters are given up: gamma first (it rides on beta), then the
+ * rendezvous, the latencies, the bandwidths last. */
+static const int give_up_order[CS_MPI_NPARAMS] = {8, 2, 6, 3, 7, 0, 4, 1, 5};
+
+/* Fits theta over the points not of shape `skip` (-1: none) with the parameters of mask free (the
+ * others 0). On return *mask holds those determined. Returns 0, or -1 when nothing is left to
+ * fit or GSL fails. cov may be NULL. */
+static int solve(const struct pt *p, size_t n, int skip, unsigned *mask,
+                 double theta[CS_MPI_NPARAMS], double cov[CS_MPI_NPARAMS][CS_MPI_NPARAMS]) {
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    m += p[i].shape != skip;
+  for (int i = 0; i < CS_MPI_NPARAMS; i++) { /* a parameter no used point touches is free */
+    int touched = 0;
+    for (size_t k = 0; k < n && !touched; k++)
+      touched = p[k].shape != skip && p[k].x[i] != 0;
+    if (!touched) *mask &= ~(1u << i);
+  }
+  for (;;) {
+    int idx[CS_MPI_NPARAMS], k = 0;
+    for (int i = 0; i < CS_MPI_NPARAMS; i++)
+      if (*mask & (1u << i)) idx[k++] = i;
+    if (k == 0 || m <= (size_t)k) return -1;
+    gsl_matrix *X = gsl_matrix_alloc(m, (size_t)k), *C = gsl_matrix_alloc((size_t)k, (size_t)k);
+    gsl_vector *w = gsl_vector_alloc(m), *y = gsl_vector_alloc(m), *c = gsl_vector_alloc((size_t)k);
+    gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(m, (size_t)k);
+    double scale[CS_MPI_NPARAMS] = {0};
+    int rc = -1;
+    if (X && C && w && y && c && ws) {
+      size_t r = 0;
+      for (size_t i = 0; i < n; i++) {
+        if (p[i].shape == skip) continue;
+        for (int j = 0; j < k; j++) {
+          gsl_matrix_set(X, r, (size_t)j, p[i].x[idx[j]] / p[i].t);
+          scale[j] += pow(p[i].x[idx[j]] / p[i].t, 2);
+        }
+        gsl_vector_set(y, r, 1.0); /* t / t: relative residuals */
+        gsl_vector_set(w, r, p[i].w);
+        r++;
+      }
+      for (int j = 0; j < k; j++) {
+        scale[j] = sqrt(scale[j]);
+        for (size_t i = 0; i < m; i++)
+          gsl_matrix_set(X, i, (size_t)j, gsl_matrix_get(X, i, (size_t)j) / scale[j]);
+      }
+      double chisq = 0;
+      size_t rank = 0;
+      if (gsl_multifit_wlinear_tsvd(X, w, y, 1e-10, c, C, &chisq, &rank, ws) == GSL_SUCCESS) {
+        double s2 = m > (size_t)k ? chisq / (double)(m - (size_t)k) : 0;
+        int drop = -1;
+        if (rank < (size_t)k) {
+          for (int o = 0; o < CS_MPI_NPARAMS && drop < 0; o++)
+            if (*mask & (1u << give_up_order[o])) drop = give_up_order[o];
+        } else {
+          for (int o = 0; o < CS_MPI_NPARAMS && drop < 0; o++)
+            for (int j = 0; j < k; j++) {
+              if (idx[j] != give_up_order[o]) continue;
+              double v = gsl_vector_get(c, (size_t)j), se = sqrt(s2 * gsl_matrix_get(C, j, j));
+              if (!(v > 0) || se > v) drop = idx[j];
+            }
+        }
+        if (drop >= 0) {
+          *mask &= ~(1u << drop);
+          rc = 1; /* refit without it */
+        } else {
+          for (int i = 0; i < CS_MPI_NPARAMS; i++)
+            theta[i] = 0;
+          for (int j = 0; j < k; j++)
+            theta[idx[j]] = gsl_vector_get(c, (size_t)j) / scale[j];
+          if (cov) {
+            memset(cov, 0, sizeof(double) * CS_MPI_NPARAMS * CS_MPI_NPARAMS);
+            for (int a = 0; a < k; a++)
+              for (int b = 0; b < k; b++)
+                cov[idx[a]][idx[b]] =
+                    s2 * gsl_matrix_get(C, (size_t)a, (size_t)b) / (scale[a] * scale[b]);
+          }
+          rc = 0;
+        }
+      }
+    }
+    gsl_multifit_linear_free(ws);
+    gsl_vector_free(c), gsl_vector_free(y), gsl_vector_free(w);
+    gsl_matrix_free(C), gsl_matrix_free(X);
+    if (rc <= 0) return rc;
+  }
+}
+
+static double predict_pt(const struct pt *p, const double theta[CS_MPI_NPARAMS]) {
+  double s = 0;
+  for (int i = 0; i < CS_MPI_NPARAMS; i++)
+    s += p->x[i] * theta[i];
+  return s;
+}
+
+/* Iteratively reweighted least squares with Huber weights (k = 1.345 robust standard deviations,
+ * the scale 1.4826 x the median absolute deviation of the relative residuals), as fit.h's fitter
+ * does: a point the laws cannot explain (a stalled TCP exchange) is down-weighted, not kept at
+ * full weight. r and a are scratch of n doubles. Returns solve()'s answer. */
+static int irls(struct pt *p, size_t n, double *r, double *a, unsigned *mask,
+                double theta[CS_MPI_NPARAMS], double cov[CS_MPI_NPARAMS][CS_MPI_NPARAMS]) {
+  for (size_t i = 0; i < n; i++)
+    p[i].w = 1;
+  int rc = -1;
+  for (int pass = 0; pass < 8; pass++) {
+    unsigned m = *mask;
+    if ((rc = solve(p, n, -1, &m, theta, cov)) != 0) return rc;
+    for (size_t i = 0; i < n; i++) {
+      r[i] = (predict_pt(&p[i], theta) - p[i].t) / p[i].t;
+      a[i] = fabs(r[i]);
+    }
+    double s = 1.4826 * cs_stats_median(a, n), change = 0;
+    for (size_t i = 0; i < n && s > 0; i++) {
+      double w = fabs(r[i]) <= 1.345 * s ? 1 : 1.345 * s / fabs(r[i]);
+      change = fmax(change, fabs(w - p[i].w));
+      p[i].w = w;
+    }
+    if (pass == 7 || change < 1e-3) {
+      *mask = m;
+      break;
+    }
+  }
+  return rc;
+}
+
+/* Relative residuals of the points of shape `only` (-1: all) under theta into r; their number. */
+static size_t residuals(const struct pt *p, size_t n, int only, const double *theta, double *r) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (only < 0 || p[i].shape == only) r[k++] = (predict_pt(&p[i], theta) - p[i].t) / p[i].t;
+  return k;
+}
+
+static void set_library(const struct cs_meas_set *meas, struct cs_mpi_fit *f) {
+  const char *lib = cs_meas_get_meta(meas, "mpi");
+  snprintf(f->library, sizeof f->library, "%.*s", lib ? (int)strcspn(lib, ",") : 7,
+           lib ? lib : "unknown");
+}
+
+enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *f,
+                             struct cs_mpifit_notes *notes, struct cs_error *err) {
+  memset(f, 0, sizeof *f);
+  struct pt *p = calloc(meas->n + 1, sizeof *p);
+  int(*shapes)[2] = calloc(meas->n + 1, sizeof *shapes);
+  double *r = calloc(meas->n + 1, sizeof *r), *a = calloc(meas->n + 1, sizeof *a);
+  if (!p || !shapes || !r || !a) {
+    free(p), free(shapes), free(r), free(a);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  size_t n = 0, other = 0, bad_tag = 0;
+  int nshapes = 0, es = 0;
+  for (size_t i = 0; i < meas->n; i++) {
+    const struct cs_meas_row *row = &meas->rows[i];
+    int tier = cs_mpi_tier_of(row->nodes, row->gpus_per_node);
+    int alg = cs_mpi_row_alg(row->config);
+    if (row->coll != CS_COLL_ALL_REDUCE || row->ranks < 2 || !(row->time_us > 0)) continue;
+    if (tier < 0) {
+      other++;
+      continue;
+    }
+    if (alg < 0) {
+      bad_tag++;
+      continue;
+    }
+    if (es == 0) es = elem_size(row->dtype);
+    enum cs_mpi_alg run = cs_mpi_ompi_choice((enum cs_mpi_alg)alg, row->ranks, row->bytes, es);
+    if (cs_mpi_law(row->coll, run, row->ranks, row->bytes, (enum cs_mpi_tier)tier, p[n].x) != 0)
+      continue;
+    int s = 0;
+    while (s < nshapes && !(shapes[s][0] == row->nodes && shapes[s][1] == row->gpus_per_node))
+      s++;
+    if (s == nshapes) shapes[nshapes][0] = row->nodes, shapes[nshapes++][1] = row->gpus_per_node;
+    p[n].shape = s;
+    p[n].t = row->time_us * 1e-6;
+    if (tier == CS_MPI_NET && row->nodes > f->max_nodes) f->max_nodes = row->nodes;
+    if (tier == CS_MPI_LOCAL && row->ranks > f->max_ranks_local) f->max_ranks_local = row->ranks;
+    n++;
+  }
+  if (other)
+    note(notes, "%zu rows of several nodes x several ranks left out (no law prices them)", other);
+  if (bad_tag) note(notes, "%zu rows name an Open MPI algorithm number it does not have", bad_tag);
+  enum cs_status st = CS_OK;
+  unsigned mask = (1u << CS_MPI_NPARAMS) - 1;
+  if (n < 3) {
+    st = cs_error_set(err, CS_ERR_RANGE,
+                      "only %zu all_reduce rows of one rank per node or one node (need at least 3)",
+                      n);
+  } else {
+    int rc = irls(p, n, r, a, &mask, f->theta, f->cov);
+    if (rc != 0)
+      st = cs_error_set(err, CS_ERR_RANGE,
+                        "the MPI all_reduce rows determine no law parameter: measure more sizes "
+                        "and rank counts");
+  }
+  if (st == CS_OK) {
+    f->determined = mask;
+    f->elem_size = es;
+    f->points = (int)n;
+    for (int i = 0; i < CS_MPI_NPARAMS; i++)
+      if (!(mask & (1u << i)))
+        note(notes, "%s not determined by these rows: set to 0", cs_mpi_param_name(i));
+    size_t k = residuals(p, n, -1, f->theta, r);
+    for (size_t i = 0; i < k; i++)
+      a[i] = fabs(r[i]);
+    f->median_rel_err = cs_stats_median(a, k);
+    f->max_rel_err = 0;
+    for (size_t i = 0; i < k; i++)
+      f->max_rel_err = a[i] > f->max_rel_err ? a[i] : f->max_rel_err;
+    double med = cs_stats_median(r, k);
+    for (size_t i = 0; i < k; i++)
+      a[i] = fabs(r[i] - med);
+    f->noise_rel = 1.4826 * cs_stats_median(a, k);
+    /* leave one shape out */
+    double cv[64];
+    int ncv = 0;
+    for (int s = 0; s < nshapes && ncv < 64 && nshapes > 1; s++) {
+      unsigned m2 = mask;
+      double th[CS_MPI_NPARAMS];
+      if (solve(p, n, s, &m2, th, NULL) != 0) continue;
+      /* a held-out shape whose tier the rest cannot price tells nothing */
+      int tier = cs_mpi_tier_of(shapes[s][0], shapes[s][1]);
+      if (!(m2 & (1u << CS_MPI_BETA(tier)))) continue;
+      size_t ks = residuals(p, n, s, th, r);
+      for (size_t i = 0; i < ks; i++)
+        r[i] = fabs(r[i]);
+      cv[ncv++] = cs_stats_median(r, ks);
+    }
+    f->cv_median_rel_err = ncv ? cs_stats_median(cv, (size_t)ncv) : NAN;
+    set_library(meas, f);
+    f->fitted = 1;
+  }
+  free(p), free(shapes), free(r), free(a);
+  return st;
+}

@@ -1,0 +1,141 @@
+/* mpicoll.h — MPI's own collective algorithms: their cost laws, and the algorithm Open MPI picks
+ * when the user forces none.
+ *
+ * NCCL's collectives are priced by costmodel.h; a CPU cluster measured with the MPI backend runs
+ * Open MPI's coll/tuned algorithms instead, which switch by message size and rank count. Each is
+ * priced along its critical path, step by step, for p ranks that all see the same link (one rank
+ * per node across the network, or p ranks of one node), S bytes (the nccl-tests size: the
+ * buffer) and five rates of that link:
+ *
+ *   t = a * alpha + b * beta + r * rndv + o * beyond + c * gamma
+ *
+ * a: messages on the critical path (alpha: seconds each); b: bytes the busiest rank sends (beta:
+ * seconds per byte); r: messages on the path above the transport's eager limit (rndv: the
+ * rendezvous handshake Open MPI's ob1 layer adds to each, seconds) and o: their bytes beyond it
+ * (beyond: seconds per byte, what a synchronous transfer adds); c: bytes reduced (gamma: seconds
+ * per byte). b counts the busiest rank's sends, not the path's: a send at or under the eager limit
+ * returns once the transport holds it, so in a batch of back-to-back operations (what is timed
+ * and what training loops issue) a rank that only waits for a message costs no link time of its
+ * own (6 ranks on the 100 Mb/s namespace cluster: Rabenseifner's path moves 3.5 S, its busiest
+ * rank sends 3 S, measured 3.1-3.2 S). With L = floor(log2 p), p' = 2^L, e = 1 when p != p' (else
+ * 0) and l = ceil(log2 p), the steps of all_reduce (Open MPI's numbers; as
+ * coll/base/coll_base_allreduce.c of Open MPI 4.1 runs them; Thakur, Rabenseifner and Gropp,
+ * IJHPCA 19(1), 2005, give the same laws for power-of-two p), as (count x message bytes, bytes
+ * reduced after each), [w] marking a step whose message the busiest rank only waits for:
+ *
+ *   1 basic_linear        (p-1) x (S, S), then (p-1) x (S, 0)
+ *   2 nonoverlapping      l x (S, S), then l x (S, 0)       (binomial reduce, binomial bcast)
+ *   3 recursive_doubling  [w] e x (S, S), L x (S, S), e x (S, 0)
+ *   4 ring                (p-1) x (S/p, S/p), then (p-1) x (S/p, 0)
+ *   5 segmented_ring      as ring (Open MPI's decision passes segment size 0: the plain ring runs)
+ *   6 rabenseifner        e x (S/2, S/2), [w] e x (S/2, 0), S/2^k for k = 1..L reduced, then
+ *                         k = L..1 not, then e x (S, 0)
+ *
+ * The eager limits are Open MPI 4.1's defaults: 64 KiB for TCP (btl_tcp_eager_limit) across
+ * nodes, 4 KiB for shared memory (btl_vader_eager_limit) within one.
+ *
+ * Open MPI itself falls back to recursive doubling when the element count is below p (ring), to
+ * basic_linear when it is below p' (rabenseifner); the laws follow it. The nonoverlapping law
+ * prices Open MPI's tuned reduce and broadcast as unsegmented binomial trees, which their own
+ * decisions refine: an approximation, used by the default choice only at 128 ranks and more for
+ * small messages.
+ *
+ * The default choice (cs_mpi_ompi_choice) is Open MPI's fixed decision for commutative operations
+ * (coll/tuned/coll_tuned_decision_fixed.c, ompi_coll_tuned_allreduce_intra_dec_fixed: identical in
+ * every release from 4.1.0 to 5.0.9), taken when coll_tuned_use_dynamic_rules is off or no
+ * algorithm is forced. Rows measured with an algorithm forced carry it in their configuration tag,
+ * "OMPI_MCA_coll_tuned_allreduce_algorithm=N" beside "OMPI_MCA_coll_tuned_use_dynamic_rules=1"
+ * (cs_mpi_row_alg).
+ *
+ * Only all_reduce has laws; the other collectives are refused (cs_mpi_law returns -1).
+ */
+#ifndef CS_MPICOLL_H
+#define CS_MPICOLL_H
+
+#include <stddef.h>
+
+#include "coll.h"
+
+enum cs_mpi_alg {
+  CS_MPI_AUTO = 0, /* the library's own choice */
+  CS_MPI_BASIC_LINEAR = 1,
+  CS_MPI_NONOVERLAPPING = 2,
+  CS_MPI_RECURSIVE_DOUBLING = 3,
+  CS_MPI_RING = 4,
+  CS_MPI_SEGMENTED_RING = 5,
+  CS_MPI_RABENSEIFNER = 6,
+  CS_MPI_ALG_COUNT
+};
+
+/* The link all ranks of a shape see: one node (shared memory or loopback) or the network (one
+ * rank per node). */
+enum cs_mpi_tier { CS_MPI_LOCAL, CS_MPI_NET, CS_MPI_TIER_COUNT };
+
+/* The parameters of the laws: alpha, beta and rndv of each tier, then gamma. */
+#define CS_MPI_ALPHA(t) (4 * (int)(t))
+#define CS_MPI_BETA(t) (4 * (int)(t) + 1)
+#define CS_MPI_RNDV(t) (4 * (int)(t) + 2)
+#define CS_MPI_BEYOND(t) (4 * (int)(t) + 3)
+#define CS_MPI_GAMMA 8
+#define CS_MPI_NPARAMS 9
+
+/* The eager limit of tier t's transport (bytes): messages above it pay the rendezvous. */
+double cs_mpi_eager_limit(enum cs_mpi_tier t);
+
+/* Open MPI's name of algorithm a ("ring", "rabenseifner", "auto"); "?" out of range. */
+const char *cs_mpi_alg_name(enum cs_mpi_alg a);
+
+/* Parses a name ("recursive_doubling", case-insensitive) or Open MPI's number ("3"); 0 on success,
+ * -1 otherwise (*out untouched). */
+int cs_mpi_alg_parse(const char *s, enum cs_mpi_alg *out);
+
+/* The tier of a shape: CS_MPI_LOCAL for one node, CS_MPI_NET for one rank per node; -1 for
+ * several nodes of several ranks, which no law here prices. */
+int cs_mpi_tier_of(int nodes, int gpus_per_node);
+
+/* The algorithm Open MPI runs for an all_reduce of `bytes` over p ranks when a is forced (a =
+ * CS_MPI_AUTO: its fixed decision), after its own fallbacks for short vectors (elements = bytes /
+ * elem_size). */
+enum cs_mpi_alg cs_mpi_ompi_choice(enum cs_mpi_alg a, int p, double bytes, int elem_size);
+
+/* The counts (a, b, r, c) of the law above for algorithm alg (as cs_mpi_ompi_choice returns it)
+ * of collective c over p ranks at `bytes`, as x[CS_MPI_NPARAMS] coefficients of the parameters on
+ * tier t (zero elsewhere), so that t = sum x[i] * theta[i]. Returns 0, or -1 when c has no law
+ * (only all_reduce has), alg is CS_MPI_AUTO or p < 1. */
+int cs_mpi_law(enum cs_coll c, enum cs_mpi_alg alg, int p, double bytes, enum cs_mpi_tier t,
+               double x[CS_MPI_NPARAMS]);
+
+/* The algorithm a measurement row's configuration tag forces: the N of
+ * "OMPI_MCA_coll_tuned_allreduce_algorithm=N" when the tag also turns dynamic rules on
+ * ("OMPI_MCA_coll_tuned_use_dynamic_rules=1" or "=true"), else CS_MPI_AUTO. -1 when the tag names
+ * an algorithm number Open MPI does not have. */
+int cs_mpi_row_alg(const char *config);
+
+/* The parameter's name: "alpha.local", "rndv.net", "gamma". */
+const char *cs_mpi_param_name(int i);
+
+/* The laws fitted to measured rows (calibrate/fit/mpifit.h), as a calibration file keeps them
+ * (its `mpi:` section). fitted == 0: none. */
+struct cs_mpi_fit {
+  int fitted;
+  double theta[CS_MPI_NPARAMS];               /* s, s/byte: see CS_MPI_NPARAMS */
+  double cov[CS_MPI_NPARAMS][CS_MPI_NPARAMS]; /* their covariance (s^2, ...); 0 where fixed */
+  unsigned determined; /* bit i set: theta[i] was fitted; else the data cannot tell it (0) */
+  int elem_size;       /* bytes per element of the fitted rows (their dtype) */
+  int points;
+  double noise_rel; /* robust scale of the relative residuals (1.4826 x their MAD) */
+  double median_rel_err, max_rel_err, cv_median_rel_err; /* cv: held-out shapes, NAN if none */
+  int max_nodes, max_ranks_local;                        /* the measured extent per tier */
+  char library[128];                                     /* the MPI library measured */
+};
+
+/* Predicts collective c with algorithm a (CS_MPI_AUTO: Open MPI's choice) over `nodes` x `gpn`
+ * ranks at `bytes` from f: *alg the algorithm that runs, *t the time, [*lo, *hi] a ~95% band
+ * (1.96 sigma of the fitted parameters' covariance and, in quadrature, of the residual scale),
+ * seconds. Errors (one line in msg): no law for c, a shape no law prices (several nodes of
+ * several ranks), or a tier whose parameters the data never determined. Returns 0 or -1. */
+int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, enum cs_mpi_alg a, int nodes,
+                   int gpn, double bytes, enum cs_mpi_alg *alg, double *t, double *lo, double *hi,
+                   char *msg, size_t msglen);
+
+#endif

@@ -1,0 +1,301 @@
+/* test_mpicoll.c — Open MPI's all_reduce laws and default choice (model/mpicoll.h), their fit
+ * (calibrate/fit/mpifit.h) and the calibration's `mpi:` section (model/calmpi.h).
+ *
+ * The expected counts are worked out by hand from the algorithms' steps as Open MPI 4.1's
+ * coll_base_allreduce.c runs them; the expected choices are read off its fixed decision
+ * (coll_tuned_decision_fixed.c) for the named sizes; the fit recovers parameters it did not
+ * choose from rows made with them; a calibration survives a write and a read; malformed sections
+ * are refused with their line and column. */
+#define _POSIX_C_SOURCE 200809L
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "calfile.h"
+#include "mpicoll.h"
+#include "mpifit.h"
+#include "testutil.h"
+
+#define KI 1024.0
+
+static void law(enum cs_mpi_alg a, int p, double s, enum cs_mpi_tier t, double x[CS_MPI_NPARAMS]) {
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, a, p, s, t, x), 0);
+}
+
+static void near(double got, double want) {
+  if (fabs(got - want) > 1e-9 * fmax(1, fabs(want))) fail_msg("got %.12g, want %.12g", got, want);
+}
+
+static void test_ring_and_doubling(void **state) {
+  (void)state;
+  double x[CS_MPI_NPARAMS];
+  /* ring, 4 ranks, 1 KiB: 3 reduce-scatter + 3 allgather steps of 256 B, 3 x 256 B reduced */
+  law(CS_MPI_RING, 4, KI, CS_MPI_NET, x);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], 6);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 6 * 256);
+  near(x[CS_MPI_GAMMA], 3 * 256);
+  near(x[CS_MPI_RNDV(CS_MPI_NET)], 0); /* 256 B is far under TCP's 64 KiB eager limit */
+  near(x[CS_MPI_BETA(CS_MPI_LOCAL)], 0);
+  /* recursive doubling, 8 ranks, 4 KiB: 3 exchanges of the whole vector */
+  law(CS_MPI_RECURSIVE_DOUBLING, 8, 4 * KI, CS_MPI_NET, x);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], 3);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 3 * 4 * KI);
+  near(x[CS_MPI_GAMMA], 3 * 4 * KI);
+  /* 6 ranks: 2 fold into partners (the busiest rank waits for it), 2 exchanges among 4, the
+   * result sent back: 4 messages on the path, 3 vectors sent by the busiest rank, 3 reduced */
+  law(CS_MPI_RECURSIVE_DOUBLING, 6, 4 * KI, CS_MPI_NET, x);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], 4);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 3 * 4 * KI);
+  near(x[CS_MPI_GAMMA], 3 * 4 * KI);
+  /* within one node the local tier carries it, and shared memory's eager limit is 4 KiB */
+  law(CS_MPI_RECURSIVE_DOUBLING, 2, 8 * KI, CS_MPI_LOCAL, x);
+  near(x[CS_MPI_BETA(CS_MPI_LOCAL)], 8 * KI);
+  near(x[CS_MPI_RNDV(CS_MPI_LOCAL)], 1);
+  near(x[CS_MPI_BEYOND(CS_MPI_LOCAL)], 4 * KI);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 0);
+}
+
+static void test_rabenseifner(void **state) {
+  (void)state;
+  double x[CS_MPI_NPARAMS];
+  /* 8 ranks, 1 MiB: halving 512, 256, 128 KiB, doubling 128, 256, 512 KiB: all above 64 KiB */
+  law(CS_MPI_RABENSEIFNER, 8, 1024 * KI, CS_MPI_NET, x);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], 6);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 2 * 896 * KI);
+  near(x[CS_MPI_GAMMA], 896 * KI);
+  near(x[CS_MPI_RNDV(CS_MPI_NET)], 6);
+  near(x[CS_MPI_BEYOND(CS_MPI_NET)], 2 * (448 + 192 + 64) * KI);
+  /* 6 ranks, 64 KiB: halves exchanged with the 2 extra ranks (32 KiB), their reduced half back
+   * (32 KiB, waited for), halving 32, 16 KiB and doubling 16, 32 KiB among 4, the result
+   * (64 KiB) to the extra ranks: 7 messages; the busiest rank sends 32 + 48 + 48 + 64 = 192 KiB
+   * and reduces 32 + 48 KiB; no message is above the 64 KiB eager limit */
+  law(CS_MPI_RABENSEIFNER, 6, 64 * KI, CS_MPI_NET, x);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], 7);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 192 * KI);
+  near(x[CS_MPI_GAMMA], 80 * KI);
+  near(x[CS_MPI_RNDV(CS_MPI_NET)], 0);
+  /* no law for other collectives, nor for "auto" (the caller resolves the choice first) */
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_GATHER, CS_MPI_RING, 4, KI, CS_MPI_NET, x), -1);
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 4, KI, CS_MPI_NET, x), -1);
+}
+
+/* Open MPI 4.1's fixed decision, read off coll_tuned_decision_fixed.c for these points. */
+static void test_choice(void **state) {
+  (void)state;
+  static const struct {
+    int p;
+    double bytes;
+    enum cs_mpi_alg want;
+  } c[] = {
+      {2, 4, CS_MPI_RING},                      /* < 8 B: ring (1 float < 2 ranks: see below) */
+      {2, 4095, CS_MPI_RECURSIVE_DOUBLING},     /* < 4 KiB */
+      {2, 4096, CS_MPI_RING},                   /* < 8 KiB */
+      {3, 16384, CS_MPI_RING},                  /* < 64 KiB */
+      {3, 200000, CS_MPI_RING},                 /* segmented ring, segment size 0: the ring */
+      {3, 262144, CS_MPI_RABENSEIFNER},         /* from 256 KiB */
+      {6, 8191, CS_MPI_RECURSIVE_DOUBLING},     /* 4..7 ranks: < 8 KiB */
+      {6, 8192, CS_MPI_RABENSEIFNER},           /* from 8 KiB */
+      {8, 4096, CS_MPI_RECURSIVE_DOUBLING},     /* 8..15 ranks */
+      {100, 200000, CS_MPI_RECURSIVE_DOUBLING}, /* 64..127 ranks: < 256 KiB */
+      {200, 100000, CS_MPI_NONOVERLAPPING},     /* 128..255 ranks: < 128 KiB */
+      {5000, 20000, CS_MPI_RECURSIVE_DOUBLING}, /* 4096 ranks and more: 16..32 KiB */
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+    enum cs_mpi_alg got = cs_mpi_ompi_choice(CS_MPI_AUTO, c[i].p, c[i].bytes, 1);
+    if (got != c[i].want)
+      fail_msg("p=%d %.0f B: got %s, want %s", c[i].p, c[i].bytes, cs_mpi_alg_name(got),
+               cs_mpi_alg_name(c[i].want));
+  }
+  /* Open MPI's own fallbacks: a ring of fewer elements than ranks runs recursive doubling,
+   * Rabenseifner with fewer elements than p' runs basic_linear */
+  assert_int_equal(cs_mpi_ompi_choice(CS_MPI_AUTO, 2, 4, 4), CS_MPI_RECURSIVE_DOUBLING);
+  assert_int_equal(cs_mpi_ompi_choice(CS_MPI_RING, 8, 16, 4), CS_MPI_RECURSIVE_DOUBLING);
+  assert_int_equal(cs_mpi_ompi_choice(CS_MPI_RABENSEIFNER, 16, 32, 4), CS_MPI_BASIC_LINEAR);
+  assert_int_equal(cs_mpi_ompi_choice(CS_MPI_RABENSEIFNER, 16, 64, 4), CS_MPI_RABENSEIFNER);
+}
+
+static void test_tags_and_names(void **state) {
+  (void)state;
+  assert_int_equal(cs_mpi_row_alg("OMPI_MCA_coll_tuned_allreduce_algorithm=6;"
+                                  "OMPI_MCA_coll_tuned_use_dynamic_rules=1"),
+                   CS_MPI_RABENSEIFNER);
+  assert_int_equal(cs_mpi_row_alg("OMPI_MCA_coll_tuned_allreduce_algorithm=4;"
+                                  "OMPI_MCA_coll_tuned_use_dynamic_rules=true"),
+                   CS_MPI_RING);
+  /* without dynamic rules Open MPI ignores the forced algorithm */
+  assert_int_equal(cs_mpi_row_alg("OMPI_MCA_coll_tuned_allreduce_algorithm=4"), CS_MPI_AUTO);
+  assert_int_equal(cs_mpi_row_alg("OMPI_MCA_coll_tuned_use_dynamic_rules=1"), CS_MPI_AUTO);
+  assert_int_equal(cs_mpi_row_alg(""), CS_MPI_AUTO);
+  assert_int_equal(cs_mpi_row_alg("OMPI_MCA_coll_tuned_allreduce_algorithm=9;"
+                                  "OMPI_MCA_coll_tuned_use_dynamic_rules=1"),
+                   -1);
+  enum cs_mpi_alg a;
+  assert_int_equal(cs_mpi_alg_parse("Recursive_Doubling", &a), 0);
+  assert_int_equal(a, CS_MPI_RECURSIVE_DOUBLING);
+  assert_int_equal(cs_mpi_alg_parse("6", &a), 0);
+  assert_int_equal(a, CS_MPI_RABENSEIFNER);
+  assert_int_equal(cs_mpi_alg_parse("tree", &a), -1);
+  assert_int_equal(cs_mpi_alg_parse("7", &a), -1);
+  assert_int_equal(cs_mpi_tier_of(4, 1), CS_MPI_NET);
+  assert_int_equal(cs_mpi_tier_of(1, 8), CS_MPI_LOCAL);
+  assert_int_equal(cs_mpi_tier_of(2, 4), -1);
+}
+
+/* The parameters the synthetic rows are made with. */
+static const double truth[CS_MPI_NPARAMS] = {[CS_MPI_ALPHA(CS_MPI_NET)] = 60e-6,
+                                             [CS_MPI_BETA(CS_MPI_NET)] = 40e-9,
+                                             [CS_MPI_RNDV(CS_MPI_NET)] = 0.8e-3,
+                                             [CS_MPI_BEYOND(CS_MPI_NET)] = 30e-9,
+                                             [CS_MPI_GAMMA] = 2e-9};
+
+static double true_time(int alg, int p, double bytes) {
+  double x[CS_MPI_NPARAMS], t = 0;
+  law(cs_mpi_ompi_choice((enum cs_mpi_alg)alg, p, bytes, 4), p, bytes, CS_MPI_NET, x);
+  for (int i = 0; i < CS_MPI_NPARAMS; i++)
+    t += x[i] * truth[i];
+  return t;
+}
+
+/* Rows of 2, 3 and 4 nodes of one rank, Open MPI's choice and three forced algorithms, 4 KiB to
+ * 1 MiB, each time off the truth by a fixed pattern of up to +-2%. */
+static void synthetic(struct cs_meas_set *set) {
+  static const int algs[] = {CS_MPI_AUTO, CS_MPI_RECURSIVE_DOUBLING, CS_MPI_RING,
+                             CS_MPI_RABENSEIFNER};
+  cs_meas_set_init(set);
+  assert_int_equal(cs_meas_set_meta(set, "backend", "mpi", NULL), CS_OK);
+  assert_int_equal(cs_meas_set_meta(set, "mpi", "Open MPI v4.1.4, package: test", NULL), CS_OK);
+  int k = 0;
+  for (int p = 2; p <= 4; p++)
+    for (size_t a = 0; a < 4; a++)
+      for (double s = 4 * KI; s <= 1024 * KI; s *= 2, k++) {
+        struct cs_meas_row r = {.coll = CS_COLL_ALL_REDUCE,
+                                .algo = CS_ALGO_AUTO,
+                                .proto = CS_PROTO_AUTO,
+                                .ranks = p,
+                                .nodes = p,
+                                .gpus_per_node = 1,
+                                .bytes = s};
+        snprintf(r.dtype, sizeof r.dtype, "float");
+        if (algs[a])
+          snprintf(r.config, sizeof r.config,
+                   "OMPI_MCA_coll_tuned_allreduce_algorithm=%d;"
+                   "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
+                   algs[a]);
+        r.time_us = 1e6 * true_time(algs[a], p, s) * (1 + 0.02 * sin(1.7 * k));
+        cs_meas_row_derive(&r);
+        assert_int_equal(cs_meas_set_push(set, &r, NULL), CS_OK);
+      }
+}
+
+static void test_fit_recovers(void **state) {
+  (void)state;
+  struct cs_meas_set set;
+  synthetic(&set);
+  assert_true(cs_mpifit_applies(&set));
+  struct cs_mpi_fit f;
+  struct cs_error err = {0};
+  assert_int_equal(cs_mpifit_run(&set, &f, NULL, &err), CS_OK);
+  assert_true(f.fitted);
+  assert_string_equal(f.library, "Open MPI v4.1.4");
+  assert_int_equal(f.max_nodes, 4);
+  /* the bandwidth within 3%, the per-message terms within 25% */
+  assert_true(fabs(f.theta[CS_MPI_BETA(CS_MPI_NET)] / truth[CS_MPI_BETA(CS_MPI_NET)] - 1) < 0.03);
+  assert_true(fabs(f.theta[CS_MPI_ALPHA(CS_MPI_NET)] / truth[CS_MPI_ALPHA(CS_MPI_NET)] - 1) < 0.25);
+  assert_true(!(f.determined & (1u << CS_MPI_BETA(CS_MPI_LOCAL)))); /* no one-node rows */
+  assert_true(f.median_rel_err < 0.02);
+  /* 8 nodes, never measured, at Open MPI's choice: within 4% and inside the band */
+  for (double s = 4 * KI; s <= 1024 * KI; s *= 4) {
+    enum cs_mpi_alg alg;
+    double t, lo, hi;
+    char msg[200];
+    assert_int_equal(
+        cs_mpi_predict(&f, CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 8, 1, s, &alg, &t, &lo, &hi, msg, 200),
+        0);
+    double want = true_time(CS_MPI_AUTO, 8, s);
+    if (!(fabs(t / want - 1) < 0.04 && lo <= want && want <= hi))
+      fail_msg("8 nodes %.0f B: %g s [%g, %g], truth %g s", s, t, lo, hi, want);
+  }
+  /* what the laws cannot price is refused with a reason */
+  enum cs_mpi_alg alg;
+  double t, lo, hi;
+  char msg[200];
+  assert_int_equal(cs_mpi_predict(&f, CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 2, 4, KI, &alg, &t, &lo, &hi,
+                                  msg, sizeof msg),
+                   -1);
+  assert_non_null(strstr(msg, "one rank per node"));
+  assert_int_equal(cs_mpi_predict(&f, CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 1, 4, KI, &alg, &t, &lo, &hi,
+                                  msg, sizeof msg),
+                   -1);
+  assert_non_null(strstr(msg, "within one node"));
+  assert_int_equal(cs_mpi_predict(&f, CS_COLL_BROADCAST, CS_MPI_AUTO, 4, 1, KI, &alg, &t, &lo, &hi,
+                                  msg, sizeof msg),
+                   -1);
+  cs_meas_set_fini(&set);
+}
+
+static void test_calfile_section(void **state) {
+  (void)state;
+  struct cs_meas_set set;
+  synthetic(&set);
+  struct cs_cal cal, back;
+  cs_cal_init(&cal);
+  cs_cal_init(&back);
+  assert_int_equal(cs_mpifit_run(&set, &cal.mpi, NULL, NULL), CS_OK);
+  char path[512];
+  snprintf(path, sizeof path, "%s/test_mpicoll_cal.yaml", CS_TEST_TMP);
+  assert_int_equal(cs_calfile_write(path, &cal, NULL), CS_OK);
+  struct cs_error err = {0};
+  if (cs_calfile_read(path, &back, &err) != CS_OK) fail_msg("%s", err.msg);
+  assert_true(back.mpi.fitted);
+  assert_int_equal(back.mpi.determined, cal.mpi.determined);
+  assert_int_equal(back.mpi.points, cal.mpi.points);
+  for (int i = 0; i < CS_MPI_NPARAMS; i++) {
+    assert_true(fabs(back.mpi.theta[i] - cal.mpi.theta[i]) <= 1e-8 * fabs(cal.mpi.theta[i]));
+    for (int j = 0; j < CS_MPI_NPARAMS; j++)
+      assert_true(fabs(back.mpi.cov[i][j] - cal.mpi.cov[i][j]) <=
+                  1e-8 * fabs(cal.mpi.cov[i][j]) + 1e-300);
+  }
+  cs_cal_fini(&back);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+  remove(path);
+  /* malformed sections: one line with the line and column, the calibration left at defaults */
+  static const struct {
+    const char *text, *want;
+  } bad[] = {
+      {"version: 1\nmpi:\n  library: x\n", "missing required key \"parameters\""},
+      {"version: 1\nmpi:\n  parameters: {beta.nett: 1e-8}\n", ":3:"},
+      {"version: 1\nmpi:\n  parameters: {beta.net: -1}\n", ":3:"},
+      {"version: 1\nmpi:\n  parameters: {beta.net: 1e-8}\n  covariance: [[0]]\n", ":4:"},
+      {"version: 1\nmpi:\n  parameters: {beta.net: 1e-8}\n  colour: blue\n", "unknown key"},
+      {"version: 1\nmpi: [1, 2]\n", ":2:"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(bad[i].text, f);
+    fclose(f);
+    struct cs_cal c;
+    cs_cal_init(&c);
+    struct cs_error e = {0};
+    assert_int_not_equal(cs_calfile_read(path, &c, &e), CS_OK);
+    if (strstr(e.msg, bad[i].want) == NULL || strchr(e.msg, '\n'))
+      fail_msg("case %zu: \"%s\" lacks \"%s\"", i, e.msg, bad[i].want);
+    assert_false(c.mpi.fitted);
+    cs_cal_fini(&c);
+  }
+  remove(path);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_ring_and_doubling),
+      cmocka_unit_test(test_rabenseifner),
+      cmocka_unit_test(test_choice),
+      cmocka_unit_test(test_tags_and_names),
+      cmocka_unit_test(test_fit_recovers),
+      cmocka_unit_test(test_calfile_section),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

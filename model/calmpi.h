@@ -1,6 +1,6 @@
-/* calmpi.h — the `mpi:` section of calibration.yaml: Open MPI's all_reduce laws fitted to MPI
- * rows (model/mpicoll.h, calibrate/fit/mpifit.h), written by `commscale fit` on MPI data and read
- * by the verbs that price MPI collectives.
+/* calmpi.h — the `mpi:` section of calibration.yaml: Open MPI's all_reduce and all_gather laws
+ * fitted to MPI rows (model/mpicoll.h, calibrate/fit/mpifit.h), written by `commscale fit` on MPI
+ * data and read by the verbs that price MPI collectives.
  *
  *   mpi:
  *     library: "Open MPI v4.1.4"       the MPI the rows measured

@@ -1,4 +1,5 @@
-/* mpicoll.c — laws and default choice of Open MPI's all_reduce algorithms (mpicoll.h). */
+/* mpicoll.c — laws and default choice of Open MPI's all_reduce and all_gather algorithms
+ * (mpicoll.h). */
 #include "mpicoll.h"
 
 #include <math.h>
@@ -29,21 +30,50 @@ int cs_mpi_alg_parse(const char *s, enum cs_mpi_alg *out) {
   return -1;
 }
 
+static const char *const ag_names[CS_MPI_AG_COUNT] = {
+    "auto", "linear", "bruck", "recursive_doubling", "ring", "neighbor", "two_proc"};
+
+const char *cs_mpi_coll_alg_name(enum cs_coll c, int a) {
+  if (c == CS_COLL_ALL_REDUCE) return cs_mpi_alg_name((enum cs_mpi_alg)a);
+  return c == CS_COLL_ALL_GATHER && a >= 0 && a < CS_MPI_AG_COUNT ? ag_names[a] : "?";
+}
+
+int cs_mpi_coll_alg_parse(enum cs_coll c, const char *s, int *out) {
+  enum cs_mpi_alg a;
+  if (c == CS_COLL_ALL_REDUCE) {
+    if (cs_mpi_alg_parse(s, &a) != 0) return -1;
+    *out = (int)a;
+    return 0;
+  }
+  if (c != CS_COLL_ALL_GATHER || s == NULL || *s == '\0') return -1;
+  for (int i = 0; i < CS_MPI_AG_COUNT; i++)
+    if (strcasecmp(s, ag_names[i]) == 0) {
+      *out = i;
+      return 0;
+    }
+  if (s[0] >= '0' && s[0] < '0' + CS_MPI_AG_COUNT && s[1] == '\0') {
+    *out = s[0] - '0';
+    return 0;
+  }
+  return -1;
+}
+
 int cs_mpi_tier_of(int nodes, int gpus_per_node) {
   if (nodes == 1) return CS_MPI_LOCAL;
   if (nodes > 1 && gpus_per_node == 1) return CS_MPI_NET;
   return -1;
 }
 
-/* Open MPI's fixed decision for commutative all_reduce (coll_tuned_decision_fixed.c, 4.1.0-5.0.9):
- * for communicators below `below` ranks, the first algorithm whose byte limit the message is under,
- * else `last`. A limit of 0 ends a bracket's list. */
+/* Open MPI's fixed decisions (coll_tuned_decision_fixed.c, 4.1.0-5.0.9): for communicators below
+ * `below` ranks (0: any), the first algorithm whose byte limit the message is under, else `last`.
+ * A limit of 0 ends a bracket's list. all_reduce: commutative operations, bytes = the buffer;
+ * all_gather: bytes = one rank's block. */
 struct bracket {
   int below;
   struct {
     double under;
     int alg;
-  } step[6];
+  } step[8];
   int last;
 };
 static const struct bracket ompi41_allreduce[] = {
@@ -60,11 +90,23 @@ static const struct bracket ompi41_allreduce[] = {
     {0, {{2048, 2}, {16384, 5}, {32768, 3}}, 6},
 };
 
-static int fixed_decision(int p, double bytes) {
-  const struct bracket *b = ompi41_allreduce;
+static const struct bracket ompi41_allgather[] = {
+    {3, {{0, 0}}, CS_MPI_AG_TWO_PROC},
+    {32, {{0, 0}}, CS_MPI_AG_RECURSIVE_DOUBLING},
+    {64, {{1024, 3}, {65536, 5}}, 4},
+    {128, {{512, 3}, {65536, 5}}, 4},
+    {256, {{512, 3}, {131072, 5}, {524288, 4}, {1048576, 5}}, 4},
+    {512, {{32, 3}, {128, 2}, {1024, 3}, {131072, 5}, {524288, 4}, {1048576, 5}}, 4},
+    {1024, {{64, 3}, {256, 2}, {2048, 3}}, 5},
+    {2048, {{4, 3}, {8, 2}, {16, 3}, {32, 2}, {256, 3}, {512, 2}, {4096, 3}}, 5},
+    {4096, {{32, 2}, {128, 3}, {512, 2}, {4096, 3}}, 5},
+    {0, {{2, 3}, {8, 2}, {16, 3}, {512, 2}, {4096, 3}}, 5},
+};
+
+static int fixed_decision(const struct bracket *b, int p, double bytes) {
   while (b->below != 0 && p >= b->below)
     b++;
-  for (int i = 0; i < 6 && b->step[i].under > 0; i++)
+  for (int i = 0; i < 8 && b->step[i].under > 0; i++)
     if (bytes < b->step[i].under) return b->step[i].alg;
   return b->last;
 }
@@ -77,13 +119,34 @@ static int floor_log2(int p) {
 }
 
 enum cs_mpi_alg cs_mpi_ompi_choice(enum cs_mpi_alg a, int p, double bytes, int elem_size) {
-  if (a == CS_MPI_AUTO) a = (enum cs_mpi_alg)fixed_decision(p, bytes);
+  if (a == CS_MPI_AUTO) a = (enum cs_mpi_alg)fixed_decision(ompi41_allreduce, p, bytes);
   double count = elem_size > 0 ? floor(bytes / elem_size) : bytes;
   /* segment size 0 (what the fixed decision passes): the segmented ring runs the ring */
   if (a == CS_MPI_SEGMENTED_RING) a = CS_MPI_RING;
   if (a == CS_MPI_RING && count < p) a = CS_MPI_RECURSIVE_DOUBLING;
   if (a == CS_MPI_RABENSEIFNER && count < (double)(1L << floor_log2(p))) a = CS_MPI_BASIC_LINEAR;
   return a;
+}
+
+/* Open MPI's all_gather choice and its fallbacks (coll_base_allgather.c, 4.1): recursive doubling
+ * on a non-power-of-two count runs bruck, neighbor exchange on an odd count runs the ring, and
+ * two_proc runs on 2 ranks only (-1 otherwise). */
+static int allgather_choice(int a, int p, double block) {
+  if (a == 0) a = fixed_decision(ompi41_allgather, p, block);
+  if (a == CS_MPI_AG_RECURSIVE_DOUBLING && (p & (p - 1)) != 0) a = CS_MPI_AG_BRUCK;
+  if (a == CS_MPI_AG_NEIGHBOR && p % 2) a = CS_MPI_AG_RING;
+  if (a == CS_MPI_AG_TWO_PROC && p != 2) return -1;
+  return a >= 1 && a < CS_MPI_AG_COUNT ? a : -1;
+}
+
+int cs_mpi_choice(enum cs_coll c, int a, int p, double bytes, int elem_size) {
+  if (p < 1) return -1;
+  if (c == CS_COLL_ALL_REDUCE)
+    return a >= 0 && a < CS_MPI_ALG_COUNT
+               ? (int)cs_mpi_ompi_choice((enum cs_mpi_alg)a, p, bytes, elem_size)
+               : -1;
+  if (c == CS_COLL_ALL_GATHER) return allgather_choice(a, p, bytes / p);
+  return -1;
 }
 
 /* One step of a critical path: a message of `msg` bytes sent (and as many received), `red` bytes
@@ -103,17 +166,59 @@ static void step(struct law_acc *acc, double times, double msg, double red) {
   acc->c += times * red;
 }
 
-int cs_mpi_law(enum cs_coll c, enum cs_mpi_alg alg, int p, double bytes, enum cs_mpi_tier t,
+/* The steps of Open MPI's all_gather algorithm alg over p ranks, blocks of m bytes; -1 when it
+ * has none. */
+static int allgather_steps(struct law_acc *acc, int alg, int p, double m) {
+  int L = floor_log2(p), l = L + ((1 << L) != p);
+  switch (alg) {
+  case CS_MPI_AG_LINEAR: /* gather to rank 0, then its linear broadcast of the whole buffer */
+    acc->idle = 1;
+    step(acc, p - 1, m, 0);
+    acc->idle = 0;
+    step(acc, p - 1, m * p, 0);
+    return 0;
+  case CS_MPI_AG_BRUCK: /* step k sends min(2^k, p - 2^k) blocks */
+    for (int k = 0; k < l; k++)
+      step(acc, 1, m * fmin((double)(1L << k), (double)(p - (1L << k))), 0);
+    return 0;
+  case CS_MPI_AG_RECURSIVE_DOUBLING: /* power-of-two p: 2^k blocks at step k */
+    for (int k = 0; k < L; k++)
+      step(acc, 1, m * (double)(1L << k), 0);
+    return 0;
+  case CS_MPI_AG_RING:
+    step(acc, p - 1, m, 0);
+    return 0;
+  case CS_MPI_AG_NEIGHBOR: /* even p: one block, then p/2 - 1 exchanges of two */
+    step(acc, 1, m, 0);
+    step(acc, p / 2 - 1, 2 * m, 0);
+    return 0;
+  case CS_MPI_AG_TWO_PROC:
+    step(acc, 1, m, 0);
+    return 0;
+  default:
+    return -1;
+  }
+}
+
+int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
                double x[CS_MPI_NPARAMS]) {
   for (int i = 0; i < CS_MPI_NPARAMS; i++)
     x[i] = 0;
-  if (c != CS_COLL_ALL_REDUCE || p < 1 || (int)t < 0 || t >= CS_MPI_TIER_COUNT) return -1;
+  if ((c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) || p < 1 || (int)t < 0 ||
+      t >= CS_MPI_TIER_COUNT)
+    return -1;
   if (p == 1) return 0; /* a copy at most: nothing the laws price */
   int L = floor_log2(p), pp = 1 << L, e = p != pp;
   int l = L + e; /* ceil(log2 p) */
   double n = bytes;
   struct law_acc acc = {0, 0, 0, 0, 0, cs_mpi_eager_limit(t), 0};
+  if (c == CS_COLL_ALL_GATHER) {
+    if (allgather_steps(&acc, alg, p, n / p) != 0) return -1;
+    alg = -1; /* skip the all_reduce switch */
+  }
   switch (alg) {
+  case -1:
+    break;
   case CS_MPI_BASIC_LINEAR: /* linear reduce to rank 0, then linear broadcast from it */
     step(&acc, p - 1, n, n);
     step(&acc, p - 1, n, 0);
@@ -160,22 +265,23 @@ double cs_mpi_eager_limit(enum cs_mpi_tier t) {
   return t == CS_MPI_LOCAL ? 4096 : 65536;
 }
 
-int cs_mpi_row_alg(const char *config) {
-  if (config == NULL) return CS_MPI_AUTO;
-  static const char key[] = "OMPI_MCA_coll_tuned_allreduce_algorithm=";
+int cs_mpi_row_coll_alg(enum cs_coll c, const char *config) {
+  if (config == NULL) return 0;
+  char key[64];
+  if (c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) return 0;
+  snprintf(key, sizeof key, "OMPI_MCA_coll_tuned_%s_algorithm=",
+           c == CS_COLL_ALL_REDUCE ? "allreduce" : "allgather");
   static const char dyn[] = "OMPI_MCA_coll_tuned_use_dynamic_rules=";
-  int alg = CS_MPI_AUTO, dynamic = 0;
+  size_t kl = strlen(key);
+  int alg = 0, dynamic = 0;
   const char *s = config;
   while (*s) {
     size_t len = strcspn(s, ";");
-    if (len > sizeof key - 1 && strncmp(s, key, sizeof key - 1) == 0) {
+    if (len > kl && strncmp(s, key, kl) == 0) {
       char buf[32];
-      size_t vl = len - (sizeof key - 1);
-      snprintf(buf, sizeof buf, "%.*s", (int)(vl < sizeof buf ? vl : sizeof buf - 1),
-               s + sizeof key - 1);
-      enum cs_mpi_alg a;
-      if (cs_mpi_alg_parse(buf, &a) != 0) return -1;
-      alg = (int)a;
+      size_t vl = len - kl;
+      snprintf(buf, sizeof buf, "%.*s", (int)(vl < sizeof buf ? vl : sizeof buf - 1), s + kl);
+      if (cs_mpi_coll_alg_parse(c, buf, &alg) != 0) return -1;
     } else if (len > sizeof dyn - 1 && strncmp(s, dyn, sizeof dyn - 1) == 0) {
       const char *v = s + sizeof dyn - 1;
       size_t vl = len - (sizeof dyn - 1);
@@ -184,7 +290,11 @@ int cs_mpi_row_alg(const char *config) {
     s += len;
     if (*s == ';') s++;
   }
-  return dynamic ? alg : CS_MPI_AUTO;
+  return dynamic ? alg : 0;
+}
+
+int cs_mpi_row_alg(const char *config) {
+  return cs_mpi_row_coll_alg(CS_COLL_ALL_REDUCE, config);
 }
 
 const char *cs_mpi_param_name(int i) {
@@ -194,12 +304,13 @@ const char *cs_mpi_param_name(int i) {
   return i >= 0 && i < CS_MPI_NPARAMS ? n[i] : "?";
 }
 
-int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, enum cs_mpi_alg a, int nodes,
-                   int gpn, double bytes, enum cs_mpi_alg *alg, double *t, double *lo, double *hi,
-                   char *msg, size_t msglen) {
+int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes, int gpn,
+                   double bytes, int *alg, double *t, double *lo, double *hi, char *msg,
+                   size_t msglen) {
   int tier = cs_mpi_tier_of(nodes, gpn);
-  if (c != CS_COLL_ALL_REDUCE) {
-    snprintf(msg, msglen, "the MPI laws price all_reduce only, not %s", cs_coll_name(c));
+  if (c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) {
+    snprintf(msg, msglen, "the MPI laws price all_reduce and all_gather only, not %s",
+             cs_coll_name(c));
     return -1;
   }
   if (tier < 0) {
@@ -218,10 +329,11 @@ int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, enum cs_mpi_alg a
     return -1;
   }
   int p = nodes * gpn;
-  *alg = cs_mpi_ompi_choice(a, p, bytes, f->elem_size > 0 ? f->elem_size : 4);
+  *alg = cs_mpi_choice(c, a, p, bytes, f->elem_size > 0 ? f->elem_size : 4);
   double x[CS_MPI_NPARAMS];
-  if (cs_mpi_law(c, *alg, p, bytes, (enum cs_mpi_tier)tier, x) != 0) {
-    snprintf(msg, msglen, "no law for %s", cs_mpi_alg_name(*alg));
+  if (*alg < 0 || cs_mpi_law(c, *alg, p, bytes, (enum cs_mpi_tier)tier, x) != 0) {
+    snprintf(msg, msglen, "Open MPI cannot run %s %s on %d ranks", cs_coll_name(c),
+             cs_mpi_coll_alg_name(c, a), p);
     return -1;
   }
   double m = 0, var = 0;

@@ -1,5 +1,5 @@
-/* mpicoll.h — MPI's own collective algorithms: their cost laws, and the algorithm Open MPI picks
- * when the user forces none.
+/* mpicoll.h — MPI's own collective algorithms (all_reduce, all_gather): their cost laws, and the
+ * algorithm Open MPI picks when the user forces none.
  *
  * NCCL's collectives are priced by costmodel.h; a CPU cluster measured with the MPI backend runs
  * Open MPI's coll/tuned algorithms instead, which switch by message size and rank count. Each is
@@ -47,7 +47,19 @@
  * "OMPI_MCA_coll_tuned_allreduce_algorithm=N" beside "OMPI_MCA_coll_tuned_use_dynamic_rules=1"
  * (cs_mpi_row_alg).
  *
- * Only all_reduce has laws; the other collectives are refused (cs_mpi_law returns -1).
+ * all_gather (Open MPI's numbers; the runner's size S is the gathered buffer, m = S/p one rank's
+ * block; coll_base_allgather.c of Open MPI 4.1):
+ *
+ *   1 linear              [w] (p-1) x m gathered to rank 0, then (p-1) x S broadcast from it
+ *   2 bruck               min(2^k, p-2^k) blocks at step k = 0..l-1
+ *   3 recursive_doubling  2^k blocks at step k = 0..L-1 (power-of-two p; else Open MPI runs bruck)
+ *   4 ring                (p-1) x m
+ *   5 neighbor            1 x m, then (p/2-1) x 2m (even p; else Open MPI runs the ring)
+ *   6 two_proc            1 x m (2 ranks only)
+ *
+ * Its default choice keys on one rank's block: two_proc at 2 ranks, recursive doubling below 32,
+ * then the table of ompi_coll_tuned_allgather_intra_dec_fixed (4.1.0-5.0.9). The other collectives
+ * have no laws (cs_mpi_law returns -1).
  */
 #ifndef CS_MPICOLL_H
 #define CS_MPICOLL_H
@@ -65,6 +77,17 @@ enum cs_mpi_alg {
   CS_MPI_SEGMENTED_RING = 5,
   CS_MPI_RABENSEIFNER = 6,
   CS_MPI_ALG_COUNT
+};
+
+/* Open MPI's all_gather algorithms (coll_tuned_allgather_algorithm). */
+enum cs_mpi_ag_alg {
+  CS_MPI_AG_LINEAR = 1,
+  CS_MPI_AG_BRUCK = 2,
+  CS_MPI_AG_RECURSIVE_DOUBLING = 3,
+  CS_MPI_AG_RING = 4,
+  CS_MPI_AG_NEIGHBOR = 5,
+  CS_MPI_AG_TWO_PROC = 6,
+  CS_MPI_AG_COUNT
 };
 
 /* The link all ranks of a shape see: one node (shared memory or loopback) or the network (one
@@ -89,6 +112,11 @@ const char *cs_mpi_alg_name(enum cs_mpi_alg a);
  * -1 otherwise (*out untouched). */
 int cs_mpi_alg_parse(const char *s, enum cs_mpi_alg *out);
 
+/* The same for collective c's own numbering (all_reduce: enum cs_mpi_alg; all_gather: enum
+ * cs_mpi_ag_alg; 0 = "auto"); "?" and -1 for other collectives. */
+const char *cs_mpi_coll_alg_name(enum cs_coll c, int a);
+int cs_mpi_coll_alg_parse(enum cs_coll c, const char *s, int *out);
+
 /* The tier of a shape: CS_MPI_LOCAL for one node, CS_MPI_NET for one rank per node; -1 for
  * several nodes of several ranks, which no law here prices. */
 int cs_mpi_tier_of(int nodes, int gpus_per_node);
@@ -98,11 +126,15 @@ int cs_mpi_tier_of(int nodes, int gpus_per_node);
  * elem_size). */
 enum cs_mpi_alg cs_mpi_ompi_choice(enum cs_mpi_alg a, int p, double bytes, int elem_size);
 
+/* The same for collective c (a and the answer in c's numbering; bytes the nccl-tests size): -1
+ * for a collective without laws or an algorithm Open MPI cannot run on p ranks. */
+int cs_mpi_choice(enum cs_coll c, int a, int p, double bytes, int elem_size);
+
 /* The counts (a, b, r, c) of the law above for algorithm alg (as cs_mpi_ompi_choice returns it)
  * of collective c over p ranks at `bytes`, as x[CS_MPI_NPARAMS] coefficients of the parameters on
  * tier t (zero elsewhere), so that t = sum x[i] * theta[i]. Returns 0, or -1 when c has no law
- * (only all_reduce has), alg is CS_MPI_AUTO or p < 1. */
-int cs_mpi_law(enum cs_coll c, enum cs_mpi_alg alg, int p, double bytes, enum cs_mpi_tier t,
+ * (all_reduce and all_gather have), alg is 0 ("auto") or p < 1. */
+int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
                double x[CS_MPI_NPARAMS]);
 
 /* The algorithm a measurement row's configuration tag forces: the N of
@@ -110,6 +142,9 @@ int cs_mpi_law(enum cs_coll c, enum cs_mpi_alg alg, int p, double bytes, enum cs
  * ("OMPI_MCA_coll_tuned_use_dynamic_rules=1" or "=true"), else CS_MPI_AUTO. -1 when the tag names
  * an algorithm number Open MPI does not have. */
 int cs_mpi_row_alg(const char *config);
+
+/* The same for collective c ("OMPI_MCA_coll_tuned_allgather_algorithm=N" for all_gather). */
+int cs_mpi_row_coll_alg(enum cs_coll c, const char *config);
 
 /* The parameter's name: "alpha.local", "rndv.net", "gamma". */
 const char *cs_mpi_param_name(int i);
@@ -129,13 +164,13 @@ struct cs_mpi_fit {
   char library[128];                                     /* the MPI library measured */
 };
 
-/* Predicts collective c with algorithm a (CS_MPI_AUTO: Open MPI's choice) over `nodes` x `gpn`
+/* Predicts collective c with algorithm a (c's numbering; 0: Open MPI's choice) over `nodes` x `gpn`
  * ranks at `bytes` from f: *alg the algorithm that runs, *t the time, [*lo, *hi] a ~95% band
  * (1.96 sigma of the fitted parameters' covariance and, in quadrature, of the residual scale),
  * seconds. Errors (one line in msg): no law for c, a shape no law prices (several nodes of
  * several ranks), or a tier whose parameters the data never determined. Returns 0 or -1. */
-int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, enum cs_mpi_alg a, int nodes,
-                   int gpn, double bytes, enum cs_mpi_alg *alg, double *t, double *lo, double *hi,
-                   char *msg, size_t msglen);
+int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes, int gpn,
+                   double bytes, int *alg, double *t, double *lo, double *hi, char *msg,
+                   size_t msglen);
 
 #endif

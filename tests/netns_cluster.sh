@@ -37,6 +37,7 @@ RATE=${CS_NETNS_RATE:-200mbit}
 SIZES=${CS_NETNS_SIZES:-4K:512K}
 TARGET=${CS_NETNS_TARGET:-0.10}
 ALGOS=${CS_NETNS_ALGOS:-all}
+COLLS=${CS_NETNS_COLLS:-all_reduce,all_gather}
 STRICT=${CS_NETNS_STRICT:-0}
 FACTOR=${CS_NETNS_FACTOR:-10}
 
@@ -89,7 +90,7 @@ export OMPI_MCA_btl_tcp_if_include=$NET.0/24 OMPI_MCA_oob_tcp_if_include=$NET.0/
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl tcp,self
         --mca btl_tcp_if_include "$NET.0/24" --mca oob_tcp_if_include "$NET.0/24"
         --mca mpi_yield_when_idle 1)
-COMMON=(--backend mpi --colls all_reduce --sizes "$SIZES" -n 5 -w 2 --trials 3:7 --tol 0.05
+COMMON=(--backend mpi --colls "$COLLS" --sizes "$SIZES" -n 5 -w 2 --trials 3:7 --tol 0.05
         --trial-time 200ms --timeout 60s)
 
 # launch NODES NODE-LIST CSV ALGOS: one rank in each of the first NODES namespaces
@@ -126,8 +127,11 @@ if ! "$CS" fit "$WORK/calib.csv" -o "$WORK/cal.yaml"; then
 fi
 echo "== 3. predict 6 and 8 nodes"
 SZ=$(grep -v '^#' "$WORK/check.csv" | awk -F, 'NR > 1 { print $8 }' | sort -un | paste -sd, -)
-"$CS" coll --cal "$WORK/cal.yaml" --coll all_reduce --nodes 6,8 --gpus-per-node 1 \
-  --sizes "$SZ" --format csv -o "$WORK/pred.csv" || { echo "netns_cluster: coll failed"; exit 1; }
+for c in ${COLLS//,/ }; do
+  "$CS" coll --cal "$WORK/cal.yaml" --coll "$c" --nodes 6,8 --gpus-per-node 1 \
+    --sizes "$SZ" --format csv -o "$WORK/pred_$c.csv" || { echo "netns_cluster: coll failed"; exit 1; }
+  if [ -s "$WORK/pred.csv" ]; then tail -n +2 "$WORK/pred_$c.csv"; else cat "$WORK/pred_$c.csv"; fi >>"$WORK/pred.csv"
+done
 # compare PRED.csv MEASURED.csv: relative error per point. Strict: fails when the median |error|
 # over every point is over the target. Sanity: fails when a point >= 64 KiB is under the link
 # floor or off its prediction by more than FACTOR either way, or when the largest message is not
@@ -140,27 +144,29 @@ awk -F, -v target="$TARGET" -v strict="$STRICT" -v factor="$FACTOR" -v bps="$rat
   FNR == 1 { file++ }
   /^#/ { next }
   !hdr[file]++ { for (i = 1; i <= NF; i++) col[file, $i] = i; next }
-  file == 1 { pred[$col[1, "nodes"], $col[1, "bytes"]] = $col[1, "time_us"]
-              alg[$col[1, "nodes"], $col[1, "bytes"]] = $col[1, "algorithm"]; next }
+  file == 1 { c = $col[1, "collective"]; pred[c, $col[1, "nodes"], $col[1, "bytes"]] = $col[1, "time_us"]
+              alg[c, $col[1, "nodes"], $col[1, "bytes"]] = $col[1, "algorithm"]; next }
   {
-    n = $col[2, "nodes"]; b = $col[2, "bytes"]; m = $col[2, "time_us"]
-    if (!((n, b) in pred)) { printf "no prediction for %d nodes, %d bytes\n", n, b; bad++; next }
-    e = (pred[n, b] - m) / m; ae = e < 0 ? -e : e
-    floor = 2 * (n - 1) / n * b * 8 / bps * 1e6
-    r = m / pred[n, b]; off = b >= 65536 && (r > factor || r < 1 / factor || m < 0.8 * floor)
+    c = $col[2, "collective"]; n = $col[2, "nodes"]; b = $col[2, "bytes"]; m = $col[2, "time_us"]
+    if (!((c, n, b) in pred)) { printf "no prediction for %s on %d nodes, %d bytes\n", c, n, b; bad++; next }
+    e = (pred[c, n, b] - m) / m; ae = e < 0 ? -e : e
+    # the least bytes a NIC carries: 2(n-1)/n of the buffer for all_reduce, (n-1)/n for all_gather
+    floor = (c == "all_reduce" ? 2 : 1) * (n - 1) / n * b * 8 / bps * 1e6
+    r = m / pred[c, n, b]; off = b >= 65536 && (r > factor || r < 1 / factor || m < 0.8 * floor)
     flag = ""
     if (b >= 65536 && m < 0.8 * floor) flag = sprintf("  <-- under the link floor %.0f us", floor)
     else if (off) flag = "  <-- off by more than " factor "x"
-    printf "%5d nodes %10d B  %-18s measured %12.1f us  predicted %12.1f us  error %+6.1f%%%s\n", n, b, alg[n, b], m, pred[n, b], 100 * e, flag
+    printf "%-10s %2d nodes %7d B  %-18s measured %10.1f us  predicted %10.1f us  error %+6.1f%%%s\n", c, n, b, alg[c, n, b], m, pred[c, n, b], 100 * e, flag
     err[++k] = ae; if (ae > mx) mx = ae
     if (!strict && off) bad++
-    if (b >= 65536) { if (!((n) in lo) || b < lob[n]) { lob[n] = b; lo[n] = m }
-                      if (b > hib[n]) { hib[n] = b; hi[n] = m } }
+    if (b >= 65536) { if (!((c, n) in lo) || b < lob[c, n]) { lob[c, n] = b; lo[c, n] = m }
+                      if (b > hib[c, n]) { hib[c, n] = b; hi[c, n] = m } }
   }
   END {
     if (k == 0) { print "netns_cluster: nothing to compare"; exit 1 }
-    for (n in lo) if (hib[n] > lob[n] && !(hi[n] > lo[n])) {
-      printf "netns_cluster: %d nodes: %d B measured %.1f us, not slower than %d B (%.1f us)\n", n, hib[n], hi[n], lob[n], lo[n]
+    for (k2 in lo) if (hib[k2] > lob[k2] && !(hi[k2] > lo[k2])) {
+      split(k2, kk, SUBSEP)
+      printf "netns_cluster: %s on %d nodes: %d B measured %.1f us, not slower than %d B (%.1f us)\n", kk[1], kk[2], hib[k2], hi[k2], lob[k2], lo[k2]
       bad++ }
     for (i = 2; i <= k; i++) { v = err[i]; for (j = i - 1; j >= 1 && err[j] > v; j--) err[j + 1] = err[j]; err[j + 1] = v }
     med = k % 2 ? err[(k + 1) / 2] : (err[k / 2] + err[k / 2 + 1]) / 2

@@ -76,8 +76,48 @@ static void test_rabenseifner(void **state) {
   near(x[CS_MPI_GAMMA], 80 * KI);
   near(x[CS_MPI_RNDV(CS_MPI_NET)], 0);
   /* no law for other collectives, nor for "auto" (the caller resolves the choice first) */
-  assert_int_equal(cs_mpi_law(CS_COLL_ALL_GATHER, CS_MPI_RING, 4, KI, CS_MPI_NET, x), -1);
+  assert_int_equal(cs_mpi_law(CS_COLL_BROADCAST, CS_MPI_RING, 4, KI, CS_MPI_NET, x), -1);
   assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 4, KI, CS_MPI_NET, x), -1);
+}
+
+static void ag(int a, int p, double s, double msgs, double sent) {
+  double x[CS_MPI_NPARAMS];
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_GATHER, a, p, s, CS_MPI_NET, x), 0);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], msgs);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], sent);
+  near(x[CS_MPI_GAMMA], 0); /* nothing is reduced */
+}
+
+/* all_gather, blocks of 1 KiB (the size is the gathered buffer) */
+static void test_allgather(void **state) {
+  (void)state;
+  ag(CS_MPI_AG_RING, 4, 4 * KI, 3, 3 * KI);
+  ag(CS_MPI_AG_BRUCK, 6, 6 * KI, 3, 5 * KI);              /* 1, 2, then min(4, 6 - 4) = 2 blocks */
+  ag(CS_MPI_AG_RECURSIVE_DOUBLING, 8, 8 * KI, 3, 7 * KI); /* 1, 2, 4 blocks */
+  ag(CS_MPI_AG_NEIGHBOR, 6, 6 * KI, 3, 5 * KI);           /* 1, then 2 x 2 blocks */
+  ag(CS_MPI_AG_TWO_PROC, 2, 2 * KI, 1, KI);
+  ag(CS_MPI_AG_LINEAR, 4, 4 * KI, 6, 3 * 4 * KI); /* rank 0 broadcasts the buffer 3 times */
+  /* Open MPI's choice keys on one rank's block (coll_tuned_decision_fixed.c) */
+  assert_int_equal(cs_mpi_choice(CS_COLL_ALL_GATHER, 0, 2, 1e6, 4), CS_MPI_AG_TWO_PROC);
+  assert_int_equal(cs_mpi_choice(CS_COLL_ALL_GATHER, 0, 8, 1e6, 4), CS_MPI_AG_RECURSIVE_DOUBLING);
+  assert_int_equal(cs_mpi_choice(CS_COLL_ALL_GATHER, 0, 6, 1e6, 4), CS_MPI_AG_BRUCK);
+  assert_int_equal(cs_mpi_choice(CS_COLL_ALL_GATHER, 0, 40, 40 * 2 * KI, 4), CS_MPI_AG_NEIGHBOR);
+  assert_int_equal(cs_mpi_choice(CS_COLL_ALL_GATHER, 0, 41, 41 * 2 * KI, 4), CS_MPI_AG_RING);
+  assert_int_equal(cs_mpi_choice(CS_COLL_ALL_GATHER, 0, 100, 100 * 100 * KI, 4), CS_MPI_AG_RING);
+  assert_int_equal(cs_mpi_choice(CS_COLL_ALL_GATHER, CS_MPI_AG_TWO_PROC, 4, 4 * KI, 4), -1);
+  assert_int_equal(cs_mpi_choice(CS_COLL_BROADCAST, 0, 4, 4 * KI, 4), -1);
+  assert_int_equal(cs_mpi_row_coll_alg(CS_COLL_ALL_GATHER,
+                                       "OMPI_MCA_coll_tuned_allgather_algorithm=4;"
+                                       "OMPI_MCA_coll_tuned_use_dynamic_rules=1"),
+                   CS_MPI_AG_RING);
+  assert_int_equal(cs_mpi_row_coll_alg(CS_COLL_ALL_REDUCE,
+                                       "OMPI_MCA_coll_tuned_allgather_algorithm=4;"
+                                       "OMPI_MCA_coll_tuned_use_dynamic_rules=1"),
+                   0);
+  int a;
+  assert_int_equal(cs_mpi_coll_alg_parse(CS_COLL_ALL_GATHER, "neighbor", &a), 0);
+  assert_int_equal(a, CS_MPI_AG_NEIGHBOR);
+  assert_int_equal(cs_mpi_coll_alg_parse(CS_COLL_ALL_GATHER, "rabenseifner", &a), -1);
 }
 
 /* Open MPI 4.1's fixed decision, read off coll_tuned_decision_fixed.c for these points. */
@@ -149,16 +189,18 @@ static const double truth[CS_MPI_NPARAMS] = {[CS_MPI_ALPHA(CS_MPI_NET)] = 60e-6,
                                              [CS_MPI_BEYOND(CS_MPI_NET)] = 30e-9,
                                              [CS_MPI_GAMMA] = 2e-9};
 
-static double true_time(int alg, int p, double bytes) {
+static double true_time(enum cs_coll c, int alg, int p, double bytes) {
   double x[CS_MPI_NPARAMS], t = 0;
-  law(cs_mpi_ompi_choice((enum cs_mpi_alg)alg, p, bytes, 4), p, bytes, CS_MPI_NET, x);
+  int run = cs_mpi_choice(c, alg, p, bytes, 4);
+  assert_int_equal(cs_mpi_law(c, run, p, bytes, CS_MPI_NET, x), 0);
   for (int i = 0; i < CS_MPI_NPARAMS; i++)
     t += x[i] * truth[i];
   return t;
 }
 
-/* Rows of 2, 3 and 4 nodes of one rank, Open MPI's choice and three forced algorithms, 4 KiB to
- * 1 MiB, each time off the truth by a fixed pattern of up to +-2%. */
+/* Rows of 2, 3 and 4 nodes of one rank: all_reduce at Open MPI's choice and three forced
+ * algorithms, all_gather at Open MPI's choice, 4 KiB to 1 MiB, each time off the truth by a fixed
+ * pattern of up to +-2%. */
 static void synthetic(struct cs_meas_set *set) {
   static const int algs[] = {CS_MPI_AUTO, CS_MPI_RECURSIVE_DOUBLING, CS_MPI_RING,
                              CS_MPI_RABENSEIFNER};
@@ -167,9 +209,10 @@ static void synthetic(struct cs_meas_set *set) {
   assert_int_equal(cs_meas_set_meta(set, "mpi", "Open MPI v4.1.4, package: test", NULL), CS_OK);
   int k = 0;
   for (int p = 2; p <= 4; p++)
-    for (size_t a = 0; a < 4; a++)
+    for (size_t a = 0; a < 5; a++)
       for (double s = 4 * KI; s <= 1024 * KI; s *= 2, k++) {
-        struct cs_meas_row r = {.coll = CS_COLL_ALL_REDUCE,
+        enum cs_coll c = a == 4 ? CS_COLL_ALL_GATHER : CS_COLL_ALL_REDUCE;
+        struct cs_meas_row r = {.coll = c,
                                 .algo = CS_ALGO_AUTO,
                                 .proto = CS_PROTO_AUTO,
                                 .ranks = p,
@@ -177,12 +220,12 @@ static void synthetic(struct cs_meas_set *set) {
                                 .gpus_per_node = 1,
                                 .bytes = s};
         snprintf(r.dtype, sizeof r.dtype, "float");
-        if (algs[a])
+        if (a < 4 && algs[a])
           snprintf(r.config, sizeof r.config,
                    "OMPI_MCA_coll_tuned_allreduce_algorithm=%d;"
                    "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
                    algs[a]);
-        r.time_us = 1e6 * true_time(algs[a], p, s) * (1 + 0.02 * sin(1.7 * k));
+        r.time_us = 1e6 * true_time(c, a < 4 ? algs[a] : 0, p, s) * (1 + 0.02 * sin(1.7 * k));
         cs_meas_row_derive(&r);
         assert_int_equal(cs_meas_set_push(set, &r, NULL), CS_OK);
       }
@@ -205,19 +248,18 @@ static void test_fit_recovers(void **state) {
   assert_true(!(f.determined & (1u << CS_MPI_BETA(CS_MPI_LOCAL)))); /* no one-node rows */
   assert_true(f.median_rel_err < 0.02);
   /* 8 nodes, never measured, at Open MPI's choice: within 4% and inside the band */
-  for (double s = 4 * KI; s <= 1024 * KI; s *= 4) {
-    enum cs_mpi_alg alg;
+  for (double s = 4 * KI; s <= 1024 * KI; s *= 2) {
+    int alg;
     double t, lo, hi;
     char msg[200];
-    assert_int_equal(
-        cs_mpi_predict(&f, CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 8, 1, s, &alg, &t, &lo, &hi, msg, 200),
-        0);
-    double want = true_time(CS_MPI_AUTO, 8, s);
+    enum cs_coll c = s < 64 * KI ? CS_COLL_ALL_GATHER : CS_COLL_ALL_REDUCE;
+    assert_int_equal(cs_mpi_predict(&f, c, 0, 8, 1, s, &alg, &t, &lo, &hi, msg, 200), 0);
+    double want = true_time(c, 0, 8, s);
     if (!(fabs(t / want - 1) < 0.04 && lo <= want && want <= hi))
       fail_msg("8 nodes %.0f B: %g s [%g, %g], truth %g s", s, t, lo, hi, want);
   }
   /* what the laws cannot price is refused with a reason */
-  enum cs_mpi_alg alg;
+  int alg;
   double t, lo, hi;
   char msg[200];
   assert_int_equal(cs_mpi_predict(&f, CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 2, 4, KI, &alg, &t, &lo, &hi,
@@ -294,6 +336,7 @@ int main(void) {
       cmocka_unit_test(test_rabenseifner),
       cmocka_unit_test(test_choice),
       cmocka_unit_test(test_tags_and_names),
+      cmocka_unit_test(test_allgather),
       cmocka_unit_test(test_fit_recovers),
       cmocka_unit_test(test_calfile_section),
   };

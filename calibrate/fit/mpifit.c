@@ -31,7 +31,7 @@ int cs_mpifit_applies(const struct cs_meas_set *meas) {
   if (be == NULL || strcmp(be, "mpi") != 0) return 0;
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *r = &meas->rows[i];
-    if (r->coll == CS_COLL_ALL_REDUCE && r->ranks > 1 &&
+    if ((r->coll == CS_COLL_ALL_REDUCE || r->coll == CS_COLL_ALL_GATHER) && r->ranks > 1 &&
         cs_mpi_tier_of(r->nodes, r->gpus_per_node) >= 0)
       return 1;
   }
@@ -203,8 +203,10 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *row = &meas->rows[i];
     int tier = cs_mpi_tier_of(row->nodes, row->gpus_per_node);
-    int alg = cs_mpi_row_alg(row->config);
-    if (row->coll != CS_COLL_ALL_REDUCE || row->ranks < 2 || !(row->time_us > 0)) continue;
+    int alg = cs_mpi_row_coll_alg(row->coll, row->config);
+    if ((row->coll != CS_COLL_ALL_REDUCE && row->coll != CS_COLL_ALL_GATHER) || row->ranks < 2 ||
+        !(row->time_us > 0))
+      continue;
     if (tier < 0) {
       other++;
       continue;
@@ -214,8 +216,9 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
       continue;
     }
     if (es == 0) es = elem_size(row->dtype);
-    enum cs_mpi_alg run = cs_mpi_ompi_choice((enum cs_mpi_alg)alg, row->ranks, row->bytes, es);
-    if (cs_mpi_law(row->coll, run, row->ranks, row->bytes, (enum cs_mpi_tier)tier, p[n].x) != 0)
+    int run = cs_mpi_choice(row->coll, alg, row->ranks, row->bytes, es);
+    if (run < 0 ||
+        cs_mpi_law(row->coll, run, row->ranks, row->bytes, (enum cs_mpi_tier)tier, p[n].x) != 0)
       continue;
     int s = 0;
     while (s < nshapes && !(shapes[s][0] == row->nodes && shapes[s][1] == row->gpus_per_node))
@@ -233,14 +236,16 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
   enum cs_status st = CS_OK;
   unsigned mask = (1u << CS_MPI_NPARAMS) - 1;
   if (n < 3) {
-    st = cs_error_set(err, CS_ERR_RANGE,
-                      "only %zu all_reduce rows of one rank per node or one node (need at least 3)",
-                      n);
+    st = cs_error_set(
+        err, CS_ERR_RANGE,
+        "only %zu all_reduce or all_gather rows of one rank per node or one node (need at least "
+        "3)",
+        n);
   } else {
     int rc = irls(p, n, r, a, &mask, f->theta, f->cov);
     if (rc != 0)
       st = cs_error_set(err, CS_ERR_RANGE,
-                        "the MPI all_reduce rows determine no law parameter: measure more sizes "
+                        "the MPI rows determine no law parameter: measure more sizes "
                         "and rank counts");
   }
   if (st == CS_OK) {

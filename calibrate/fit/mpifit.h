@@ -1,9 +1,10 @@
-/* mpifit.h — fitting Open MPI's all_reduce laws (model/mpicoll.h) to rows of the MPI backend.
+/* mpifit.h — fitting Open MPI's all_reduce and all_gather laws (model/mpicoll.h) to rows of the MPI
+ * backend.
  *
- * Every all_reduce row whose shape one law prices (one rank per node, or one node) is used, of any
- * configuration: a row forced to an algorithm (its tag, cs_mpi_row_alg) by that algorithm's law, a
- * row at Open MPI's own choice by the law of the algorithm its fixed decision runs
- * (cs_mpi_ompi_choice). The laws are linear in their parameters, so the fit is weighted linear
+ * Every all_reduce and all_gather row whose shape one law prices (one rank per node, or one node)
+ * is used, of any configuration: a row forced to an algorithm (its tag, cs_mpi_row_alg) by that
+ * algorithm's law, a row at Open MPI's own choice by the law of the algorithm its fixed decision
+ * runs (cs_mpi_ompi_choice). The laws are linear in their parameters, so the fit is weighted linear
  * least squares (gsl_multifit_wlinear) with weights 1/t^2, i.e. relative residuals, after scaling
  * each column to unit norm. A parameter the rows do not determine is fixed at 0 and named in the
  * notes: one that no row touches, one whose fitted value is not positive, or one whose relative
@@ -26,7 +27,7 @@ struct cs_mpifit_notes {
 };
 
 /* Whether the set holds rows the MPI laws can fit: measured by the MPI backend (provenance
- * "backend: mpi") with at least one all_reduce row of a priced shape. */
+ * "backend: mpi") with at least one all_reduce or all_gather row of a priced shape. */
 int cs_mpifit_applies(const struct cs_meas_set *meas);
 
 /* Fits f from meas (f->library from the provenance "mpi" line). notes may be NULL. Errors:

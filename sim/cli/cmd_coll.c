@@ -220,9 +220,9 @@ static enum cs_status parse_query(const struct cli_args *a, struct cs_coll_query
   const char *s;
   if ((s = cli_get(&verb, a, "coll")) && cs_coll_parse(s, &q->coll) != 0)
     return cs_error_set(err, CS_ERR_USAGE, "--coll: unknown collective \"%s\"", s);
-  enum cs_mpi_alg m;
+  int m;
   if ((s = cli_get(&verb, a, "algo")) && cs_algo_parse(s, &q->algo) != 0 &&
-      cs_mpi_alg_parse(s, &m) != 0) /* an Open MPI name: for a calibration with MPI laws */
+      cs_mpi_coll_alg_parse(q->coll, s, &m) != 0) /* Open MPI's: for a calibration with MPI laws */
     return cs_error_set(err, CS_ERR_USAGE, "--algo: unknown algorithm \"%s\"", s);
   if ((s = cli_get(&verb, a, "proto")) && (cs_proto_parse(s, &q->proto) != 0))
     return cs_error_set(err, CS_ERR_USAGE, "--proto: unknown protocol \"%s\"", s);
@@ -333,18 +333,17 @@ static enum cs_status predict_all(const struct cs_cal *cal, struct cs_coll_query
   return st;
 }
 
-/* The MPI laws of cal (model/mpicoll.h) for all_reduce at every (shape, size) of R, Open MPI's
+/* The MPI laws of cal (model/mpicoll.h) for collective c at every (shape, size) of R, Open MPI's
  * algorithm `name` forced (NULL or "auto": its own choice). Errors: CS_ERR_USAGE for a name Open
  * MPI has not; CS_ERR_RANGE for a shape or tier the laws cannot price (the message says why). */
-static enum cs_status predict_mpi(const struct cs_cal *cal, const char *name, struct coll_run *R,
-                                  struct cs_error *err) {
-  enum cs_mpi_alg force = CS_MPI_AUTO;
-  if (name && cs_mpi_alg_parse(name, &force) != 0)
+static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, const char *name,
+                                  struct coll_run *R, struct cs_error *err) {
+  int force = 0;
+  if (name && cs_mpi_coll_alg_parse(c, name, &force) != 0)
     return cs_error_set(err, CS_ERR_USAGE,
-                        "--algo %s: the calibration prices Open MPI's all_reduce algorithms: "
-                        "expected auto, basic_linear, nonoverlapping, recursive_doubling, ring, "
-                        "segmented_ring or rabenseifner",
-                        name);
+                        "--algo %s: the calibration prices Open MPI's %s algorithms: expected "
+                        "auto or one of Open MPI's names for it (docs/model.md)",
+                        name, cs_coll_name(c));
   snprintf(R->links, sizeof R->links,
            "MPI laws fitted to %s rows (%d nodes widest); Open MPI's fixed decision (4.1.0-5.0.9) "
            "picks the algorithm",
@@ -353,21 +352,21 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, const char *name, st
     for (size_t j = 0; j < R->ns; j++) {
       struct rec *r = &R->recs[R->n];
       char msg[200];
-      enum cs_mpi_alg alg;
+      int alg;
       double t, lo, hi, x[CS_MPI_NPARAMS];
       int nodes = (int)R->nodes[i], gpn = (int)R->gpn[0];
-      if (cs_mpi_predict(&cal->mpi, CS_COLL_ALL_REDUCE, force, nodes, gpn, R->sizes[j], &alg, &t,
-                         &lo, &hi, msg, sizeof msg) != 0)
+      if (cs_mpi_predict(&cal->mpi, c, force, nodes, gpn, R->sizes[j], &alg, &t, &lo, &hi, msg,
+                         sizeof msg) != 0)
         return cs_error_set(err, CS_ERR_RANGE, "%s", msg);
-      cs_mpi_law(CS_COLL_ALL_REDUCE, alg, nodes * gpn, R->sizes[j], cs_mpi_tier_of(nodes, gpn), x);
+      cs_mpi_law(c, alg, nodes * gpn, R->sizes[j], cs_mpi_tier_of(nodes, gpn), x);
       R->n++;
       r->nodes = nodes, r->gpn = gpn, r->ranks = nodes * gpn, r->bytes = R->sizes[j];
       r->t = t * 1e6, r->lo = lo * 1e6, r->hi = hi * 1e6;
       r->lat = 1e6 * (x[CS_MPI_ALPHA(CS_MPI_NET)] * cal->mpi.theta[CS_MPI_ALPHA(CS_MPI_NET)] +
                       x[CS_MPI_ALPHA(CS_MPI_LOCAL)] * cal->mpi.theta[CS_MPI_ALPHA(CS_MPI_LOCAL)]);
-      r->mpi_alg = cs_mpi_alg_name(alg);
+      r->mpi_alg = cs_mpi_coll_alg_name(c, alg);
       r->algbw = t > 0 ? r->bytes / t / 1e9 : 0;
-      r->busbw = r->algbw * cs_coll_busbw_factor(CS_COLL_ALL_REDUCE, r->ranks);
+      r->busbw = r->algbw * cs_coll_busbw_factor(c, r->ranks);
     }
   return CS_OK;
 }
@@ -413,9 +412,10 @@ int cs_cmd_coll(int argc, char **argv) {
             "commscale coll: %ld GPUs per node, as in the calibration (give -g N for another "
             "node size)\n",
             R.gpn[0]);
-  /* a calibration of MPI rows prices all_reduce by Open MPI's own algorithms */
-  int mpi = st == CS_OK && cal.mpi.fitted && q.coll == CS_COLL_ALL_REDUCE;
-  if (mpi) st = predict_mpi(&cal, cli_get(&verb, &a, "algo"), &R, &err);
+  /* a calibration of MPI rows prices all_reduce and all_gather by Open MPI's own algorithms */
+  int mpi = st == CS_OK && cal.mpi.fitted &&
+            (q.coll == CS_COLL_ALL_REDUCE || q.coll == CS_COLL_ALL_GATHER);
+  if (mpi) st = predict_mpi(&cal, q.coll, cli_get(&verb, &a, "algo"), &R, &err);
   if (st == CS_OK && !mpi) st = predict_all(&cal, q, &R, &err);
   /* what the user should know about this calibration for this target, on stderr and in the
    * table's header */

@@ -479,10 +479,10 @@ static int steps_mode(const struct cli_args *a) {
   return st == CS_OK ? 0 : cli_fail("fit", &err);
 }
 
-/* MPI rows (the runner's mpi backend): fits Open MPI's all_reduce laws into cal->mpi (mpifit.h),
- * of every configuration, forced algorithms included, and fails the quality gate on them as on the
- * collective model. The collective model's fit takes one configuration: without --config and
- * without untagged rows, the configuration with the most rows (said on stderr). */
+/* MPI rows (the runner's mpi backend): fits Open MPI's all_reduce and all_gather laws into cal->mpi
+ * (mpifit.h), of every configuration, forced algorithms included, and fails the quality gate on
+ * them as on the collective model. The collective model's fit takes one configuration: without
+ * --config and without untagged rows, the configuration with the most rows (said on stderr). */
 static enum cs_status mpi_section(const struct cs_meas_set *set, struct cs_fit_opts *fo,
                                   struct cs_cal *cal, int quiet, struct cs_error *err) {
   static char pick[256];
@@ -527,7 +527,9 @@ static void mpi_gate(struct cs_cal *cal) {
 static void print_mpi(FILE *o, const struct cs_cal *cal) {
   const struct cs_mpi_fit *m = &cal->mpi;
   if (!m->fitted) return;
-  fprintf(o, "# MPI all_reduce laws (%s, Open MPI's algorithms, model/mpicoll.h): %d rows\n",
+  fprintf(o,
+          "# MPI laws (%s; Open MPI's all_reduce and all_gather algorithms, model/mpicoll.h): %d "
+          "rows\n",
           m->library, m->points);
   fprintf(o, "%-14s %14s %12s\n", "parameter", "value", "se");
   for (int i = 0; i < CS_MPI_NPARAMS; i++) {

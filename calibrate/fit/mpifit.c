@@ -111,6 +111,19 @@ static int solve(const struct pt *p, size_t n, int skip, unsigned *mask,
               if (!(v > 0) || se > v) drop = idx[j];
             }
         }
+        /* a bandwidth the data cannot place is crowded out by a term beside it: give that up */
+        for (int t = 0; t < CS_MPI_TIER_COUNT && drop >= 0; t++) {
+          if (drop != CS_MPI_BETA(t)) continue;
+          for (int o = 0; o < CS_MPI_NPARAMS; o++) {
+            int q = give_up_order[o];
+            int beside = q == CS_MPI_GAMMA || q == CS_MPI_ALPHA(t) || q == CS_MPI_RNDV(t) ||
+                         q == CS_MPI_BEYOND(t);
+            if (beside && (*mask & (1u << q))) {
+              drop = q;
+              break;
+            }
+          }
+        }
         if (drop >= 0) {
           *mask &= ~(1u << drop);
           rc = 1; /* refit without it */

@@ -6,6 +6,9 @@
 #            within the --timeout plus a margin that holds on a loaded machine (90 s)
 #   check    --check verifies an all_reduce over every rank
 #   lock     a second run on a CSV another run is writing is refused, the first run's rows kept
+#   forced   --algos forces Open MPI's algorithms: all_gather's two_proc on 3 ranks is refused by
+#            Open MPI itself (so the forcing reached it) and skipped with a note, the forced ring
+#            and the library's own choice are measured, each row tagged with what was forced
 # usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
 set -u
 RUN=${1:?usage: runner_mpi.sh COMMSCALE_RUN}
@@ -70,5 +73,23 @@ if [ $rc = 0 ] || ! grep -q "lock.csv: another run is writing it" "$W/lock.out" 
   fail=1
 else
   echo "runner_mpi: a second run on the same CSV refused: another run is writing it"
+fi
+echo "== forced"
+"${MPI[@]}" "$RUN" --backend mpi --colls all_reduce,all_gather --sizes 96K -n 2 -w 1 --trials 2:2 -q \
+  --gpus-per-node 3 \
+  --algos auto,all_gather:two_proc,all_gather:ring,rabenseifner -o "$W/forced.csv" >"$W/forced.out" 2>&1
+rc=$?
+rows=$(grep -v '^#' "$W/forced.csv" | tail -n +2 | cut -d, -f1,17 | sort)
+want=$(printf '%s\n' "all_gather,OMPI_MCA_coll_tuned_allgather_algorithm=4;OMPI_MCA_coll_tuned_use_dynamic_rules=1" \
+  "all_gather,OMPI_MCA_coll_tuned_use_dynamic_rules=1" \
+  "all_reduce,OMPI_MCA_coll_tuned_allreduce_algorithm=6;OMPI_MCA_coll_tuned_use_dynamic_rules=1" \
+  "all_reduce,OMPI_MCA_coll_tuned_use_dynamic_rules=1" | sort)
+if [ $rc != 0 ] || ! grep -q "two_proc.*not available here" "$W/forced.out" || [ "$rows" != "$want" ]; then
+  echo "runner_mpi: forced algorithms: exit $rc; rows (collective, tag):"
+  echo "$rows"
+  cat "$W/forced.out"
+  fail=1
+else
+  echo "runner_mpi: two_proc on 3 ranks refused by Open MPI and skipped; forced rows tagged"
 fi
 exit $fail

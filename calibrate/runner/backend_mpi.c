@@ -5,8 +5,9 @@
  * the harness's timed batch (runner.c), prepare is a barrier, the warm-up operations follow, the
  * clock starts after a second barrier with an MPI_Wtime reading, the timed operations run back to
  * back and a second reading stops it; the maximum over the group is an MPI_MAX reduction.
- * MPI picks its own algorithms. A variant with mpi_alg set forces Open MPI's all_reduce algorithm
- * (model/mpicoll.h) for its group: the control variable coll_tuned_allreduce_algorithm is written
+ * MPI picks its own algorithms. A variant with mpi_alg set forces Open MPI's all_reduce or
+ * all_gather algorithm (model/mpicoll.h) for its group: the control variable
+ * coll_tuned_allreduce_algorithm (coll_tuned_allgather_algorithm) is written
  * through MPI_T just before the group's communicator is created, which is when Open MPI's tuned
  * component reads it (coll_tuned_module.c, 4.1), and put back right after; the executable turns
  * coll_tuned_use_dynamic_rules on before MPI_Init, without which the variable is ignored. The
@@ -28,8 +29,9 @@
 struct mpi_state {
   MPI_Comm world;
   int rank;
-  int mpit;     /* MPI_T initialised by us */
-  int alg_cvar; /* index of coll_tuned_allreduce_algorithm, -1 when this MPI has none */
+  int mpit;        /* MPI_T initialised by us */
+  int alg_cvar[2]; /* index of coll_tuned_allreduce_algorithm, coll_tuned_allgather_algorithm;
+                    * -1 when this MPI has none */
 };
 
 struct mpi_group {
@@ -45,14 +47,23 @@ struct mpi_group {
   double t0; /* MPI_Wtime() at clock_start */
 };
 
-static const struct cs_run_variant mpi_variants[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO, 0}};
-/* --algos all: the library's choice and the all_reduce algorithms Open MPI's fixed decision uses
- * for commutative operations below 128 ranks (model/mpicoll.h) */
+#define AR CS_COLL_ALL_REDUCE
+#define AG CS_COLL_ALL_GATHER
+static const struct cs_run_variant mpi_variants[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO, 0, AR}};
+/* --algos all: the library's choice, the all_reduce algorithms Open MPI's fixed decision uses for
+ * commutative operations below 128 ranks, and the all_gather algorithms it uses on 3 ranks or
+ * more (model/mpicoll.h) */
 static const struct cs_run_variant mpi_variants_all[] = {
-    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0},
-    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RECURSIVE_DOUBLING},
-    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RING},
-    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RABENSEIFNER}};
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0, AR},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RECURSIVE_DOUBLING, AR},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RING, AR},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_RABENSEIFNER, AR},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_AG_BRUCK, AG},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_AG_RECURSIVE_DOUBLING, AG},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_AG_RING, AG},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, CS_MPI_AG_NEIGHBOR, AG}};
+#undef AR
+#undef AG
 
 static enum cs_status mpi_fail(struct cs_error *err, int rc, const char *what, int rank) {
   char msg[MPI_MAX_ERROR_STRING];
@@ -88,14 +99,17 @@ static enum cs_status mpi_start(void *state, const struct cs_run_world *w, struc
   return CS_OK;
 }
 
-/* The index of Open MPI's coll_tuned_allreduce_algorithm control variable, -1 when this MPI has
- * none (not Open MPI, or no tuned component). Initialises MPI_T on first use. */
-static int alg_cvar(struct mpi_state *s) {
+/* The index of Open MPI's control variable that forces collective c's algorithm
+ * (coll_tuned_allreduce_algorithm, coll_tuned_allgather_algorithm), -1 when this MPI has none (not
+ * Open MPI, or no tuned component). Initialises MPI_T on first use. */
+static int alg_cvar(struct mpi_state *s, enum cs_coll c) {
+  static const char *const names[2] = {"coll_tuned_allreduce_algorithm",
+                                       "coll_tuned_allgather_algorithm"};
   if (!s->mpit) {
     int provided;
+    s->alg_cvar[0] = s->alg_cvar[1] = -1;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return -1;
     s->mpit = 1;
-    s->alg_cvar = -1;
     int n = 0;
     MPI_T_cvar_get_num(&n);
     for (int i = 0; i < n; i++) {
@@ -103,20 +117,22 @@ static int alg_cvar(struct mpi_state *s) {
       int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
       MPI_Datatype dt;
       MPI_T_enum en;
-      if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) ==
-              MPI_SUCCESS &&
-          strcmp(name, "coll_tuned_allreduce_algorithm") == 0 && dt == MPI_INT)
-        s->alg_cvar = i;
+      if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) !=
+              MPI_SUCCESS ||
+          dt != MPI_INT)
+        continue;
+      for (int k = 0; k < 2; k++)
+        if (strcmp(name, names[k]) == 0) s->alg_cvar[k] = i;
     }
   }
-  return s->alg_cvar;
+  return c == CS_COLL_ALL_REDUCE ? s->alg_cvar[0] : c == CS_COLL_ALL_GATHER ? s->alg_cvar[1] : -1;
 }
 
-/* Writes the forced all_reduce algorithm (0 = none); the previous value into *old when old. */
-static int write_alg(struct mpi_state *s, int alg, int *old) {
+/* Writes collective c's forced algorithm (0 = none); the previous value into *old when old. */
+static int write_alg(struct mpi_state *s, enum cs_coll c, int alg, int *old) {
   MPI_T_cvar_handle h;
   int count = 0, rc;
-  if ((rc = MPI_T_cvar_handle_alloc(alg_cvar(s), NULL, &h, &count)) != MPI_SUCCESS) return rc;
+  if ((rc = MPI_T_cvar_handle_alloc(alg_cvar(s, c), NULL, &h, &count)) != MPI_SUCCESS) return rc;
   if (old) rc = MPI_T_cvar_read(h, old);
   if (rc == MPI_SUCCESS) rc = MPI_T_cvar_write(h, &alg);
   MPI_T_cvar_handle_free(&h);
@@ -130,17 +146,17 @@ static enum cs_status mpi_group_open(void *state, const int *members, struct cs_
   int old = 0;
   if (v.mpi_alg != 0) {
     /* the same answer on every rank: the library is the same */
-    if (alg_cvar(s) < 0)
+    if (alg_cvar(s, v.mpi_coll) < 0)
       return cs_error_set(err, CS_ERR_UNSUPPORTED,
-                          "this MPI has no control variable coll_tuned_allreduce_algorithm (Open "
-                          "MPI's coll/tuned): it cannot force %s",
-                          cs_mpi_alg_name((enum cs_mpi_alg)v.mpi_alg));
-    int rc = write_alg(s, v.mpi_alg, &old);
+                          "this MPI has no control variable for Open MPI's %s algorithm "
+                          "(coll/tuned): it cannot force %s",
+                          cs_coll_name(v.mpi_coll), cs_mpi_coll_alg_name(v.mpi_coll, v.mpi_alg));
+    int rc = write_alg(s, v.mpi_coll, v.mpi_alg, &old);
     if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_T_cvar_write", s->rank);
   }
   MPI_Comm comm = MPI_COMM_NULL;
   int rc = MPI_Comm_split(s->world, members[s->rank] ? 0 : MPI_UNDEFINED, s->rank, &comm);
-  if (v.mpi_alg != 0) write_alg(s, old, NULL); /* the tuned module read it at creation */
+  if (v.mpi_alg != 0) write_alg(s, v.mpi_coll, old, NULL); /* read at creation */
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "MPI_Comm_split", s->rank);
   if (comm == MPI_COMM_NULL) return CS_OK;
   struct mpi_group *g = calloc(1, sizeof *g);
@@ -246,9 +262,15 @@ static enum cs_status mpi_prepare(void *grp, enum cs_coll c, enum cs_dtype d, do
 
 static enum cs_status mpi_issue(void *grp, int k, struct cs_error *err) {
   struct mpi_group *g = grp;
-  int rc = MPI_SUCCESS;
+  int rc = MPI_SUCCESS, cls = 0;
   for (int i = 0; i < k && rc == MPI_SUCCESS; i++)
     rc = one_op(g, g->coll, g->dt, g->count, g->in_place, g->es);
+  /* an algorithm forced where Open MPI cannot run it (two_proc on 3 ranks) is refused on every
+   * rank before any message moves: the harness skips it, as NCCL's refusals */
+  if (rc != MPI_SUCCESS && MPI_Error_class(rc, &cls) == MPI_SUCCESS &&
+      cls == MPI_ERR_UNSUPPORTED_OPERATION)
+    return cs_error_set(err, CS_ERR_UNSUPPORTED, "the MPI library does not run it on %d ranks",
+                        g->size);
   if (rc != MPI_SUCCESS) return mpi_fail(err, rc, cs_coll_name(g->coll), g->rank);
   return CS_OK;
 }
@@ -312,7 +334,7 @@ const struct cs_backend cs_backend_mpi = {
     .variants_default = mpi_variants,
     .nvariants_default = 1,
     .variants_all = mpi_variants_all,
-    .nvariants_all = 4,
+    .nvariants_all = 8,
     .init = mpi_init,
     .start = mpi_start,
     .group_open = mpi_group_open,

@@ -79,10 +79,14 @@ struct nccl_group {
 };
 
 static const struct cs_run_variant nccl_all[] = {
-    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0},   {CS_ALGO_RING, CS_PROTO_LL, 0},
-    {CS_ALGO_RING, CS_PROTO_LL128, 0},  {CS_ALGO_RING, CS_PROTO_SIMPLE, 0},
-    {CS_ALGO_TREE, CS_PROTO_LL, 0},     {CS_ALGO_TREE, CS_PROTO_LL128, 0},
-    {CS_ALGO_TREE, CS_PROTO_SIMPLE, 0}, {CS_ALGO_PAT, CS_PROTO_SIMPLE, 0},
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_RING, CS_PROTO_LL, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_RING, CS_PROTO_LL128, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_RING, CS_PROTO_SIMPLE, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_TREE, CS_PROTO_LL, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_TREE, CS_PROTO_LL128, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_TREE, CS_PROTO_SIMPLE, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_PAT, CS_PROTO_SIMPLE, 0, CS_COLL_ALL_REDUCE},
 };
 
 static double mono_s(void) {
@@ -171,7 +175,7 @@ static enum cs_status nccl_start(void *state, const struct cs_run_world *w, stru
     if (r != ncclSuccess) memset(&id, 0, sizeof id);
   }
   MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, s->mworld);
-  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0});
+  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0, CS_COLL_ALL_REDUCE});
   ncclResult_t r = ncclCommInitRank(&s->world, s->nprocs, id, s->proc);
   if (r != ncclSuccess) return nccl_fail(err, s, r, "ncclCommInitRank of the world");
   return CS_OK;
@@ -247,7 +251,7 @@ static enum cs_status nccl_group_open(void *state, const int *members, struct cs
       memcpy(g->dev, devs, (size_t)n * sizeof *devs);
     }
   }
-  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0});
+  cs_run_force_env((struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0, CS_COLL_ALL_REDUCE});
   if (r != ncclSuccess) {
     st = nccl_fail(err, s, r, "creating a communicator");
     if (st == CS_ERR_UNSUPPORTED) st = err->status = CS_ERR_EXTERNAL;

@@ -53,10 +53,12 @@ struct null_group {
   int timing;
 };
 
-static const struct cs_run_variant null_variants[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO, 0}};
-static const struct cs_run_variant null_variants_all[] = {{CS_ALGO_AUTO, CS_PROTO_AUTO, 0},
-                                                          {CS_ALGO_RING, CS_PROTO_SIMPLE, 0},
-                                                          {CS_ALGO_TREE, CS_PROTO_LL, 0}};
+static const struct cs_run_variant null_variants[] = {
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0, CS_COLL_ALL_REDUCE}};
+static const struct cs_run_variant null_variants_all[] = {
+    {CS_ALGO_AUTO, CS_PROTO_AUTO, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_RING, CS_PROTO_SIMPLE, 0, CS_COLL_ALL_REDUCE},
+    {CS_ALGO_TREE, CS_PROTO_LL, 0, CS_COLL_ALL_REDUCE}};
 
 /* xorshift64*: small, seedable, the same sequence everywhere */
 static double uniform(uint64_t *x) {

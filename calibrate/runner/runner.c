@@ -325,12 +325,12 @@ static double actual_bytes(enum cs_coll c, double s, int n, size_t es) {
 
 /* The algorithm a variant forces, as the table and the log name it. */
 static const char *algo_word(struct cs_run_variant v) {
-  return v.mpi_alg != 0 ? cs_mpi_alg_name((enum cs_mpi_alg)v.mpi_alg) : cs_algo_name(v.algo);
+  return v.mpi_alg != 0 ? cs_mpi_coll_alg_name(v.mpi_coll, v.mpi_alg) : cs_algo_name(v.algo);
 }
 
 static int variant_fits(struct cs_run_variant v, enum cs_coll c) {
   int p2p = c == CS_COLL_ALL_TO_ALL || c == CS_COLL_SEND_RECV;
-  if (v.mpi_alg != 0) return c == CS_COLL_ALL_REDUCE; /* Open MPI's all_reduce algorithms */
+  if (v.mpi_alg != 0) return c == v.mpi_coll; /* Open MPI's algorithms of that collective */
   if (v.algo == CS_ALGO_AUTO) return !p2p || v.proto == CS_PROTO_AUTO;
   return cs_coll_algo_valid(c, v.algo);
 }
@@ -421,7 +421,11 @@ static void row_ident(struct cs_meas_row *r, const struct plan *p, const struct 
   if (alg != 0) { /* the MPI backend forced Open MPI's algorithm (backend_mpi.c): say so */
     char v[16];
     snprintf(v, sizeof v, "%d", alg);
-    cs_run_tag_set(r->config, sizeof r->config, "OMPI_MCA_coll_tuned_allreduce_algorithm", v);
+    cs_run_tag_set(r->config, sizeof r->config,
+                   p->var[pt->var].mpi_coll == CS_COLL_ALL_GATHER
+                       ? "OMPI_MCA_coll_tuned_allgather_algorithm"
+                       : "OMPI_MCA_coll_tuned_allreduce_algorithm",
+                   v);
     cs_run_tag_set(r->config, sizeof r->config, "OMPI_MCA_coll_tuned_use_dynamic_rules", "1");
   }
 }
@@ -747,7 +751,8 @@ static enum cs_status run_check(struct run *R, struct cs_error *err) {
   void *grp = NULL;
   progress(R->o, "creating the communicator of every rank (--check)");
   enum cs_status st =
-      R->be->group_open(R->state, members, (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0},
+      R->be->group_open(R->state, members,
+                        (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, 0, CS_COLL_ALL_REDUCE},
                         1 << 20, &grp, err);
   free(members);
   if (st == CS_OK && grp) {

@@ -126,8 +126,8 @@ static const struct run_opt {
     {O_MINRANKS, "min-ranks", 0, "N", "skip shapes with fewer ranks than N [2]"},
     {O_ALGOS, "algos", 0, "LIST",
      "auto, all, or pairs such as ring/simple,tree/ll,ring (= ring/auto); mpi: Open MPI's "
-     "all_reduce algorithms, e.g. auto,ring,recursive_doubling,rabenseifner [nccl: all; mpi: "
-     "auto]"},
+     "all_reduce algorithms, e.g. auto,ring,rabenseifner, and all_gather:ring etc. [nccl: all; "
+     "mpi: auto]"},
     {O_TRIALS, "trials", 0, "MIN:MAX", "trials per point: at least MIN, at most MAX [3:10]"},
     {O_TOL, "tol", 0, "FRAC", "stop once (max-min)/median of the trials <= FRAC [0.05]"},
     {O_TRIALTIME, "trial-time", 0, "TIME", "longest trial, with a unit (50ms) [50ms]"},
@@ -248,16 +248,29 @@ static enum cs_status parse_colls(const char *s, int colls[CS_COLL_COUNT], struc
   return CS_OK;
 }
 
-/* --algos for the MPI backend: Open MPI's all_reduce algorithm names or numbers (mpicoll.h). */
+/* --algos for the MPI backend: Open MPI's algorithm names or numbers (mpicoll.h), for all_reduce
+ * or, as COLL:ALG, for all_gather. */
 static enum cs_status parse_mpi_algo(char *t, struct cs_run_variant *v, struct cs_error *err) {
-  enum cs_mpi_alg a;
-  if (cs_mpi_alg_parse(t, &a) != 0)
+  enum cs_coll c = CS_COLL_ALL_REDUCE;
+  char *colon = strchr(t, ':');
+  if (colon) {
+    *colon = '\0';
+    if (cs_coll_parse(t, &c) != 0 || (c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER))
+      return cs_error_set(err, CS_ERR_USAGE,
+                          "--algos: with --backend mpi, COLL:ALG forces all_reduce or all_gather, "
+                          "got \"%s\"",
+                          t);
+    t = colon + 1;
+  }
+  int a;
+  if (cs_mpi_coll_alg_parse(c, t, &a) != 0)
     return cs_error_set(err, CS_ERR_USAGE,
-                        "--algos: with --backend mpi, expected auto, all or Open MPI all_reduce "
+                        "--algos: with --backend mpi, expected auto, all, Open MPI's all_reduce "
                         "algorithms (basic_linear, nonoverlapping, recursive_doubling, ring, "
-                        "segmented_ring, rabenseifner, or their numbers 1-6), got \"%s\"",
+                        "segmented_ring, rabenseifner, or 1-6) or all_gather:ALG (linear, bruck, "
+                        "recursive_doubling, ring, neighbor, two_proc), got \"%s\"",
                         t);
-  *v = (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, (int)a};
+  *v = (struct cs_run_variant){CS_ALGO_AUTO, CS_PROTO_AUTO, a, a ? c : CS_COLL_ALL_REDUCE};
   return CS_OK;
 }
 
@@ -273,7 +286,7 @@ static enum cs_status parse_algos(const char *s, struct cs_run_opts *o, struct c
       o->all_variants = 1;
       continue;
     }
-    struct cs_run_variant v = {CS_ALGO_AUTO, CS_PROTO_AUTO, 0};
+    struct cs_run_variant v = {CS_ALGO_AUTO, CS_PROTO_AUTO, 0, CS_COLL_ALL_REDUCE};
     if (o->nvariants == CS_RUN_MAX_VARIANTS)
       return cs_error_set(err, CS_ERR_USAGE, "--algos: at most %d pairs", CS_RUN_MAX_VARIANTS);
     if (mpi) {

@@ -35,12 +35,14 @@ size_t cs_dtype_size(enum cs_dtype d);
 int cs_dtype_parse(const char *name, enum cs_dtype *out);
 
 /* One (algorithm, protocol) pair to force; CS_ALGO_AUTO/CS_PROTO_AUTO leave the choice to the
- * library. mpi_alg (enum cs_mpi_alg, model/mpicoll.h) is the MPI backend's: Open MPI's all_reduce
- * algorithm number to force, 0 = the library's own choice. */
+ * library. mpi_alg and mpi_coll are the MPI backend's: Open MPI's algorithm number to force for
+ * collective mpi_coll (all_reduce or all_gather, in that collective's numbering, model/mpicoll.h),
+ * 0 = the library's own choice. */
 struct cs_run_variant {
   enum cs_algo algo;
   enum cs_proto proto;
   int mpi_alg;
+  enum cs_coll mpi_coll;
 };
 
 #define CS_RUN_MAX_VARIANTS 32

@@ -16,18 +16,19 @@ const char *cs_mpi_alg_name(enum cs_mpi_alg a) {
   return (int)a >= 0 && a < CS_MPI_ALG_COUNT ? alg_names[a] : "?";
 }
 
-int cs_mpi_alg_parse(const char *s, enum cs_mpi_alg *out) {
+/* The index of s in names[0..n) (case-insensitive) or s as one digit below n; -1 otherwise. */
+static int parse_name(const char *const *names, int n, const char *s) {
   if (s == NULL || *s == '\0') return -1;
-  for (int a = 0; a < CS_MPI_ALG_COUNT; a++)
-    if (strcasecmp(s, alg_names[a]) == 0) {
-      *out = (enum cs_mpi_alg)a;
-      return 0;
-    }
-  if (s[0] >= '0' && s[0] < '0' + CS_MPI_ALG_COUNT && s[1] == '\0') {
-    *out = (enum cs_mpi_alg)(s[0] - '0');
-    return 0;
-  }
-  return -1;
+  for (int i = 0; i < n; i++)
+    if (strcasecmp(s, names[i]) == 0) return i;
+  return s[0] >= '0' && s[0] < '0' + n && s[1] == '\0' ? s[0] - '0' : -1;
+}
+
+int cs_mpi_alg_parse(const char *s, enum cs_mpi_alg *out) {
+  int a = parse_name(alg_names, CS_MPI_ALG_COUNT, s);
+  if (a < 0) return -1;
+  *out = (enum cs_mpi_alg)a;
+  return 0;
 }
 
 static const char *const ag_names[CS_MPI_AG_COUNT] = {
@@ -39,23 +40,12 @@ const char *cs_mpi_coll_alg_name(enum cs_coll c, int a) {
 }
 
 int cs_mpi_coll_alg_parse(enum cs_coll c, const char *s, int *out) {
-  enum cs_mpi_alg a;
-  if (c == CS_COLL_ALL_REDUCE) {
-    if (cs_mpi_alg_parse(s, &a) != 0) return -1;
-    *out = (int)a;
-    return 0;
-  }
-  if (c != CS_COLL_ALL_GATHER || s == NULL || *s == '\0') return -1;
-  for (int i = 0; i < CS_MPI_AG_COUNT; i++)
-    if (strcasecmp(s, ag_names[i]) == 0) {
-      *out = i;
-      return 0;
-    }
-  if (s[0] >= '0' && s[0] < '0' + CS_MPI_AG_COUNT && s[1] == '\0') {
-    *out = s[0] - '0';
-    return 0;
-  }
-  return -1;
+  int a = c == CS_COLL_ALL_REDUCE   ? parse_name(alg_names, CS_MPI_ALG_COUNT, s)
+          : c == CS_COLL_ALL_GATHER ? parse_name(ag_names, CS_MPI_AG_COUNT, s)
+                                    : -1;
+  if (a < 0) return -1;
+  *out = a;
+  return 0;
 }
 
 int cs_mpi_tier_of(int nodes, int gpus_per_node) {

@@ -265,9 +265,16 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
     f->determined = mask;
     f->elem_size = es;
     f->points = (int)n;
-    for (int i = 0; i < CS_MPI_NPARAMS; i++)
-      if (!(mask & (1u << i)))
+    int measured[CS_MPI_TIER_COUNT] = {f->max_ranks_local > 0, f->max_nodes > 0};
+    for (int t = 0; t < CS_MPI_TIER_COUNT; t++)
+      if (!measured[t])
+        note(notes, "no rows %s: its parameters are not fitted",
+             t == CS_MPI_NET ? "of one rank per node across nodes" : "within one node");
+    for (int i = 0; i < CS_MPI_NPARAMS; i++) {
+      int tier = i == CS_MPI_GAMMA ? -1 : i / 4; /* CS_MPI_ALPHA(t) .. CS_MPI_BEYOND(t) */
+      if (!(mask & (1u << i)) && (tier < 0 || measured[tier]))
         note(notes, "%s not determined by these rows: set to 0", cs_mpi_param_name(i));
+    }
     size_t k = residuals(p, n, -1, f->theta, r);
     for (size_t i = 0; i < k; i++)
       a[i] = fabs(r[i]);

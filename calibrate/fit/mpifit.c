@@ -201,18 +201,17 @@ static void set_library(const struct cs_meas_set *meas, struct cs_mpi_fit *f) {
            lib ? lib : "unknown");
 }
 
-enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *f,
-                             struct cs_mpifit_notes *notes, struct cs_error *err) {
-  memset(f, 0, sizeof *f);
-  struct pt *p = calloc(meas->n + 1, sizeof *p);
-  int(*shapes)[2] = calloc(meas->n + 1, sizeof *shapes);
-  double *r = calloc(meas->n + 1, sizeof *r), *a = calloc(meas->n + 1, sizeof *a);
-  if (!p || !shapes || !r || !a) {
-    free(p), free(shapes), free(r), free(a);
-    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
-  }
-  size_t n = 0, other = 0, bad_tag = 0;
-  int nshapes = 0, es = 0;
+/* The points the laws price, from meas into p (and their distinct shapes), with f's extents. */
+struct points {
+  struct pt *p;
+  size_t n;
+  int (*shapes)[2];
+  int nshapes, es;
+};
+
+static void collect(const struct cs_meas_set *meas, struct points *P, struct cs_mpi_fit *f,
+                    struct cs_mpifit_notes *notes) {
+  size_t other = 0, bad_tag = 0;
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *row = &meas->rows[i];
     int tier = cs_mpi_tier_of(row->nodes, row->gpus_per_node);
@@ -220,51 +219,91 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
     if ((row->coll != CS_COLL_ALL_REDUCE && row->coll != CS_COLL_ALL_GATHER) || row->ranks < 2 ||
         !(row->time_us > 0))
       continue;
-    if (tier < 0) {
-      other++;
+    if (tier < 0 || alg < 0) {
+      other += tier < 0, bad_tag += tier >= 0;
       continue;
     }
-    if (alg < 0) {
-      bad_tag++;
-      continue;
-    }
-    if (es == 0) es = elem_size(row->dtype);
-    int run = cs_mpi_choice(row->coll, alg, row->ranks, row->bytes, es);
+    if (P->es == 0) P->es = elem_size(row->dtype);
+    struct pt *q = &P->p[P->n];
+    int run = cs_mpi_choice(row->coll, alg, row->ranks, row->bytes, P->es);
     if (run < 0 ||
-        cs_mpi_law(row->coll, run, row->ranks, row->bytes, (enum cs_mpi_tier)tier, p[n].x) != 0)
+        cs_mpi_law(row->coll, run, row->ranks, row->bytes, (enum cs_mpi_tier)tier, q->x) != 0)
       continue;
     int s = 0;
-    while (s < nshapes && !(shapes[s][0] == row->nodes && shapes[s][1] == row->gpus_per_node))
+    while (s < P->nshapes &&
+           !(P->shapes[s][0] == row->nodes && P->shapes[s][1] == row->gpus_per_node))
       s++;
-    if (s == nshapes) shapes[nshapes][0] = row->nodes, shapes[nshapes++][1] = row->gpus_per_node;
-    p[n].shape = s;
-    p[n].t = row->time_us * 1e-6;
+    if (s == P->nshapes) {
+      P->shapes[s][0] = row->nodes, P->shapes[s][1] = row->gpus_per_node;
+      P->nshapes++;
+    }
+    q->shape = s;
+    q->t = row->time_us * 1e-6;
     if (tier == CS_MPI_NET && row->nodes > f->max_nodes) f->max_nodes = row->nodes;
     if (tier == CS_MPI_LOCAL && row->ranks > f->max_ranks_local) f->max_ranks_local = row->ranks;
-    n++;
+    P->n++;
   }
   if (other)
     note(notes, "%zu rows of several nodes x several ranks left out (no law prices them)", other);
   if (bad_tag) note(notes, "%zu rows name an Open MPI algorithm number it does not have", bad_tag);
+}
+
+/* f's quality from the fitted points: median, max and robust scale of the relative residuals, and
+ * leave-one-shape-out cross-validation. r and a are scratch of P->n doubles. */
+static void quality(const struct points *P, unsigned mask, struct cs_mpi_fit *f, double *r,
+                    double *a) {
+  size_t k = residuals(P->p, P->n, -1, f->theta, r);
+  for (size_t i = 0; i < k; i++)
+    a[i] = fabs(r[i]);
+  f->median_rel_err = cs_stats_median(a, k);
+  f->max_rel_err = a[k - 1]; /* sorted by the median */
+  double med = cs_stats_median(r, k);
+  for (size_t i = 0; i < k; i++)
+    a[i] = fabs(r[i] - med);
+  f->noise_rel = 1.4826 * cs_stats_median(a, k);
+  double cv[64];
+  int ncv = 0;
+  for (int s = 0; s < P->nshapes && ncv < 64 && P->nshapes > 1; s++) {
+    unsigned m2 = mask;
+    double th[CS_MPI_NPARAMS];
+    if (solve(P->p, P->n, s, &m2, th, NULL) != 0) continue;
+    /* a held-out shape whose tier the rest cannot price tells nothing */
+    int tier = cs_mpi_tier_of(P->shapes[s][0], P->shapes[s][1]);
+    if (!(m2 & (1u << CS_MPI_BETA(tier)))) continue;
+    size_t ks = residuals(P->p, P->n, s, th, r);
+    for (size_t i = 0; i < ks; i++)
+      r[i] = fabs(r[i]);
+    cv[ncv++] = cs_stats_median(r, ks);
+  }
+  f->cv_median_rel_err = ncv ? cs_stats_median(cv, (size_t)ncv) : NAN;
+}
+
+enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *f,
+                             struct cs_mpifit_notes *notes, struct cs_error *err) {
+  memset(f, 0, sizeof *f);
+  struct points P = {calloc(meas->n + 1, sizeof *P.p), 0, calloc(meas->n + 1, sizeof *P.shapes), 0,
+                     0};
+  double *r = calloc(meas->n + 1, sizeof *r), *a = calloc(meas->n + 1, sizeof *a);
   enum cs_status st = CS_OK;
   unsigned mask = (1u << CS_MPI_NPARAMS) - 1;
-  if (n < 3) {
-    st = cs_error_set(
-        err, CS_ERR_RANGE,
-        "only %zu all_reduce or all_gather rows of one rank per node or one node (need at least "
-        "3)",
-        n);
+  if (!P.p || !P.shapes || !r || !a) {
+    st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   } else {
-    int rc = irls(p, n, r, a, &mask, f->theta, f->cov);
-    if (rc != 0)
+    collect(meas, &P, f, notes);
+    if (P.n < 3)
+      st = cs_error_set(err, CS_ERR_RANGE,
+                        "only %zu all_reduce or all_gather rows of one rank per node or one node "
+                        "(need at least 3)",
+                        P.n);
+    else if (irls(P.p, P.n, r, a, &mask, f->theta, f->cov) != 0)
       st = cs_error_set(err, CS_ERR_RANGE,
                         "the MPI rows determine no law parameter: measure more sizes "
                         "and rank counts");
   }
   if (st == CS_OK) {
     f->determined = mask;
-    f->elem_size = es;
-    f->points = (int)n;
+    f->elem_size = P.es;
+    f->points = (int)P.n;
     int measured[CS_MPI_TIER_COUNT] = {f->max_ranks_local > 0, f->max_nodes > 0};
     for (int t = 0; t < CS_MPI_TIER_COUNT; t++)
       if (!measured[t])
@@ -275,36 +314,12 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
       if (!(mask & (1u << i)) && (tier < 0 || measured[tier]))
         note(notes, "%s not determined by these rows: set to 0", cs_mpi_param_name(i));
     }
-    size_t k = residuals(p, n, -1, f->theta, r);
-    for (size_t i = 0; i < k; i++)
-      a[i] = fabs(r[i]);
-    f->median_rel_err = cs_stats_median(a, k);
-    f->max_rel_err = 0;
-    for (size_t i = 0; i < k; i++)
-      f->max_rel_err = a[i] > f->max_rel_err ? a[i] : f->max_rel_err;
-    double med = cs_stats_median(r, k);
-    for (size_t i = 0; i < k; i++)
-      a[i] = fabs(r[i] - med);
-    f->noise_rel = 1.4826 * cs_stats_median(a, k);
-    /* leave one shape out */
-    double cv[64];
-    int ncv = 0;
-    for (int s = 0; s < nshapes && ncv < 64 && nshapes > 1; s++) {
-      unsigned m2 = mask;
-      double th[CS_MPI_NPARAMS];
-      if (solve(p, n, s, &m2, th, NULL) != 0) continue;
-      /* a held-out shape whose tier the rest cannot price tells nothing */
-      int tier = cs_mpi_tier_of(shapes[s][0], shapes[s][1]);
-      if (!(m2 & (1u << CS_MPI_BETA(tier)))) continue;
-      size_t ks = residuals(p, n, s, th, r);
-      for (size_t i = 0; i < ks; i++)
-        r[i] = fabs(r[i]);
-      cv[ncv++] = cs_stats_median(r, ks);
-    }
-    f->cv_median_rel_err = ncv ? cs_stats_median(cv, (size_t)ncv) : NAN;
+    quality(&P, mask, f, r, a);
     set_library(meas, f);
     f->fitted = 1;
+  } else {
+    memset(f, 0, sizeof *f);
   }
-  free(p), free(shapes), free(r), free(a);
+  free(P.p), free(P.shapes), free(r), free(a);
   return st;
 }

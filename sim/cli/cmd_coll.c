@@ -415,6 +415,11 @@ int cs_cmd_coll(int argc, char **argv) {
   /* a calibration of MPI rows prices all_reduce and all_gather by Open MPI's own algorithms */
   int mpi = st == CS_OK && cal.mpi.fitted &&
             (q.coll == CS_COLL_ALL_REDUCE || q.coll == CS_COLL_ALL_GATHER);
+  if (mpi && (R.have_topo || cli_get(&verb, &a, "net-bw") || cli_get(&verb, &a, "net-lat")))
+    fprintf(stderr,
+            "commscale coll: note: the calibration's MPI laws price %s from what it "
+            "measured; --topology, --net-bw and --net-lat do not apply to them\n",
+            cs_coll_name(q.coll));
   if (mpi) st = predict_mpi(&cal, q.coll, cli_get(&verb, &a, "algo"), &R, &err);
   if (st == CS_OK && !mpi) st = predict_all(&cal, q, &R, &err);
   /* what the user should know about this calibration for this target, on stderr and in the

@@ -487,13 +487,17 @@ static enum cs_status mpi_section(const struct cs_meas_set *set, struct cs_fit_o
                                   struct cs_cal *cal, int quiet, struct cs_error *err) {
   static char pick[256];
   if (fo->config == NULL) {
-    size_t best = 0, untagged = 0;
+    /* the configurations present (the first 64 distinct ones) and their row counts */
+    const char *cfg[64];
+    size_t count[64] = {0}, ncfg = 0, best = 0, untagged = 0;
     for (size_t i = 0; i < set->n; i++) {
-      size_t same = 0;
-      untagged += set->rows[i].config[0] == '\0';
-      for (size_t j = 0; j < set->n; j++)
-        same += strcmp(set->rows[j].config, set->rows[i].config) == 0;
-      if (same > best) best = same, snprintf(pick, sizeof pick, "%s", set->rows[i].config);
+      const char *c = set->rows[i].config;
+      size_t k = 0;
+      untagged += c[0] == '\0';
+      while (k < ncfg && strcmp(cfg[k], c) != 0)
+        k++;
+      if (k == ncfg && ncfg < 64) cfg[ncfg++] = c;
+      if (k < ncfg && ++count[k] > best) best = count[k], snprintf(pick, sizeof pick, "%s", c);
     }
     if (untagged == 0 && best > 0) {
       fo->config = pick;

@@ -10,8 +10,8 @@
  *     median_rel_err: 0.06
  *     max_rel_err: 0.42
  *     cv_median_rel_err: 0.09          null when no shape could be held out
- *     max_nodes: 4                     widest network shape measured (0: none)
- *     max_ranks_local: 0               widest one-node shape measured (0: none)
+ *     max_nodes: 4                     most nodes measured (0: the network never)
+ *     max_ranks_local: 0               most ranks per node measured (0: one per node only)
  *     parameters: {alpha.local: null, ..., beta.net: 7.9e-08, ..., gamma: null}
  *                                      s, s/byte; null: the rows did not determine it (0)
  *     covariance: [[...], ...]         CS_MPI_NPARAMS rows in the order of mpicoll.h

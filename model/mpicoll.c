@@ -209,12 +209,16 @@ int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
   switch (alg) {
   case -1:
     break;
-  case CS_MPI_BASIC_LINEAR: /* linear reduce to rank 0, then linear broadcast from it */
+  case CS_MPI_BASIC_LINEAR: /* linear reduce to rank 0 (it waits), then its linear broadcast */
+    acc.idle = 1;
     step(&acc, p - 1, n, n);
+    acc.idle = 0;
     step(&acc, p - 1, n, 0);
     break;
-  case CS_MPI_NONOVERLAPPING: /* binomial reduce, then binomial broadcast */
+  case CS_MPI_NONOVERLAPPING: /* binomial reduce (rank 0 waits), then its binomial broadcast */
+    acc.idle = 1;
     step(&acc, l, n, n);
+    acc.idle = 0;
     step(&acc, l, n, 0);
     break;
   case CS_MPI_RECURSIVE_DOUBLING:
@@ -297,19 +301,19 @@ const char *cs_mpi_param_name(int i) {
 int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes, int gpn,
                    double bytes, int *alg, double *t, double *lo, double *hi, char *msg,
                    size_t msglen) {
-  int tier = cs_mpi_tier_of(nodes, gpn);
   if (c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) {
     snprintf(msg, msglen, "the MPI laws price all_reduce and all_gather only, not %s",
              cs_coll_name(c));
     return -1;
   }
-  if (tier < 0) {
-    snprintf(msg, msglen,
-             "the MPI laws price one rank per node or one node, not %d nodes x %d ranks", nodes,
-             gpn);
+  if (nodes < 1 || gpn < 1) {
+    snprintf(msg, msglen, "no ranks to price (%d nodes x %d)", nodes, gpn);
     return -1;
   }
-  if (!f->fitted || !(f->determined & (1u << CS_MPI_BETA(tier)))) {
+  /* the tiers the shape uses: the network across nodes, the node's own link within one */
+  for (int tier = 0; tier < CS_MPI_TIER_COUNT; tier++) {
+    int uses = tier == CS_MPI_NET ? nodes > 1 : gpn > 1;
+    if (!uses || (f->fitted && (f->determined & (1u << CS_MPI_BETA(tier))))) continue;
     snprintf(msg, msglen,
              "the calibration never measured MPI %s (%s): measure %s with commscale-run "
              "--backend mpi",
@@ -321,7 +325,7 @@ int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes,
   int p = nodes * gpn;
   *alg = cs_mpi_choice(c, a, p, bytes, f->elem_size > 0 ? f->elem_size : 4);
   double x[CS_MPI_NPARAMS];
-  if (*alg < 0 || cs_mpi_law(c, *alg, p, bytes, (enum cs_mpi_tier)tier, x) != 0) {
+  if (*alg < 0 || cs_mpi_law_shape(c, *alg, nodes, gpn, bytes, x) != 0) {
     snprintf(msg, msglen, "Open MPI cannot run %s %s on %d ranks", cs_coll_name(c),
              cs_mpi_coll_alg_name(c, a), p);
     return -1;

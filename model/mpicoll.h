@@ -23,8 +23,8 @@
  * IJHPCA 19(1), 2005, give the same laws for power-of-two p), as (count x message bytes, bytes
  * reduced after each), [w] marking a step whose message the busiest rank only waits for:
  *
- *   1 basic_linear        (p-1) x (S, S), then (p-1) x (S, 0)
- *   2 nonoverlapping      l x (S, S), then l x (S, 0)       (binomial reduce, binomial bcast)
+ *   1 basic_linear        [w] (p-1) x (S, S), then (p-1) x (S, 0)
+ *   2 nonoverlapping      [w] l x (S, S), then l x (S, 0)   (binomial reduce, binomial bcast)
  *   3 recursive_doubling  [w] e x (S, S), L x (S, S), e x (S, 0)
  *   4 ring                (p-1) x (S/p, S/p), then (p-1) x (S/p, 0)
  *   5 segmented_ring      as ring (Open MPI's decision passes segment size 0: the plain ring runs)
@@ -118,7 +118,7 @@ const char *cs_mpi_coll_alg_name(enum cs_coll c, int a);
 int cs_mpi_coll_alg_parse(enum cs_coll c, const char *s, int *out);
 
 /* The tier of a shape: CS_MPI_LOCAL for one node, CS_MPI_NET for one rank per node; -1 for
- * several nodes of several ranks, which no law here prices. */
+ * several nodes of several ranks, which use both (cs_mpi_law_shape). */
 int cs_mpi_tier_of(int nodes, int gpus_per_node);
 
 /* The algorithm Open MPI runs for an all_reduce of `bytes` over p ranks when a is forced (a =
@@ -136,6 +136,20 @@ int cs_mpi_choice(enum cs_coll c, int a, int p, double bytes, int elem_size);
  * (all_reduce and all_gather have), alg is 0 ("auto") or p < 1. */
 int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
                double x[CS_MPI_NPARAMS]);
+
+/* The counts of the same law for `nodes` x `gpn` ranks placed by node in blocks (mpirun's
+ * default): one node or one rank per node as cs_mpi_law; several of each from the algorithm's
+ * message schedule (cs_mpi_law_schedule): a step that sends any message across nodes costs the
+ * network's alpha, else the node's; beta.net counts the bytes the busiest NIC sends (all its
+ * ranks' messages to other nodes), beta.local the most a rank sends within its node. Returns 0 or
+ * -1 as cs_mpi_law. */
+int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
+                     double x[CS_MPI_NPARAMS]);
+
+/* The schedule law for any shape (model/mpisched.c); for one node or one rank per node it gives
+ * cs_mpi_law's counts (test_mpicoll checks that). */
+int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
+                        double x[CS_MPI_NPARAMS]);
 
 /* The algorithm a measurement row's configuration tag forces: the N of
  * "OMPI_MCA_coll_tuned_allreduce_algorithm=N" when the tag also turns dynamic rules on
@@ -160,15 +174,15 @@ struct cs_mpi_fit {
   int points;
   double noise_rel; /* robust scale of the relative residuals (1.4826 x their MAD) */
   double median_rel_err, max_rel_err, cv_median_rel_err; /* cv: held-out shapes, NAN if none */
-  int max_nodes, max_ranks_local;                        /* the measured extent per tier */
-  char library[128];                                     /* the MPI library measured */
+  int max_nodes, max_ranks_local; /* most nodes, most ranks per node measured (0: that tier none) */
+  char library[128];              /* the MPI library measured */
 };
 
 /* Predicts collective c with algorithm a (c's numbering; 0: Open MPI's choice) over `nodes` x `gpn`
  * ranks at `bytes` from f: *alg the algorithm that runs, *t the time, [*lo, *hi] a ~95% band
  * (1.96 sigma of the fitted parameters' covariance and, in quadrature, of the residual scale),
- * seconds. Errors (one line in msg): no law for c, a shape no law prices (several nodes of
- * several ranks), or a tier whose parameters the data never determined. Returns 0 or -1. */
+ * seconds. Errors (one line in msg): no law for c, or a tier the shape uses whose parameters
+ * the data never determined. Returns 0 or -1. */
 int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes, int gpn,
                    double bytes, int *alg, double *t, double *lo, double *hi, char *msg,
                    size_t msglen);

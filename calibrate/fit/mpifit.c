@@ -31,9 +31,7 @@ int cs_mpifit_applies(const struct cs_meas_set *meas) {
   if (be == NULL || strcmp(be, "mpi") != 0) return 0;
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *r = &meas->rows[i];
-    if ((r->coll == CS_COLL_ALL_REDUCE || r->coll == CS_COLL_ALL_GATHER) && r->ranks > 1 &&
-        cs_mpi_tier_of(r->nodes, r->gpus_per_node) >= 0)
-      return 1;
+    if ((r->coll == CS_COLL_ALL_REDUCE || r->coll == CS_COLL_ALL_GATHER) && r->ranks > 1) return 1;
   }
   return 0;
 }
@@ -211,7 +209,7 @@ struct points {
 
 static void collect(const struct cs_meas_set *meas, struct points *P, struct cs_mpi_fit *f,
                     struct cs_mpifit_notes *notes) {
-  size_t other = 0, bad_tag = 0;
+  size_t mixed = 0, bad_tag = 0;
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *row = &meas->rows[i];
     int tier = cs_mpi_tier_of(row->nodes, row->gpus_per_node);
@@ -219,15 +217,15 @@ static void collect(const struct cs_meas_set *meas, struct points *P, struct cs_
     if ((row->coll != CS_COLL_ALL_REDUCE && row->coll != CS_COLL_ALL_GATHER) || row->ranks < 2 ||
         !(row->time_us > 0))
       continue;
-    if (tier < 0 || alg < 0) {
-      other += tier < 0, bad_tag += tier >= 0;
+    if (alg < 0) {
+      bad_tag++;
       continue;
     }
     if (P->es == 0) P->es = elem_size(row->dtype);
     struct pt *q = &P->p[P->n];
     int run = cs_mpi_choice(row->coll, alg, row->ranks, row->bytes, P->es);
     if (run < 0 ||
-        cs_mpi_law(row->coll, run, row->ranks, row->bytes, (enum cs_mpi_tier)tier, q->x) != 0)
+        cs_mpi_law_shape(row->coll, run, row->nodes, row->gpus_per_node, row->bytes, q->x) != 0)
       continue;
     int s = 0;
     while (s < P->nshapes &&
@@ -239,12 +237,15 @@ static void collect(const struct cs_meas_set *meas, struct points *P, struct cs_
     }
     q->shape = s;
     q->t = row->time_us * 1e-6;
-    if (tier == CS_MPI_NET && row->nodes > f->max_nodes) f->max_nodes = row->nodes;
-    if (tier == CS_MPI_LOCAL && row->ranks > f->max_ranks_local) f->max_ranks_local = row->ranks;
+    if (row->nodes > f->max_nodes && row->nodes > 1) f->max_nodes = row->nodes;
+    if (row->gpus_per_node > f->max_ranks_local && row->gpus_per_node > 1)
+      f->max_ranks_local = row->gpus_per_node;
+    mixed += tier < 0;
     P->n++;
   }
-  if (other)
-    note(notes, "%zu rows of several nodes x several ranks left out (no law prices them)", other);
+  if (mixed)
+    note(notes, "%zu rows of several nodes x several ranks, priced by the algorithms' schedules",
+         mixed);
   if (bad_tag) note(notes, "%zu rows name an Open MPI algorithm number it does not have", bad_tag);
 }
 
@@ -267,9 +268,10 @@ static void quality(const struct points *P, unsigned mask, struct cs_mpi_fit *f,
     unsigned m2 = mask;
     double th[CS_MPI_NPARAMS];
     if (solve(P->p, P->n, s, &m2, th, NULL) != 0) continue;
-    /* a held-out shape whose tier the rest cannot price tells nothing */
-    int tier = cs_mpi_tier_of(P->shapes[s][0], P->shapes[s][1]);
-    if (!(m2 & (1u << CS_MPI_BETA(tier)))) continue;
+    /* a held-out shape whose tiers the rest cannot price tells nothing */
+    if ((P->shapes[s][0] > 1 && !(m2 & (1u << CS_MPI_BETA(CS_MPI_NET)))) ||
+        (P->shapes[s][1] > 1 && !(m2 & (1u << CS_MPI_BETA(CS_MPI_LOCAL)))))
+      continue;
     size_t ks = residuals(P->p, P->n, s, th, r);
     for (size_t i = 0; i < ks; i++)
       r[i] = fabs(r[i]);

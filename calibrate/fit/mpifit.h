@@ -1,8 +1,8 @@
 /* mpifit.h — fitting Open MPI's all_reduce and all_gather laws (model/mpicoll.h) to rows of the MPI
  * backend.
  *
- * Every all_reduce and all_gather row whose shape one law prices (one rank per node, or one node)
- * is used, of any configuration: a row forced to an algorithm (its tag, cs_mpi_row_alg) by that
+ * Every all_reduce and all_gather row is used, of any shape (several nodes of several ranks through
+ * the algorithms' schedules, cs_mpi_law_shape) and any configuration: a row forced to an algorithm (its tag, cs_mpi_row_alg) by that
  * algorithm's law, a row at Open MPI's own choice by the law of the algorithm its fixed decision
  * runs (cs_mpi_ompi_choice). The laws are linear in their parameters, so the fit is weighted linear
  * least squares (gsl_multifit_wlinear_tsvd) with weights 1/t^2, i.e. relative residuals, after

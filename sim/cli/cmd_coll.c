@@ -358,7 +358,7 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
       if (cs_mpi_predict(&cal->mpi, c, force, nodes, gpn, R->sizes[j], &alg, &t, &lo, &hi, msg,
                          sizeof msg) != 0)
         return cs_error_set(err, CS_ERR_RANGE, "%s", msg);
-      cs_mpi_law(c, alg, nodes * gpn, R->sizes[j], cs_mpi_tier_of(nodes, gpn), x);
+      cs_mpi_law_shape(c, alg, nodes, gpn, R->sizes[j], x);
       R->n++;
       r->nodes = nodes, r->gpn = gpn, r->ranks = nodes * gpn, r->bytes = R->sizes[j];
       r->t = t * 1e6, r->lo = lo * 1e6, r->hi = hi * 1e6;

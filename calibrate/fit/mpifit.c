@@ -50,7 +50,15 @@ static int elem_size(const char *dtype) {
 
 /* Order in which undetermined parameters are given up: gamma first (it rides on beta), then the
  * rendezvous, the latencies, the bandwidths last. */
-static const int give_up_order[CS_MPI_NPARAMS] = {8, 2, 6, 3, 7, 0, 4, 1, 5};
+static const int give_up_order[CS_MPI_NPARAMS] = {CS_MPI_GAMMA,
+                                                  CS_MPI_RNDV(CS_MPI_LOCAL),
+                                                  CS_MPI_RNDV(CS_MPI_NET),
+                                                  CS_MPI_BEYOND(CS_MPI_LOCAL),
+                                                  CS_MPI_BEYOND(CS_MPI_NET),
+                                                  CS_MPI_ALPHA(CS_MPI_LOCAL),
+                                                  CS_MPI_ALPHA(CS_MPI_NET),
+                                                  CS_MPI_BETA(CS_MPI_LOCAL),
+                                                  CS_MPI_BETA(CS_MPI_NET)};
 
 /* Fits theta over the points not of shape `skip` (-1: none) with the parameters of mask free (the
  * others 0). On return *mask holds those determined. Returns 0, or -1 when nothing is left to
@@ -312,7 +320,8 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
         note(notes, "no rows %s: its parameters are not fitted",
              t == CS_MPI_NET ? "of one rank per node across nodes" : "within one node");
     for (int i = 0; i < CS_MPI_NPARAMS; i++) {
-      int tier = i == CS_MPI_GAMMA ? -1 : i / 4; /* CS_MPI_ALPHA(t) .. CS_MPI_BEYOND(t) */
+      /* a tier's four parameters start at CS_MPI_ALPHA(t) = t * CS_MPI_ALPHA(1) */
+      int tier = i == CS_MPI_GAMMA ? -1 : i / CS_MPI_ALPHA(1);
       if (!(mask & (1u << i)) && (tier < 0 || measured[tier]))
         note(notes, "%s not determined by these rows: set to 0", cs_mpi_param_name(i));
     }

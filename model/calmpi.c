@@ -23,8 +23,11 @@ void cs_calmpi_emit(FILE *f, const struct cs_mpi_fit *m) {
   num(f, m->max_rel_err);
   fputs("\n  cv_median_rel_err: ", f);
   num(f, m->cv_median_rel_err);
-  fprintf(f, "\n  max_nodes: %d\n  max_ranks_local: %d\n  parameters:\n", m->max_nodes,
-          m->max_ranks_local);
+  fprintf(f, "\n  max_nodes: %d\n  max_ranks_local: %d\n", m->max_nodes, m->max_ranks_local);
+  /* the run's eager limits, where it recorded them (absent: the laws use Open MPI's defaults) */
+  if (m->eager[CS_MPI_LOCAL] > 0) fprintf(f, "  eager_local: %.0f\n", m->eager[CS_MPI_LOCAL]);
+  if (m->eager[CS_MPI_NET] > 0) fprintf(f, "  eager_net: %.0f\n", m->eager[CS_MPI_NET]);
+  fputs("  parameters:\n", f);
   for (int i = 0; i < CS_MPI_NPARAMS; i++) {
     fprintf(f, "    %s: ", cs_mpi_param_name(i));
     num(f, m->determined & (1u << i) ? m->theta[i] : NAN);
@@ -106,10 +109,10 @@ static enum cs_status read_cov(const struct cs_yaml *d, int seq, struct cs_mpi_f
 
 enum cs_status cs_calmpi_read(const struct cs_yaml *d, int map, struct cs_mpi_fit *m,
                               struct cs_error *err) {
-  static const char *const keys[] = {"library",           "elem_size",      "points",
-                                     "noise_rel",         "median_rel_err", "max_rel_err",
-                                     "cv_median_rel_err", "max_nodes",      "max_ranks_local",
-                                     "parameters",        "covariance"};
+  static const char *const keys[] = {
+      "library",     "elem_size",         "points",    "noise_rel",       "median_rel_err",
+      "max_rel_err", "cv_median_rel_err", "max_nodes", "max_ranks_local", "parameters",
+      "covariance",  "eager_local",       "eager_net"};
   memset(m, 0, sizeof *m);
   if (cs_yaml_kind(d, map) != CS_YAML_MAP)
     return cs_yaml_error(d, map, err, CS_ERR_PARSE, "mpi: expected a mapping of the MPI fit");
@@ -141,11 +144,14 @@ enum cs_status cs_calmpi_read(const struct cs_yaml *d, int map, struct cs_mpi_fi
       have_params = 1;
     } else if (i == 10) {
       st = read_cov(d, val, m, err);
+    } else if (i == 11 || i == 12) {
+      st = cs_yaml_int(d, val, 1, 1L << 40, &l, err);
+      if (st == CS_OK) m->eager[i == 11 ? CS_MPI_LOCAL : CS_MPI_NET] = (double)l;
     } else {
       st = cs_yaml_error(d, key, err, CS_ERR_PARSE,
                          "mpi: unknown key \"%.40s\"; expected library, elem_size, points, "
                          "noise_rel, median_rel_err, max_rel_err, cv_median_rel_err, max_nodes, "
-                         "max_ranks_local, parameters or covariance",
+                         "max_ranks_local, eager_local, eager_net, parameters or covariance",
                          name ? name : "?");
     }
   }

@@ -2,6 +2,7 @@
  * (mpicoll.h). */
 #include "mpicoll.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,7 +192,7 @@ static int allgather_steps(struct law_acc *acc, int alg, int p, double m) {
 }
 
 int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
-               double x[CS_MPI_NPARAMS]) {
+               const double *eager, double x[CS_MPI_NPARAMS]) {
   for (int i = 0; i < CS_MPI_NPARAMS; i++)
     x[i] = 0;
   if ((c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) || p < 1 || (int)t < 0 ||
@@ -201,7 +202,7 @@ int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
   int L = floor_log2(p), pp = 1 << L, e = p != pp;
   int l = L + e; /* ceil(log2 p) */
   double n = bytes;
-  struct law_acc acc = {0, 0, 0, 0, 0, cs_mpi_eager_limit(t), 0};
+  struct law_acc acc = {0, 0, 0, 0, 0, cs_mpi_eager_of(eager, t), 0};
   if (c == CS_COLL_ALL_GATHER) {
     if (allgather_steps(&acc, alg, p, n / p) != 0) return -1;
     alg = -1; /* skip the all_reduce switch */
@@ -259,6 +260,39 @@ double cs_mpi_eager_limit(enum cs_mpi_tier t) {
   return t == CS_MPI_LOCAL ? 4096 : 65536;
 }
 
+double cs_mpi_eager_of(const double *eager, enum cs_mpi_tier t) {
+  return eager && eager[t] > 0 ? eager[t] : cs_mpi_eager_limit(t);
+}
+
+int cs_mpi_eager_parse(const char *s, double eager[CS_MPI_TIER_COUNT]) {
+  static const char *const key[CS_MPI_TIER_COUNT] = {"local=", "net="};
+  for (int t = 0; t < CS_MPI_TIER_COUNT; t++)
+    eager[t] = 0;
+  if (s == NULL || *s == '\0') goto bad;
+  while (*s) {
+    int t = 0;
+    while (t < CS_MPI_TIER_COUNT && strncmp(s, key[t], strlen(key[t])) != 0)
+      t++;
+    if (t == CS_MPI_TIER_COUNT) goto bad;
+    s += strlen(key[t]);
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || errno != 0 || !(v >= 1 && v <= 1e12) || v != floor(v)) goto bad;
+    eager[t] = v;
+    s = end;
+    if (*s == ',')
+      s++;
+    else if (*s)
+      goto bad;
+  }
+  return 0;
+bad:
+  for (int t = 0; t < CS_MPI_TIER_COUNT; t++)
+    eager[t] = 0;
+  return -1;
+}
+
 int cs_mpi_row_coll_alg(enum cs_coll c, const char *config) {
   if (config == NULL) return 0;
   char key[64];
@@ -299,8 +333,8 @@ const char *cs_mpi_param_name(int i) {
 }
 
 int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes, int gpn,
-                   double bytes, int *alg, double *t, double *lo, double *hi, char *msg,
-                   size_t msglen) {
+                   double bytes, int *alg, double *t, double *lo, double *hi,
+                   double xout[CS_MPI_NPARAMS], char *msg, size_t msglen) {
   if (c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) {
     snprintf(msg, msglen, "the MPI laws price all_reduce and all_gather only, not %s",
              cs_coll_name(c));
@@ -325,7 +359,7 @@ int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes,
   int p = nodes * gpn;
   *alg = cs_mpi_choice(c, a, p, bytes, f->elem_size > 0 ? f->elem_size : 4);
   double x[CS_MPI_NPARAMS];
-  if (*alg < 0 || cs_mpi_law_shape(c, *alg, nodes, gpn, bytes, x) != 0) {
+  if (*alg < 0 || cs_mpi_law_shape(c, *alg, nodes, gpn, bytes, f->eager, x) != 0) {
     snprintf(msg, msglen, "Open MPI cannot run %s %s on %d ranks", cs_coll_name(c),
              cs_mpi_coll_alg_name(c, a), p);
     return -1;
@@ -341,5 +375,6 @@ int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes,
   *t = m;
   *lo = m - half > 0 ? m - half : 0;
   *hi = m + half;
+  if (xout) memcpy(xout, x, sizeof x);
   return 0;
 }

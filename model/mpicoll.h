@@ -31,8 +31,11 @@
  *   6 rabenseifner        e x (S/2, S/2), [w] e x (S/2, 0), S/2^k for k = 1..L reduced, then
  *                         k = L..1 not, then e x (S, 0)
  *
- * The eager limits are Open MPI 4.1's defaults: 64 KiB for TCP (btl_tcp_eager_limit) across
- * nodes, 4 KiB for shared memory (btl_vader_eager_limit) within one.
+ * The eager limits are the run's (the runner reads btl_tcp_eager_limit and btl_vader_eager_limit,
+ * or btl_sm_eager_limit in Open MPI 5, through MPI_T into its provenance; the fit keeps them in
+ * the calibration); where a run did not record them, Open MPI 4.1's defaults: 64 KiB for TCP
+ * across nodes, 4 KiB for shared memory within one (32 KiB where vader copies through XPMEM,
+ * which only the recorded value tells).
  *
  * Open MPI itself falls back to recursive doubling when the element count is below p (ring), to
  * basic_linear when it is below p' (rabenseifner); the laws follow it. The nonoverlapping law
@@ -102,8 +105,17 @@ enum cs_mpi_tier { CS_MPI_LOCAL, CS_MPI_NET, CS_MPI_TIER_COUNT };
 #define CS_MPI_GAMMA 8
 #define CS_MPI_NPARAMS 9
 
-/* The eager limit of tier t's transport (bytes): messages above it pay the rendezvous. */
+/* The default eager limit of tier t's transport (bytes): messages above it pay the rendezvous. */
 double cs_mpi_eager_limit(enum cs_mpi_tier t);
+
+/* Tier t's eager limit from eager[] (bytes by tier, as a run recorded them; NULL or an entry <= 0:
+ * the default above). The law functions below take such an array. */
+double cs_mpi_eager_of(const double *eager, enum cs_mpi_tier t);
+
+/* Parses a provenance value "local=4096,net=65536" (the runner's "mpi_eager" line; either key may
+ * be missing) into eager[CS_MPI_TIER_COUNT] (0 where absent). 0 on success, -1 on anything else
+ * (eager then all 0). */
+int cs_mpi_eager_parse(const char *s, double eager[CS_MPI_TIER_COUNT]);
 
 /* Open MPI's name of algorithm a ("ring", "rabenseifner", "auto"); "?" out of range. */
 const char *cs_mpi_alg_name(enum cs_mpi_alg a);
@@ -132,10 +144,11 @@ int cs_mpi_choice(enum cs_coll c, int a, int p, double bytes, int elem_size);
 
 /* The counts (a, b, r, c) of the law above for algorithm alg (as cs_mpi_ompi_choice returns it)
  * of collective c over p ranks at `bytes`, as x[CS_MPI_NPARAMS] coefficients of the parameters on
- * tier t (zero elsewhere), so that t = sum x[i] * theta[i]. Returns 0, or -1 when c has no law
+ * tier t (zero elsewhere), so that t = sum x[i] * theta[i]; messages above tier t's eager limit
+ * (cs_mpi_eager_of(eager, t)) count as rendezvous. Returns 0, or -1 when c has no law
  * (all_reduce and all_gather have), alg is 0 ("auto") or p < 1. */
 int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
-               double x[CS_MPI_NPARAMS]);
+               const double *eager, double x[CS_MPI_NPARAMS]);
 
 /* The counts of the same law for `nodes` x `gpn` ranks placed by node in blocks (mpirun's
  * default): one node or one rank per node as cs_mpi_law; several of each from the algorithm's
@@ -143,13 +156,13 @@ int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
  * network's alpha, else the node's; beta.net counts the bytes the busiest NIC sends (all its
  * ranks' messages to other nodes), beta.local the most a rank sends within its node. Returns 0 or
  * -1 as cs_mpi_law. */
-int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
+int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes, const double *eager,
                      double x[CS_MPI_NPARAMS]);
 
 /* The schedule law for any shape (model/mpisched.c); for one node or one rank per node it gives
  * cs_mpi_law's counts (test_mpicoll checks that). */
 int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
-                        double x[CS_MPI_NPARAMS]);
+                        const double *eager, double x[CS_MPI_NPARAMS]);
 
 /* The algorithm a measurement row's configuration tag forces: the N of
  * "OMPI_MCA_coll_tuned_allreduce_algorithm=N" when the tag also turns dynamic rules on
@@ -171,6 +184,7 @@ struct cs_mpi_fit {
   double cov[CS_MPI_NPARAMS][CS_MPI_NPARAMS]; /* their covariance (s^2, ...); 0 where fixed */
   unsigned determined; /* bit i set: theta[i] was fitted; else the data cannot tell it (0) */
   int elem_size;       /* bytes per element of the fitted rows (their dtype) */
+  double eager[CS_MPI_TIER_COUNT]; /* the run's eager limits (bytes); 0: not recorded, default */
   int points;
   double noise_rel; /* robust scale of the relative residuals (1.4826 x their MAD) */
   double median_rel_err, max_rel_err, cv_median_rel_err; /* cv: held-out shapes, NAN if none */
@@ -179,12 +193,13 @@ struct cs_mpi_fit {
 };
 
 /* Predicts collective c with algorithm a (c's numbering; 0: Open MPI's choice) over `nodes` x `gpn`
- * ranks at `bytes` from f: *alg the algorithm that runs, *t the time, [*lo, *hi] a ~95% band
- * (1.96 sigma of the fitted parameters' covariance and, in quadrature, of the residual scale),
- * seconds. Errors (one line in msg): no law for c, or a tier the shape uses whose parameters
- * the data never determined. Returns 0 or -1. */
+ * ranks at `bytes` from f (at f's eager limits): *alg the algorithm that runs, *t the time,
+ * [*lo, *hi] a ~95% band (1.96 sigma of the fitted parameters' covariance and, in quadrature, of
+ * the residual scale), seconds; x (NULL: not wanted) the law's counts it priced. Errors (one line
+ * in msg): no law for c, or a tier the shape uses whose parameters the data never determined.
+ * Returns 0 or -1. */
 int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes, int gpn,
-                   double bytes, int *alg, double *t, double *lo, double *hi, char *msg,
-                   size_t msglen);
+                   double bytes, int *alg, double *t, double *lo, double *hi,
+                   double x[CS_MPI_NPARAMS], char *msg, size_t msglen);
 
 #endif

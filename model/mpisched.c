@@ -209,7 +209,7 @@ static int allgather(struct sched *S, int alg, double n) {
 }
 
 int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
-                        double x[CS_MPI_NPARAMS]) {
+                        const double *eager, double x[CS_MPI_NPARAMS]) {
   for (int i = 0; i < CS_MPI_NPARAMS; i++)
     x[i] = 0;
   if ((c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) || nodes < 1 || gpn < 1 ||
@@ -217,8 +217,8 @@ int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double byte
     return -1;
   struct sched S = {.p = nodes * gpn, .g = gpn, .nodes = nodes};
   if (S.p == 1) return 0;
-  S.eager[CS_MPI_LOCAL] = cs_mpi_eager_limit(CS_MPI_LOCAL);
-  S.eager[CS_MPI_NET] = cs_mpi_eager_limit(CS_MPI_NET);
+  S.eager[CS_MPI_LOCAL] = cs_mpi_eager_of(eager, CS_MPI_LOCAL);
+  S.eager[CS_MPI_NET] = cs_mpi_eager_of(eager, CS_MPI_NET);
   S.nic_total = calloc((size_t)nodes, sizeof(double));
   S.nic_step = calloc((size_t)nodes, sizeof(double));
   S.nic_over = calloc((size_t)nodes, sizeof(double));
@@ -245,9 +245,9 @@ int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double byte
   return rc;
 }
 
-int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
+int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes, const double *eager,
                      double x[CS_MPI_NPARAMS]) {
-  if (nodes == 1) return cs_mpi_law(c, alg, gpn, bytes, CS_MPI_LOCAL, x);
-  if (gpn == 1) return cs_mpi_law(c, alg, nodes, bytes, CS_MPI_NET, x);
-  return cs_mpi_law_schedule(c, alg, nodes, gpn, bytes, x);
+  if (nodes == 1) return cs_mpi_law(c, alg, gpn, bytes, CS_MPI_LOCAL, eager, x);
+  if (gpn == 1) return cs_mpi_law(c, alg, nodes, bytes, CS_MPI_NET, eager, x);
+  return cs_mpi_law_schedule(c, alg, nodes, gpn, bytes, eager, x);
 }

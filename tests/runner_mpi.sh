@@ -9,6 +9,8 @@
 #   forced   --algos forces Open MPI's algorithms: all_gather's two_proc on 3 ranks is refused by
 #            Open MPI itself (so the forcing reached it) and skipped with a note, the forced ring
 #            and the library's own choice are measured, each row tagged with what was forced
+#   eager    the transport's eager limit a run sets (mpirun --mca btl_tcp_eager_limit) is read
+#            back through MPI_T into the provenance (the MPI laws price rendezvous with it)
 # usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
 set -u
 RUN=${1:?usage: runner_mpi.sh COMMSCALE_RUN}
@@ -91,5 +93,17 @@ if [ $rc != 0 ] || ! grep -q "two_proc.*not available here" "$W/forced.out" || [
   fail=1
 else
   echo "runner_mpi: two_proc on 3 ranks refused by Open MPI and skipped; forced rows tagged"
+fi
+echo "== eager"
+"${MPI[@]}" --mca btl_tcp_eager_limit 131072 "$RUN" --backend mpi --colls all_reduce --sizes 1K \
+  -n 2 -w 1 --trials 2:2 -q -o "$W/eager.csv" >"$W/eager.out" 2>&1
+rc=$?
+if [ $rc != 0 ] || ! grep -Eq '^# mpi_eager: (.*,)?net=131072(,|$)' "$W/eager.csv"; then
+  echo "runner_mpi: eager limit set to 131072 not recorded (exit $rc):"
+  grep '^#' "$W/eager.csv"
+  cat "$W/eager.out"
+  fail=1
+else
+  echo "runner_mpi: $(grep '^# mpi_eager' "$W/eager.csv" | cut -c3-) recorded"
 fi
 exit $fail

@@ -20,7 +20,7 @@
 #define KI 1024.0
 
 static void law(enum cs_mpi_alg a, int p, double s, enum cs_mpi_tier t, double x[CS_MPI_NPARAMS]) {
-  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, a, p, s, t, x), 0);
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, a, p, s, t, NULL, x), 0);
 }
 
 static void near(double got, double want) {
@@ -76,13 +76,13 @@ static void test_rabenseifner(void **state) {
   near(x[CS_MPI_GAMMA], 80 * KI);
   near(x[CS_MPI_RNDV(CS_MPI_NET)], 0);
   /* no law for other collectives, nor for "auto" (the caller resolves the choice first) */
-  assert_int_equal(cs_mpi_law(CS_COLL_BROADCAST, CS_MPI_RING, 4, KI, CS_MPI_NET, x), -1);
-  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 4, KI, CS_MPI_NET, x), -1);
+  assert_int_equal(cs_mpi_law(CS_COLL_BROADCAST, CS_MPI_RING, 4, KI, CS_MPI_NET, NULL, x), -1);
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 4, KI, CS_MPI_NET, NULL, x), -1);
 }
 
 static void ag(int a, int p, double s, double msgs, double sent) {
   double x[CS_MPI_NPARAMS];
-  assert_int_equal(cs_mpi_law(CS_COLL_ALL_GATHER, a, p, s, CS_MPI_NET, x), 0);
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_GATHER, a, p, s, CS_MPI_NET, NULL, x), 0);
   near(x[CS_MPI_ALPHA(CS_MPI_NET)], msgs);
   near(x[CS_MPI_BETA(CS_MPI_NET)], sent);
   near(x[CS_MPI_GAMMA], 0); /* nothing is reduced */
@@ -140,9 +140,9 @@ static void test_schedule_matches(void **state) {
                  (alg == CS_MPI_AG_NEIGHBOR && p % 2)))
               continue; /* Open MPI runs another algorithm there */
             double x[CS_MPI_NPARAMS], y[CS_MPI_NPARAMS];
-            assert_int_equal(cs_mpi_law(c, alg, p, s, (enum cs_mpi_tier)t, x), 0);
+            assert_int_equal(cs_mpi_law(c, alg, p, s, (enum cs_mpi_tier)t, NULL, x), 0);
             int nodes = t == CS_MPI_NET ? p : 1, gpn = t == CS_MPI_NET ? 1 : p;
-            assert_int_equal(cs_mpi_law_schedule(c, alg, nodes, gpn, s, y), 0);
+            assert_int_equal(cs_mpi_law_schedule(c, alg, nodes, gpn, s, NULL, y), 0);
             for (int i = 0; i < CS_MPI_NPARAMS; i++)
               if (fabs(x[i] - y[i]) > 1e-9 * fmax(1, fabs(x[i])))
                 fail_msg("%s %s p=%d %s %.0f B: %s closed form %g, schedule %g", cs_coll_name(c),
@@ -157,15 +157,15 @@ static void test_schedule_mixed(void **state) {
   double x[CS_MPI_NPARAMS];
   /* ring all_reduce of 4 KiB: 6 steps of 1 KiB blocks, each crossing nodes (1 -> 2 and 3 -> 0):
    * each NIC sends 6 KiB, each rank 6 KiB within its node (0 -> 1, 2 -> 3) */
-  assert_int_equal(cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RING, 2, 2, 4 * KI, x), 0);
+  assert_int_equal(cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RING, 2, 2, 4 * KI, NULL, x), 0);
   near(x[CS_MPI_ALPHA(CS_MPI_NET)], 6);
   near(x[CS_MPI_ALPHA(CS_MPI_LOCAL)], 0);
   near(x[CS_MPI_BETA(CS_MPI_NET)], 6 * KI);
   near(x[CS_MPI_BETA(CS_MPI_LOCAL)], 6 * KI);
   /* recursive doubling: distance 1 within the nodes, distance 2 across them, where both ranks of a
    * node send the whole vector through the one NIC */
-  assert_int_equal(cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RECURSIVE_DOUBLING, 2, 2, 4 * KI, x),
-                   0);
+  assert_int_equal(
+      cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RECURSIVE_DOUBLING, 2, 2, 4 * KI, NULL, x), 0);
   near(x[CS_MPI_ALPHA(CS_MPI_NET)], 1);
   near(x[CS_MPI_ALPHA(CS_MPI_LOCAL)], 1);
   near(x[CS_MPI_BETA(CS_MPI_NET)], 8 * KI);
@@ -174,7 +174,8 @@ static void test_schedule_mixed(void **state) {
   /* all_gather recursive doubling of 4 x 256 KiB blocks: distance 1 within (256 KiB), distance 2
    * across (2 ranks x 512 KiB through one NIC, each above the 64 KiB eager limit by 448 KiB) */
   assert_int_equal(
-      cs_mpi_law_shape(CS_COLL_ALL_GATHER, CS_MPI_AG_RECURSIVE_DOUBLING, 2, 2, 1024 * KI, x), 0);
+      cs_mpi_law_shape(CS_COLL_ALL_GATHER, CS_MPI_AG_RECURSIVE_DOUBLING, 2, 2, 1024 * KI, NULL, x),
+      0);
   near(x[CS_MPI_BETA(CS_MPI_NET)], 1024 * KI);
   near(x[CS_MPI_BETA(CS_MPI_LOCAL)], 256 * KI);
   near(x[CS_MPI_RNDV(CS_MPI_NET)], 1);
@@ -252,10 +253,10 @@ static const double truth[CS_MPI_NPARAMS] = {[CS_MPI_ALPHA(CS_MPI_NET)] = 60e-6,
                                              [CS_MPI_BEYOND(CS_MPI_NET)] = 30e-9,
                                              [CS_MPI_GAMMA] = 2e-9};
 
-static double true_time(enum cs_coll c, int alg, int p, double bytes) {
+static double true_time(enum cs_coll c, int alg, int p, double bytes, const double *eager) {
   double x[CS_MPI_NPARAMS], t = 0;
   int run = cs_mpi_choice(c, alg, p, bytes, 4);
-  assert_int_equal(cs_mpi_law(c, run, p, bytes, CS_MPI_NET, x), 0);
+  assert_int_equal(cs_mpi_law(c, run, p, bytes, CS_MPI_NET, eager, x), 0);
   for (int i = 0; i < CS_MPI_NPARAMS; i++)
     t += x[i] * truth[i];
   return t;
@@ -263,13 +264,20 @@ static double true_time(enum cs_coll c, int alg, int p, double bytes) {
 
 /* Rows of 2, 3 and 4 nodes of one rank: all_reduce at Open MPI's choice and three forced
  * algorithms, all_gather at Open MPI's choice, 4 KiB to 1 MiB, each time off the truth by a fixed
- * pattern of up to +-2%. */
-static void synthetic(struct cs_meas_set *set) {
+ * pattern of up to +-2%. eager: the transports' eager limits the rows ran with, recorded in the
+ * provenance as the runner does (NULL: Open MPI's defaults, nothing recorded). */
+static void synthetic_eager(struct cs_meas_set *set, const double *eager) {
   static const int algs[] = {CS_MPI_AUTO, CS_MPI_RECURSIVE_DOUBLING, CS_MPI_RING,
                              CS_MPI_RABENSEIFNER};
   cs_meas_set_init(set);
   assert_int_equal(cs_meas_set_meta(set, "backend", "mpi", NULL), CS_OK);
   assert_int_equal(cs_meas_set_meta(set, "mpi", "Open MPI v4.1.4, package: test", NULL), CS_OK);
+  if (eager) {
+    char buf[64] = "";
+    if (eager[CS_MPI_LOCAL] > 0) snprintf(buf, sizeof buf, "local=%.0f,", eager[CS_MPI_LOCAL]);
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "net=%.0f", eager[CS_MPI_NET]);
+    assert_int_equal(cs_meas_set_meta(set, "mpi_eager", buf, NULL), CS_OK);
+  }
   int k = 0;
   for (int p = 2; p <= 4; p++)
     for (size_t a = 0; a < 5; a++)
@@ -288,10 +296,15 @@ static void synthetic(struct cs_meas_set *set) {
                    "OMPI_MCA_coll_tuned_allreduce_algorithm=%d;"
                    "OMPI_MCA_coll_tuned_use_dynamic_rules=1",
                    algs[a]);
-        r.time_us = 1e6 * true_time(c, a < 4 ? algs[a] : 0, p, s) * (1 + 0.02 * sin(1.7 * k));
+        r.time_us =
+            1e6 * true_time(c, a < 4 ? algs[a] : 0, p, s, eager) * (1 + 0.02 * sin(1.7 * k));
         cs_meas_row_derive(&r);
         assert_int_equal(cs_meas_set_push(set, &r, NULL), CS_OK);
       }
+}
+
+static void synthetic(struct cs_meas_set *set) {
+  synthetic_eager(set, NULL);
 }
 
 static void test_fit_recovers(void **state) {
@@ -316,8 +329,8 @@ static void test_fit_recovers(void **state) {
     double t, lo, hi;
     char msg[200];
     enum cs_coll c = s < 64 * KI ? CS_COLL_ALL_GATHER : CS_COLL_ALL_REDUCE;
-    assert_int_equal(cs_mpi_predict(&f, c, 0, 8, 1, s, &alg, &t, &lo, &hi, msg, 200), 0);
-    double want = true_time(c, 0, 8, s);
+    assert_int_equal(cs_mpi_predict(&f, c, 0, 8, 1, s, &alg, &t, &lo, &hi, NULL, msg, 200), 0);
+    double want = true_time(c, 0, 8, s, NULL);
     if (!(fabs(t / want - 1) < 0.04 && lo <= want && want <= hi))
       fail_msg("8 nodes %.0f B: %g s [%g, %g], truth %g s", s, t, lo, hi, want);
   }
@@ -327,17 +340,115 @@ static void test_fit_recovers(void **state) {
   double t, lo, hi;
   char msg[200];
   assert_int_equal(cs_mpi_predict(&f, CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 2, 4, KI, &alg, &t, &lo, &hi,
-                                  msg, sizeof msg),
+                                  NULL, msg, sizeof msg),
                    -1);
   assert_non_null(strstr(msg, "within one node"));
   assert_int_equal(cs_mpi_predict(&f, CS_COLL_ALL_REDUCE, CS_MPI_AUTO, 1, 4, KI, &alg, &t, &lo, &hi,
-                                  msg, sizeof msg),
+                                  NULL, msg, sizeof msg),
                    -1);
   assert_non_null(strstr(msg, "within one node"));
   assert_int_equal(cs_mpi_predict(&f, CS_COLL_BROADCAST, CS_MPI_AUTO, 4, 1, KI, &alg, &t, &lo, &hi,
-                                  msg, sizeof msg),
+                                  NULL, msg, sizeof msg),
                    -1);
   cs_meas_set_fini(&set);
+}
+
+/* The run's eager limits: parsed from the runner's provenance line, used by the laws, kept by the
+ * fit and the calibration. */
+static void test_eager_limits(void **state) {
+  (void)state;
+  double e[CS_MPI_TIER_COUNT], x[CS_MPI_NPARAMS];
+  assert_int_equal(cs_mpi_eager_parse("local=32768,net=131072", e), 0);
+  near(e[CS_MPI_LOCAL], 32768);
+  near(e[CS_MPI_NET], 131072);
+  assert_int_equal(cs_mpi_eager_parse("net=65536", e), 0);
+  near(e[CS_MPI_LOCAL], 0);
+  near(cs_mpi_eager_of(e, CS_MPI_LOCAL), 4096); /* absent: the default */
+  static const char *const bad[] = {"",      "net=",          "net=-1", "net=1.5",
+                                    "wan=4", "net=4;local=2", "net=4,,"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (cs_mpi_eager_parse(bad[i], e) != -1) fail_msg("\"%s\" accepted", bad[i]);
+    near(e[CS_MPI_NET], 0);
+  }
+  /* ring all_reduce over 4 nodes of 2 MiB: 6 messages of 512 KiB, each above TCP's default 64 KiB
+   * (448 KiB beyond it), none above a recorded 1 MiB */
+  const double big[CS_MPI_TIER_COUNT] = {0, 1024 * KI};
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_RING, 4, 2048 * KI, CS_MPI_NET, NULL, x),
+                   0);
+  near(x[CS_MPI_RNDV(CS_MPI_NET)], 6);
+  near(x[CS_MPI_BEYOND(CS_MPI_NET)], 6 * 448 * KI);
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_RING, 4, 2048 * KI, CS_MPI_NET, big, x),
+                   0);
+  near(x[CS_MPI_RNDV(CS_MPI_NET)], 0);
+  near(x[CS_MPI_BEYOND(CS_MPI_NET)], 0);
+  /* the schedule walker of 2 nodes x 2 ranks reads them too: recursive doubling's 512 KiB
+   * messages across nodes pay no rendezvous under a 1 MiB limit */
+  assert_int_equal(
+      cs_mpi_law_shape(CS_COLL_ALL_GATHER, CS_MPI_AG_RECURSIVE_DOUBLING, 2, 2, 1024 * KI, big, x),
+      0);
+  near(x[CS_MPI_RNDV(CS_MPI_NET)], 0);
+  /* rows made at a 256 KiB limit: fitted with the recorded limit they are priced as made (the
+   * fit's median error is the rows' 2% pattern); the same rows without the record are fitted at
+   * the default 64 KiB and miss by more */
+  const double rec[CS_MPI_TIER_COUNT] = {0, 256 * KI};
+  struct cs_meas_set with, without;
+  synthetic_eager(&with, rec);
+  synthetic_eager(&without, rec);
+  cs_meas_set_fini(&without);
+  cs_meas_set_init(&without);
+  for (size_t i = 0; i < with.n; i++)
+    assert_int_equal(cs_meas_set_push(&without, &with.rows[i], NULL), CS_OK);
+  assert_int_equal(cs_meas_set_meta(&without, "backend", "mpi", NULL), CS_OK);
+  struct cs_cal cal, back;
+  cs_cal_init(&cal);
+  cs_cal_init(&back);
+  struct cs_mpi_fit g;
+  struct cs_mpifit_notes notes = {0};
+  assert_int_equal(cs_mpifit_run(&with, &cal.mpi, NULL, NULL), CS_OK);
+  assert_int_equal(cs_mpifit_run(&without, &g, &notes, NULL), CS_OK);
+  near(cal.mpi.eager[CS_MPI_NET], 256 * KI);
+  near(g.eager[CS_MPI_NET], 0);
+  int said = 0;
+  for (int i = 0; i < notes.n; i++)
+    said |= strstr(notes.line[i], "recorded no eager limits") != NULL;
+  assert_true(said);
+  if (!(cal.mpi.max_rel_err < 0.03 && g.max_rel_err > 0.2))
+    fail_msg("max error with the recorded limit %g, without %g", cal.mpi.max_rel_err,
+             g.max_rel_err);
+  /* and predicted at 8 nodes, 1-4 MiB (Rabenseifner, messages of 64-256 KiB straddling the
+   * limits): within 2% with the record, more than 10% off without */
+  for (double s = 1024 * KI; s <= 4096 * KI; s *= 2) {
+    int a;
+    double t1, t2, l, h, want = true_time(CS_COLL_ALL_REDUCE, 0, 8, s, rec);
+    char m[200];
+    assert_int_equal(
+        cs_mpi_predict(&cal.mpi, CS_COLL_ALL_REDUCE, 0, 8, 1, s, &a, &t1, &l, &h, NULL, m, 200), 0);
+    assert_int_equal(
+        cs_mpi_predict(&g, CS_COLL_ALL_REDUCE, 0, 8, 1, s, &a, &t2, &l, &h, NULL, m, 200), 0);
+    if (!(fabs(t1 / want - 1) < 0.02 && fabs(t2 / want - 1) > 0.10))
+      fail_msg("8 nodes %.0f B: %+.3f with the record, %+.3f without", s, t1 / want - 1,
+               t2 / want - 1);
+  }
+  /* the calibration keeps the limit and prices with it */
+  char path[512];
+  snprintf(path, sizeof path, "%s/test_mpicoll_eager.yaml", CS_TEST_TMP);
+  assert_int_equal(cs_calfile_write(path, &cal, NULL), CS_OK);
+  struct cs_error err = {0};
+  if (cs_calfile_read(path, &back, &err) != CS_OK) fail_msg("%s", err.msg);
+  near(back.mpi.eager[CS_MPI_NET], 256 * KI);
+  near(back.mpi.eager[CS_MPI_LOCAL], 0);
+  int alg;
+  double t, lo, hi;
+  char msg[200];
+  assert_int_equal(cs_mpi_predict(&back.mpi, CS_COLL_ALL_REDUCE, CS_MPI_RING, 8, 1, 1024 * KI, &alg,
+                                  &t, &lo, &hi, x, msg, sizeof msg),
+                   0);
+  near(x[CS_MPI_RNDV(CS_MPI_NET)], 0); /* 128 KiB messages, under the recorded 256 KiB */
+  remove(path);
+  cs_cal_fini(&back);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&with);
+  cs_meas_set_fini(&without);
 }
 
 static void test_calfile_section(void **state) {
@@ -376,6 +487,8 @@ static void test_calfile_section(void **state) {
       {"version: 1\nmpi:\n  parameters: {beta.net: 1e-8}\n  covariance: [[0]]\n", ":4:"},
       {"version: 1\nmpi:\n  parameters: {beta.net: 1e-8}\n  colour: blue\n", "unknown key"},
       {"version: 1\nmpi: [1, 2]\n", ":2:"},
+      {"version: 1\nmpi:\n  eager_net: 0\n  parameters: {beta.net: 1e-8}\n", ":3:"},
+      {"version: 1\nmpi:\n  eager_local: lots\n  parameters: {beta.net: 1e-8}\n", ":3:"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     FILE *f = fopen(path, "w");
@@ -405,6 +518,7 @@ int main(void) {
       cmocka_unit_test(test_schedule_mixed),
       cmocka_unit_test(test_fit_recovers),
       cmocka_unit_test(test_calfile_section),
+      cmocka_unit_test(test_eager_limits),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

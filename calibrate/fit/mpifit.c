@@ -207,6 +207,17 @@ static void set_library(const struct cs_meas_set *meas, struct cs_mpi_fit *f) {
            lib ? lib : "unknown");
 }
 
+/* The run's eager limits (its "mpi_eager" provenance line) into f, or a note that the laws use
+ * Open MPI's defaults. */
+static void set_eager(const struct cs_meas_set *meas, struct cs_mpi_fit *f,
+                      struct cs_mpifit_notes *notes) {
+  const char *s = cs_meas_get_meta(meas, "mpi_eager");
+  if (s && cs_mpi_eager_parse(s, f->eager) == 0) return;
+  note(notes, "%s: the laws use Open MPI 4.1's defaults (%.0f B across nodes, %.0f B within one)",
+       s ? "the run's eager limits are not readable" : "the run recorded no eager limits",
+       cs_mpi_eager_limit(CS_MPI_NET), cs_mpi_eager_limit(CS_MPI_LOCAL));
+}
+
 /* The points the laws price, from meas into p (and their distinct shapes), with f's extents. */
 struct points {
   struct pt *p;
@@ -232,8 +243,8 @@ static void collect(const struct cs_meas_set *meas, struct points *P, struct cs_
     if (P->es == 0) P->es = elem_size(row->dtype);
     struct pt *q = &P->p[P->n];
     int run = cs_mpi_choice(row->coll, alg, row->ranks, row->bytes, P->es);
-    if (run < 0 ||
-        cs_mpi_law_shape(row->coll, run, row->nodes, row->gpus_per_node, row->bytes, q->x) != 0)
+    if (run < 0 || cs_mpi_law_shape(row->coll, run, row->nodes, row->gpus_per_node, row->bytes,
+                                    f->eager, q->x) != 0)
       continue;
     int s = 0;
     while (s < P->nshapes &&
@@ -299,6 +310,7 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
   if (!P.p || !P.shapes || !r || !a) {
     st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   } else {
+    set_eager(meas, f, notes);
     collect(meas, &P, f, notes);
     if (P.n < 3)
       st = cs_error_set(err, CS_ERR_RANGE,

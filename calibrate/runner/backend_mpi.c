@@ -32,6 +32,9 @@ struct mpi_state {
   int mpit;        /* MPI_T initialised by us */
   int alg_cvar[2]; /* index of coll_tuned_allreduce_algorithm, coll_tuned_allgather_algorithm;
                     * -1 when this MPI has none */
+  /* index of the eager limit of each tier's transport: btl_vader_eager_limit (Open MPI 4) or
+   * btl_sm_eager_limit (5) within a node, btl_tcp_eager_limit across; -1 when none */
+  int eager_cvar[CS_MPI_TIER_COUNT];
 };
 
 struct mpi_group {
@@ -99,33 +102,86 @@ static enum cs_status mpi_start(void *state, const struct cs_run_world *w, struc
   return CS_OK;
 }
 
+/* Finds the control variables this backend reads or writes (MPI_T initialised on first use). */
+static void mpit_scan(struct mpi_state *s) {
+  static const char *const algs[2] = {"coll_tuned_allreduce_algorithm",
+                                      "coll_tuned_allgather_algorithm"};
+  static const char *const eager[] = {"btl_vader_eager_limit", "btl_sm_eager_limit",
+                                      "btl_tcp_eager_limit"};
+  static const int eager_tier[] = {CS_MPI_LOCAL, CS_MPI_LOCAL, CS_MPI_NET};
+  if (s->mpit) return;
+  int provided;
+  s->alg_cvar[0] = s->alg_cvar[1] = -1;
+  for (int t = 0; t < CS_MPI_TIER_COUNT; t++)
+    s->eager_cvar[t] = -1;
+  if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return;
+  s->mpit = 1;
+  int n = 0;
+  MPI_T_cvar_get_num(&n);
+  for (int i = 0; i < n; i++) {
+    char name[256], desc[8];
+    int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
+    MPI_Datatype dt;
+    MPI_T_enum en;
+    if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) != MPI_SUCCESS)
+      continue;
+    for (int k = 0; k < 2; k++)
+      if (dt == MPI_INT && strcmp(name, algs[k]) == 0) s->alg_cvar[k] = i;
+    for (size_t k = 0; k < sizeof eager / sizeof eager[0]; k++)
+      if ((dt == MPI_UNSIGNED_LONG || dt == MPI_UNSIGNED_LONG_LONG || dt == MPI_UNSIGNED) &&
+          strcmp(name, eager[k]) == 0)
+        s->eager_cvar[eager_tier[k]] = i;
+  }
+}
+
 /* The index of Open MPI's control variable that forces collective c's algorithm
  * (coll_tuned_allreduce_algorithm, coll_tuned_allgather_algorithm), -1 when this MPI has none (not
- * Open MPI, or no tuned component). Initialises MPI_T on first use. */
+ * Open MPI, or no tuned component). */
 static int alg_cvar(struct mpi_state *s, enum cs_coll c) {
-  static const char *const names[2] = {"coll_tuned_allreduce_algorithm",
-                                       "coll_tuned_allgather_algorithm"};
-  if (!s->mpit) {
-    int provided;
-    s->alg_cvar[0] = s->alg_cvar[1] = -1;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return -1;
-    s->mpit = 1;
-    int n = 0;
-    MPI_T_cvar_get_num(&n);
-    for (int i = 0; i < n; i++) {
-      char name[256], desc[8];
-      int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
-      MPI_Datatype dt;
-      MPI_T_enum en;
-      if (MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) !=
-              MPI_SUCCESS ||
-          dt != MPI_INT)
-        continue;
-      for (int k = 0; k < 2; k++)
-        if (strcmp(name, names[k]) == 0) s->alg_cvar[k] = i;
-    }
-  }
+  mpit_scan(s);
+  if (!s->mpit) return -1;
   return c == CS_COLL_ALL_REDUCE ? s->alg_cvar[0] : c == CS_COLL_ALL_GATHER ? s->alg_cvar[1] : -1;
+}
+
+/* The value of the size_t-like control variable i (bytes), 0 when it cannot be read. */
+static double read_size_cvar(int i) {
+  MPI_T_cvar_handle h;
+  int count = 0;
+  if (i < 0 || MPI_T_cvar_handle_alloc(i, NULL, &h, &count) != MPI_SUCCESS) return 0;
+  char name[256], desc[8];
+  int nl = sizeof name, dl = sizeof desc, verb, bind, scope;
+  MPI_Datatype dt;
+  MPI_T_enum en;
+  double v = 0;
+  if (count == 1 &&
+      MPI_T_cvar_get_info(i, name, &nl, &verb, &dt, &en, desc, &dl, &bind, &scope) == MPI_SUCCESS) {
+    unsigned long long u = 0;
+    unsigned long ul = 0;
+    unsigned ui = 0;
+    if (dt == MPI_UNSIGNED_LONG_LONG && MPI_T_cvar_read(h, &u) == MPI_SUCCESS) v = (double)u;
+    if (dt == MPI_UNSIGNED_LONG && MPI_T_cvar_read(h, &ul) == MPI_SUCCESS) v = (double)ul;
+    if (dt == MPI_UNSIGNED && MPI_T_cvar_read(h, &ui) == MPI_SUCCESS) v = (double)ui;
+  }
+  MPI_T_cvar_handle_free(&h);
+  return v;
+}
+
+/* Provenance: the eager limits this run's transports use ("mpi_eager: local=4096,net=65536"),
+ * which the MPI laws need (model/mpicoll.h); nothing when this MPI exposes neither. */
+static void mpi_describe(void *state, struct cs_meas_set *set) {
+  struct mpi_state *s = state;
+  if (s == NULL) return;
+  mpit_scan(s);
+  if (!s->mpit) return;
+  char buf[96] = "";
+  size_t len = 0;
+  for (int t = 0; t < CS_MPI_TIER_COUNT; t++) {
+    double v = read_size_cvar(s->eager_cvar[t]);
+    if (v > 0)
+      len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%.0f", len ? "," : "",
+                              t == CS_MPI_LOCAL ? "local" : "net", v);
+  }
+  if (len) cs_meas_set_meta(set, "mpi_eager", buf, NULL);
 }
 
 /* Writes collective c's forced algorithm (0 = none); the previous value into *old when old. */
@@ -345,7 +401,7 @@ const struct cs_backend cs_backend_mpi = {
     .group_max = mpi_group_max,
     .check = mpi_check,
     .group_close = mpi_group_close,
-    .describe = NULL,
+    .describe = mpi_describe,
     .fini = mpi_fini,
 };
 

@@ -346,8 +346,12 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
                         name, cs_coll_name(c));
   snprintf(R->links, sizeof R->links,
            "MPI laws fitted to %s rows (%d nodes widest); Open MPI's fixed decision (4.1.0-5.0.9) "
-           "picks the algorithm",
-           cal->mpi.library, cal->mpi.max_nodes);
+           "picks the algorithm; eager limits %.0f B across nodes, %.0f B within one (%s)",
+           cal->mpi.library, cal->mpi.max_nodes, cs_mpi_eager_of(cal->mpi.eager, CS_MPI_NET),
+           cs_mpi_eager_of(cal->mpi.eager, CS_MPI_LOCAL),
+           cal->mpi.eager[CS_MPI_NET] > 0 || cal->mpi.eager[CS_MPI_LOCAL] > 0
+               ? "the run's"
+               : "Open MPI's defaults: the run recorded none");
   for (size_t i = 0; i < R->nn; i++)
     for (size_t j = 0; j < R->ns; j++) {
       struct rec *r = &R->recs[R->n];
@@ -355,10 +359,9 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
       int alg;
       double t, lo, hi, x[CS_MPI_NPARAMS];
       int nodes = (int)R->nodes[i], gpn = (int)R->gpn[0];
-      if (cs_mpi_predict(&cal->mpi, c, force, nodes, gpn, R->sizes[j], &alg, &t, &lo, &hi, msg,
+      if (cs_mpi_predict(&cal->mpi, c, force, nodes, gpn, R->sizes[j], &alg, &t, &lo, &hi, x, msg,
                          sizeof msg) != 0)
         return cs_error_set(err, CS_ERR_RANGE, "%s", msg);
-      cs_mpi_law_shape(c, alg, nodes, gpn, R->sizes[j], x);
       R->n++;
       r->nodes = nodes, r->gpn = gpn, r->ranks = nodes * gpn, r->bytes = R->sizes[j];
       r->t = t * 1e6, r->lo = lo * 1e6, r->hi = hi * 1e6;

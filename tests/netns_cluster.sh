@@ -50,40 +50,18 @@ if ! ip netns list >>"$WORK/discard" 2>&1; then echo "netns_cluster: skipped: no
 command -v mpirun >>"$WORK/discard" || { echo "netns_cluster: mpirun not found"; exit 1; }
 [ -x "$RUN" ] || { echo "netns_cluster: $RUN is not executable"; exit 1; }
 
-# Names unique to this process, short enough for interface names (15 characters).
-ID=$(( $$ % 10000 ))
-NET=10.213.$(( $$ % 250 ))
-BR=csbr$ID
 MAXN=8
-ns() { echo "csns${ID}_$1"; }
-
+. "$(dirname "$0")/netns_lib.sh"
 cleanup() {
-  for i in $(seq 0 $((MAXN - 1))); do
-    ip netns del "$(ns "$i")" 2>>"$WORK/discard"
-    ip link del "csv${ID}_$i" 2>>"$WORK/discard"
-  done
-  ip link del "$BR" 2>>"$WORK/discard"
+  netns_teardown
   [ "$KEEPWORK" = 1 ] || rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
 
-set -e
-ip link add "$BR" type bridge
-ip addr add "$NET.254/24" dev "$BR"   # mpirun's side: the ranks reach its PMIx server here
-ip link set "$BR" up
-for i in $(seq 0 $((MAXN - 1))); do
-  n=$(ns "$i")
-  ip netns add "$n"
-  ip link add "csv${ID}_$i" type veth peer name eth0 netns "$n"
-  ip link set "csv${ID}_$i" master "$BR"
-  ip link set "csv${ID}_$i" up
-  ip -n "$n" addr add "$NET.$((i + 1))/24" dev eth0
-  ip -n "$n" link set eth0 up
-  ip -n "$n" link set lo up
-  ip netns exec "$n" tc qdisc add dev eth0 root tbf rate "$RATE" burst 64kb latency 200ms
-done
-set +e
+netns_setup "$MAXN" "$RATE" 213 "$WORK/discard" || { echo "netns_cluster: namespace set-up failed"; exit 1; }
+NET=$NETNS_NET BR=$NETNS_BR
+ns() { netns_name "$1"; }
 echo "netns_cluster: $MAXN namespaces on bridge $BR, subnet $NET.0/24, each eth0 shaped to $RATE"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1

@@ -19,35 +19,12 @@ if [ "$(id -u)" != 0 ]; then echo "netns_ranks_per_node: skipped: needs root"; e
 WORK=${3:-$(mktemp -d /tmp/cs-rpn.XXXXXX)}
 mkdir -p "$WORK"
 ip netns list >>"$WORK/discard" 2>&1 || { echo "netns_ranks_per_node: skipped: no 'ip netns'"; exit 77; }
-ID=$(( $$ % 10000 ))
-NET=10.214.$(( $$ % 250 ))
-BR=csbr$ID
-ns() { echo "csns${ID}_$1"; }
-cleanup() {
-  for i in 0 1 2 3; do
-    ip netns del "$(ns "$i")" 2>>"$WORK/discard"
-    ip link del "csv${ID}_$i" 2>>"$WORK/discard"
-  done
-  ip link del "$BR" 2>>"$WORK/discard"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../netns_lib.sh"
+trap netns_teardown EXIT
 trap 'exit 1' INT TERM
-set -e
-ip link add "$BR" type bridge
-ip addr add "$NET.254/24" dev "$BR"
-ip link set "$BR" up
-for i in 0 1 2 3; do
-  n=$(ns "$i")
-  ip netns add "$n"
-  ip link add "csv${ID}_$i" type veth peer name eth0 netns "$n"
-  ip link set "csv${ID}_$i" master "$BR"
-  ip link set "csv${ID}_$i" up
-  ip -n "$n" addr add "$NET.$((i + 1))/24" dev eth0
-  ip -n "$n" link set eth0 up
-  ip -n "$n" link set lo up
-  ip netns exec "$n" tc qdisc add dev eth0 root tbf rate "$RATE" burst 64kb latency 200ms
-done
-set +e
+netns_setup 4 "$RATE" 214 "$WORK/discard" || { echo "netns_ranks_per_node: namespace set-up failed"; exit 1; }
+NET=$NETNS_NET
+ns() { netns_name "$1"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include=$NET.0/24
 t0=$(date +%s)

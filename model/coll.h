@@ -10,6 +10,8 @@
 #ifndef CS_COLL_H
 #define CS_COLL_H
 
+#include <stddef.h>
+
 enum cs_coll {
   CS_COLL_ALL_REDUCE,
   CS_COLL_ALL_GATHER,
@@ -68,6 +70,30 @@ double cs_coll_busbw_factor(enum cs_coll c, int n);
  * the tree all_reduce bandwidth of protocol p by for a message of bytes, indexed by
  * log2i(bytes >> 6) (tuning.cc:591); 1.0 outside the table (under 64 bytes, over 256 MiB). */
 double cs_nccl_tree_correction(enum cs_proto p, double bytes);
+
+/* Element types, named as nccl-tests prints them (the runner's --dtype, a measurement row's
+ * dtype column). */
+enum cs_dtype {
+  CS_DTYPE_INT8,
+  CS_DTYPE_UINT8,
+  CS_DTYPE_INT32,
+  CS_DTYPE_UINT32,
+  CS_DTYPE_INT64,
+  CS_DTYPE_UINT64,
+  CS_DTYPE_HALF,
+  CS_DTYPE_FLOAT,
+  CS_DTYPE_DOUBLE,
+  CS_DTYPE_BFLOAT16,
+  CS_DTYPE_COUNT
+};
+
+/* "float", "bfloat16", ...; "?" when out of range. */
+const char *cs_dtype_name(enum cs_dtype d);
+/* Bytes per element; 0 when out of range. */
+size_t cs_dtype_size(enum cs_dtype d);
+/* Accepts the nccl-tests names and the common aliases (fp32, f32, bf16, fp16, int, char, ...);
+ * 0 on success, -1 if unknown (*out untouched). */
+int cs_dtype_parse(const char *name, enum cs_dtype *out);
 
 /* Whether algorithm a can run collective c at all (as NCCL: tree only for all_reduce; p2p only
  * and always for all_to_all and send_recv; pat for all_gather and reduce_scatter; ...). */

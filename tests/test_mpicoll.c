@@ -451,6 +451,36 @@ static void test_eager_limits(void **state) {
   cs_meas_set_fini(&without);
 }
 
+/* The element types the runner writes (coll.h): sizes as the types define them, aliases, and the
+ * fit's element size (which Open MPI's fallbacks count in) from a row's dtype. */
+static void test_dtypes(void **state) {
+  (void)state;
+  static const struct {
+    const char *name;
+    size_t size;
+  } t[] = {{"int8", 1},   {"char", 1},     {"uint8", 1},   {"half", 2},  {"fp16", 2},
+           {"bf16", 2},   {"bfloat16", 2}, {"FLOAT", 4},   {"fp32", 4},  {"int", 4},
+           {"uint32", 4}, {"double", 8},   {"float64", 8}, {"uint64", 8}};
+  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+    enum cs_dtype d;
+    if (cs_dtype_parse(t[i].name, &d) != 0 || cs_dtype_size(d) != t[i].size)
+      fail_msg("%s: want %zu bytes", t[i].name, t[i].size);
+  }
+  enum cs_dtype d = CS_DTYPE_INT8;
+  assert_int_equal(cs_dtype_parse("complex64", &d), -1);
+  assert_int_equal(d, CS_DTYPE_INT8); /* untouched */
+  assert_string_equal(cs_dtype_name(CS_DTYPE_BFLOAT16), "bfloat16");
+  assert_int_equal((int)cs_dtype_size(CS_DTYPE_COUNT), 0);
+  struct cs_meas_set set;
+  synthetic(&set);
+  for (size_t i = 0; i < set.n; i++)
+    snprintf(set.rows[i].dtype, sizeof set.rows[i].dtype, "bfloat16");
+  struct cs_mpi_fit f;
+  assert_int_equal(cs_mpifit_run(&set, &f, NULL, NULL), CS_OK);
+  assert_int_equal(f.elem_size, 2);
+  cs_meas_set_fini(&set);
+}
+
 static void test_calfile_section(void **state) {
   (void)state;
   struct cs_meas_set set;
@@ -519,6 +549,7 @@ int main(void) {
       cmocka_unit_test(test_fit_recovers),
       cmocka_unit_test(test_calfile_section),
       cmocka_unit_test(test_eager_limits),
+      cmocka_unit_test(test_dtypes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,14 +38,8 @@ int cs_mpifit_applies(const struct cs_meas_set *meas) {
 
 /* Bytes per element of a dtype name as the runner writes it; 4 when unknown. */
 static int elem_size(const char *dtype) {
-  static const struct {
-    const char *name;
-    int size;
-  } t[] = {{"double", 8},  {"float64", 8}, {"int64", 8},  {"uint64", 8}, {"float", 4},
-           {"float32", 4}, {"int32", 4},   {"uint32", 4}, {"int8", 1},   {"uint8", 1}};
-  for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-    if (strcmp(dtype, t[i].name) == 0) return t[i].size;
-  return 4;
+  enum cs_dtype d;
+  return cs_dtype_parse(dtype, &d) == 0 ? (int)cs_dtype_size(d) : 4;
 }
 
 /* Order in which undetermined parameters are given up: gamma first (it rides on beta), then the

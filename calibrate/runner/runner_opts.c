@@ -1,5 +1,5 @@
-/* runner_opts.c — the runner's options: element types and one table that drives parsing and
- * --help; see runner_opts.h.
+/* runner_opts.c — the runner's options: one table that drives parsing and --help; see
+ * runner_opts.h.
  */
 #include "runner_opts.h"
 
@@ -9,53 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "mpicoll.h"
 #include "probe.h"
 #include "units.h"
 
 /* ---- element types ------------------------------------------------------------------------- */
-
-static const struct {
-  const char *name;
-  size_t size;
-} dtypes[CS_DTYPE_COUNT] = {
-    [CS_DTYPE_INT8] = {"int8", 1},     [CS_DTYPE_UINT8] = {"uint8", 1},
-    [CS_DTYPE_INT32] = {"int32", 4},   [CS_DTYPE_UINT32] = {"uint32", 4},
-    [CS_DTYPE_INT64] = {"int64", 8},   [CS_DTYPE_UINT64] = {"uint64", 8},
-    [CS_DTYPE_HALF] = {"half", 2},     [CS_DTYPE_FLOAT] = {"float", 4},
-    [CS_DTYPE_DOUBLE] = {"double", 8}, [CS_DTYPE_BFLOAT16] = {"bfloat16", 2},
-};
-
-const char *cs_dtype_name(enum cs_dtype d) {
-  return (unsigned)d < CS_DTYPE_COUNT ? dtypes[d].name : "?";
-}
-
-size_t cs_dtype_size(enum cs_dtype d) {
-  return (unsigned)d < CS_DTYPE_COUNT ? dtypes[d].size : 0;
-}
-
-int cs_dtype_parse(const char *name, enum cs_dtype *out) {
-  static const struct {
-    const char *s;
-    enum cs_dtype d;
-  } alias[] = {
-      {"char", CS_DTYPE_INT8},         {"int8", CS_DTYPE_INT8},     {"uint8", CS_DTYPE_UINT8},
-      {"int", CS_DTYPE_INT32},         {"int32", CS_DTYPE_INT32},   {"uint32", CS_DTYPE_UINT32},
-      {"int64", CS_DTYPE_INT64},       {"uint64", CS_DTYPE_UINT64}, {"half", CS_DTYPE_HALF},
-      {"fp16", CS_DTYPE_HALF},         {"float16", CS_DTYPE_HALF},  {"float", CS_DTYPE_FLOAT},
-      {"fp32", CS_DTYPE_FLOAT},        {"f32", CS_DTYPE_FLOAT},     {"float32", CS_DTYPE_FLOAT},
-      {"double", CS_DTYPE_DOUBLE},     {"fp64", CS_DTYPE_DOUBLE},   {"float64", CS_DTYPE_DOUBLE},
-      {"bfloat16", CS_DTYPE_BFLOAT16}, {"bf16", CS_DTYPE_BFLOAT16}};
-  if (name == NULL) return -1;
-  for (size_t i = 0; i < sizeof alias / sizeof alias[0]; i++)
-    if (strcasecmp(name, alias[i].s) == 0) {
-      *out = alias[i].d;
-      return 0;
-    }
-  return -1;
-}
 
 /* ---- options: one table drives parsing and --help ------------------------------------------ */
 

@@ -1,6 +1,7 @@
-/* runner_opts.h — what a run of the measurement runner is told: element types, the (algorithm,
- * protocol) pairs to force, and struct cs_run_opts with its command-line parser and --help (one
- * table drives both). The harness that acts on them is runner.h.
+/* runner_opts.h — what a run of the measurement runner is told: the element type (coll.h's
+ * vocabulary), the (algorithm, protocol) pairs to force, and struct cs_run_opts with its
+ * command-line parser and --help (one table drives both). The harness that acts on them is
+ * runner.h.
  */
 #ifndef CS_RUNNER_OPTS_H
 #define CS_RUNNER_OPTS_H
@@ -10,29 +11,6 @@
 
 #include "coll.h"
 #include "status.h"
-
-/* Element types, named as nccl-tests prints them. */
-enum cs_dtype {
-  CS_DTYPE_INT8,
-  CS_DTYPE_UINT8,
-  CS_DTYPE_INT32,
-  CS_DTYPE_UINT32,
-  CS_DTYPE_INT64,
-  CS_DTYPE_UINT64,
-  CS_DTYPE_HALF,
-  CS_DTYPE_FLOAT,
-  CS_DTYPE_DOUBLE,
-  CS_DTYPE_BFLOAT16,
-  CS_DTYPE_COUNT
-};
-
-/* "float", "bfloat16", ...; "?" when out of range. */
-const char *cs_dtype_name(enum cs_dtype d);
-/* Bytes per element; 0 when out of range. */
-size_t cs_dtype_size(enum cs_dtype d);
-/* Accepts the nccl-tests names and the common aliases (fp32, f32, bf16, fp16, int, char, ...);
- * 0 on success, -1 if unknown (*out untouched). */
-int cs_dtype_parse(const char *name, enum cs_dtype *out);
 
 /* One (algorithm, protocol) pair to force; CS_ALGO_AUTO/CS_PROTO_AUTO leave the choice to the
  * library. mpi_alg and mpi_coll are the MPI backend's: Open MPI's algorithm number to force for

@@ -423,6 +423,15 @@ int cs_cmd_coll(int argc, char **argv) {
             "commscale coll: note: the calibration's MPI laws price %s from what it "
             "measured; --topology, --net-bw and --net-lat do not apply to them\n",
             cs_coll_name(q.coll));
+  /* the other collectives of an MPI calibration go through the NCCL-form model fitted to the
+   * same rows, which does not know Open MPI's algorithm switches: say so */
+  if (st == CS_OK && cal.mpi.fitted && !mpi)
+    fprintf(stderr,
+            "commscale coll: warning: the calibration's MPI laws cover all_reduce and all_gather "
+            "only; %s is priced by the collective model fitted to the same rows, which does not "
+            "follow Open MPI's choice of algorithm (on the namespace cluster it missed all_reduce "
+            "by a median of 34-37%%, docs/model.md)\n",
+            cs_coll_name(q.coll));
   if (mpi) st = predict_mpi(&cal, q.coll, cli_get(&verb, &a, "algo"), &R, &err);
   if (st == CS_OK && !mpi) st = predict_all(&cal, q, &R, &err);
   /* what the user should know about this calibration for this target, on stderr and in the

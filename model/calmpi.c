@@ -24,9 +24,12 @@ void cs_calmpi_emit(FILE *f, const struct cs_mpi_fit *m) {
   fputs("\n  cv_median_rel_err: ", f);
   num(f, m->cv_median_rel_err);
   fprintf(f, "\n  max_nodes: %d\n  max_ranks_local: %d\n", m->max_nodes, m->max_ranks_local);
-  /* the run's eager limits, where it recorded them (absent: the laws use Open MPI's defaults) */
-  if (m->eager[CS_MPI_LOCAL] > 0) fprintf(f, "  eager_local: %.0f\n", m->eager[CS_MPI_LOCAL]);
-  if (m->eager[CS_MPI_NET] > 0) fprintf(f, "  eager_net: %.0f\n", m->eager[CS_MPI_NET]);
+  /* the run's eager limits, where it recorded them (absent: the laws use Open MPI's defaults),
+   * and how its ranks were placed */
+  const struct cs_mpi_setup *su = &m->setup;
+  if (su->eager[CS_MPI_LOCAL] > 0) fprintf(f, "  eager_local: %.0f\n", su->eager[CS_MPI_LOCAL]);
+  if (su->eager[CS_MPI_NET] > 0) fprintf(f, "  eager_net: %.0f\n", su->eager[CS_MPI_NET]);
+  fprintf(f, "  placement: %s\n", su->cyclic ? "cyclic" : "block");
   fputs("  parameters:\n", f);
   for (int i = 0; i < CS_MPI_NPARAMS; i++) {
     fprintf(f, "    %s: ", cs_mpi_param_name(i));
@@ -112,7 +115,7 @@ enum cs_status cs_calmpi_read(const struct cs_yaml *d, int map, struct cs_mpi_fi
   static const char *const keys[] = {
       "library",     "elem_size",         "points",    "noise_rel",       "median_rel_err",
       "max_rel_err", "cv_median_rel_err", "max_nodes", "max_ranks_local", "parameters",
-      "covariance",  "eager_local",       "eager_net"};
+      "covariance",  "eager_local",       "eager_net", "placement"};
   memset(m, 0, sizeof *m);
   if (cs_yaml_kind(d, map) != CS_YAML_MAP)
     return cs_yaml_error(d, map, err, CS_ERR_PARSE, "mpi: expected a mapping of the MPI fit");
@@ -146,12 +149,20 @@ enum cs_status cs_calmpi_read(const struct cs_yaml *d, int map, struct cs_mpi_fi
       st = read_cov(d, val, m, err);
     } else if (i == 11 || i == 12) {
       st = cs_yaml_int(d, val, 1, 1L << 40, &l, err);
-      if (st == CS_OK) m->eager[i == 11 ? CS_MPI_LOCAL : CS_MPI_NET] = (double)l;
+      if (st == CS_OK) m->setup.eager[i == 11 ? CS_MPI_LOCAL : CS_MPI_NET] = (double)l;
+    } else if (i == 13) {
+      const char *s = cs_yaml_scalar(d, val);
+      if (s == NULL || (strcmp(s, "block") != 0 && strcmp(s, "cyclic") != 0))
+        st = cs_yaml_error(d, val, err, CS_ERR_PARSE,
+                           "mpi.placement: expected block or cyclic, got \"%.40s\"", s ? s : "?");
+      else
+        m->setup.cyclic = strcmp(s, "cyclic") == 0;
     } else {
       st = cs_yaml_error(d, key, err, CS_ERR_PARSE,
                          "mpi: unknown key \"%.40s\"; expected library, elem_size, points, "
                          "noise_rel, median_rel_err, max_rel_err, cv_median_rel_err, max_nodes, "
-                         "max_ranks_local, eager_local, eager_net, parameters or covariance",
+                         "max_ranks_local, eager_local, eager_net, placement, parameters or "
+                         "covariance",
                          name ? name : "?");
     }
   }

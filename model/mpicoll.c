@@ -192,7 +192,7 @@ static int allgather_steps(struct law_acc *acc, int alg, int p, double m) {
 }
 
 int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
-               const double *eager, double x[CS_MPI_NPARAMS]) {
+               const struct cs_mpi_setup *setup, double x[CS_MPI_NPARAMS]) {
   for (int i = 0; i < CS_MPI_NPARAMS; i++)
     x[i] = 0;
   if ((c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) || p < 1 || (int)t < 0 ||
@@ -202,7 +202,7 @@ int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
   int L = floor_log2(p), pp = 1 << L, e = p != pp;
   int l = L + e; /* ceil(log2 p) */
   double n = bytes;
-  struct law_acc acc = {0, 0, 0, 0, 0, cs_mpi_eager_of(eager, t), 0};
+  struct law_acc acc = {0, 0, 0, 0, 0, cs_mpi_eager_of(setup, t), 0};
   if (c == CS_COLL_ALL_GATHER) {
     if (allgather_steps(&acc, alg, p, n / p) != 0) return -1;
     alg = -1; /* skip the all_reduce switch */
@@ -260,8 +260,8 @@ double cs_mpi_eager_limit(enum cs_mpi_tier t) {
   return t == CS_MPI_LOCAL ? 4096 : 65536;
 }
 
-double cs_mpi_eager_of(const double *eager, enum cs_mpi_tier t) {
-  return eager && eager[t] > 0 ? eager[t] : cs_mpi_eager_limit(t);
+double cs_mpi_eager_of(const struct cs_mpi_setup *s, enum cs_mpi_tier t) {
+  return s && s->eager[t] > 0 ? s->eager[t] : cs_mpi_eager_limit(t);
 }
 
 int cs_mpi_eager_parse(const char *s, double eager[CS_MPI_TIER_COUNT]) {
@@ -359,7 +359,7 @@ int cs_mpi_predict(const struct cs_mpi_fit *f, enum cs_coll c, int a, int nodes,
   int p = nodes * gpn;
   *alg = cs_mpi_choice(c, a, p, bytes, f->elem_size > 0 ? f->elem_size : 4);
   double x[CS_MPI_NPARAMS];
-  if (*alg < 0 || cs_mpi_law_shape(c, *alg, nodes, gpn, bytes, f->eager, x) != 0) {
+  if (*alg < 0 || cs_mpi_law_shape(c, *alg, nodes, gpn, bytes, &f->setup, x) != 0) {
     snprintf(msg, msglen, "Open MPI cannot run %s %s on %d ranks", cs_coll_name(c),
              cs_mpi_coll_alg_name(c, a), p);
     return -1;

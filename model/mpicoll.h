@@ -108,9 +108,20 @@ enum cs_mpi_tier { CS_MPI_LOCAL, CS_MPI_NET, CS_MPI_TIER_COUNT };
 /* The default eager limit of tier t's transport (bytes): messages above it pay the rendezvous. */
 double cs_mpi_eager_limit(enum cs_mpi_tier t);
 
-/* Tier t's eager limit from eager[] (bytes by tier, as a run recorded them; NULL or an entry <= 0:
- * the default above). The law functions below take such an array. */
-double cs_mpi_eager_of(const double *eager, enum cs_mpi_tier t);
+/* How a run of Open MPI was set up beyond its shape, as the runner records it; the laws price
+ * with it. A zeroed struct (NULL where a pointer is taken) is Open MPI 4.1's default eager limits
+ * with ranks placed in blocks. */
+struct cs_mpi_setup {
+  double eager[CS_MPI_TIER_COUNT]; /* the transports' eager limits, bytes; <= 0: the default */
+  /* 1: ranks placed round robin over the nodes (mpirun --map-by node), communicator rank r on
+   * node r % nodes; 0: in blocks (--map-by slot, core or socket: mpirun's default), rank r on
+   * node r / ranks_per_node */
+  int cyclic;
+};
+
+/* Tier t's eager limit under s (its eager[t], or the default above where s is NULL or eager[t] is
+ * not positive). */
+double cs_mpi_eager_of(const struct cs_mpi_setup *s, enum cs_mpi_tier t);
 
 /* Parses a provenance value "local=4096,net=65536" (the runner's "mpi_eager" line; either key may
  * be missing) into eager[CS_MPI_TIER_COUNT] (0 where absent). 0 on success, -1 on anything else
@@ -145,24 +156,24 @@ int cs_mpi_choice(enum cs_coll c, int a, int p, double bytes, int elem_size);
 /* The counts (a, b, r, c) of the law above for algorithm alg (as cs_mpi_ompi_choice returns it)
  * of collective c over p ranks at `bytes`, as x[CS_MPI_NPARAMS] coefficients of the parameters on
  * tier t (zero elsewhere), so that t = sum x[i] * theta[i]; messages above tier t's eager limit
- * (cs_mpi_eager_of(eager, t)) count as rendezvous. Returns 0, or -1 when c has no law
+ * (cs_mpi_eager_of(setup, t)) count as rendezvous. Returns 0, or -1 when c has no law
  * (all_reduce and all_gather have), alg is 0 ("auto") or p < 1. */
 int cs_mpi_law(enum cs_coll c, int alg, int p, double bytes, enum cs_mpi_tier t,
-               const double *eager, double x[CS_MPI_NPARAMS]);
+               const struct cs_mpi_setup *setup, double x[CS_MPI_NPARAMS]);
 
-/* The counts of the same law for `nodes` x `gpn` ranks placed by node in blocks (mpirun's
- * default): one node or one rank per node as cs_mpi_law; several of each from the algorithm's
- * message schedule (cs_mpi_law_schedule): a step that sends any message across nodes costs the
- * network's alpha, else the node's; beta.net counts the bytes the busiest NIC sends (all its
- * ranks' messages to other nodes), beta.local the most a rank sends within its node. Returns 0 or
- * -1 as cs_mpi_law. */
-int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes, const double *eager,
-                     double x[CS_MPI_NPARAMS]);
+/* The counts of the same law for `nodes` x `gpn` ranks placed as setup says (NULL: in blocks, as
+ * mpirun's default): one node or one rank per node as cs_mpi_law; several of each from the
+ * algorithm's message schedule (cs_mpi_law_schedule): a step that sends any message across nodes
+ * costs the network's alpha, else the node's; beta.net counts the bytes the busiest NIC sends (all
+ * its ranks' messages to other nodes), beta.local the most a rank sends within its node. Returns 0
+ * or -1 as cs_mpi_law. */
+int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
+                     const struct cs_mpi_setup *setup, double x[CS_MPI_NPARAMS]);
 
 /* The schedule law for any shape (model/mpisched.c); for one node or one rank per node it gives
  * cs_mpi_law's counts (test_mpicoll checks that). */
 int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
-                        const double *eager, double x[CS_MPI_NPARAMS]);
+                        const struct cs_mpi_setup *setup, double x[CS_MPI_NPARAMS]);
 
 /* The algorithm a measurement row's configuration tag forces: the N of
  * "OMPI_MCA_coll_tuned_allreduce_algorithm=N" when the tag also turns dynamic rules on
@@ -182,9 +193,9 @@ struct cs_mpi_fit {
   int fitted;
   double theta[CS_MPI_NPARAMS];               /* s, s/byte: see CS_MPI_NPARAMS */
   double cov[CS_MPI_NPARAMS][CS_MPI_NPARAMS]; /* their covariance (s^2, ...); 0 where fixed */
-  unsigned determined; /* bit i set: theta[i] was fitted; else the data cannot tell it (0) */
-  int elem_size;       /* bytes per element of the fitted rows (their dtype) */
-  double eager[CS_MPI_TIER_COUNT]; /* the run's eager limits (bytes); 0: not recorded, default */
+  unsigned determined;       /* bit i set: theta[i] was fitted; else the data cannot tell it (0) */
+  int elem_size;             /* bytes per element of the fitted rows (their dtype) */
+  struct cs_mpi_setup setup; /* as the run recorded it; zero where it did not (the defaults) */
   int points;
   double noise_rel; /* robust scale of the relative residuals (1.4826 x their MAD) */
   double median_rel_err, max_rel_err, cv_median_rel_err; /* cv: held-out shapes, NAN if none */
@@ -193,7 +204,7 @@ struct cs_mpi_fit {
 };
 
 /* Predicts collective c with algorithm a (c's numbering; 0: Open MPI's choice) over `nodes` x `gpn`
- * ranks at `bytes` from f (at f's eager limits): *alg the algorithm that runs, *t the time,
+ * ranks at `bytes` from f (under f's setup): *alg the algorithm that runs, *t the time,
  * [*lo, *hi] a ~95% band (1.96 sigma of the fitted parameters' covariance and, in quadrature, of
  * the residual scale), seconds; x (NULL: not wanted) the law's counts it priced. Errors (one line
  * in msg): no law for c, or a tier the shape uses whose parameters the data never determined.

@@ -1,7 +1,8 @@
 /* mpisched.c — the laws of mpicoll.h from the algorithms' message schedules, for any shape of
  * nodes x ranks per node (cs_mpi_law_schedule).
  *
- * Ranks are placed by node in blocks (rank r on node r / g, mpirun's default --map-by slot). Each
+ * Ranks are placed by node in blocks (rank r on node r / g, mpirun's default --map-by slot) or,
+ * where the run placed them round robin (--map-by node), rank r on node r % nodes. Each
  * algorithm is walked step by step as Open MPI 4.1's coll_base_allreduce.c and
  * coll_base_allgather.c exchange messages; every message is charged to the link it crosses: the
  * network when its ranks sit on two nodes, else the node's own. Per step: one message time on the
@@ -20,6 +21,7 @@
 
 struct sched {
   int p, g, nodes;
+  int cyclic; /* ranks placed round robin over the nodes (else in blocks) */
   double eager[CS_MPI_TIER_COUNT];
   double *nic_total; /* [nodes] bytes each NIC sends over the operation */
   double *nic_step;  /* [nodes] bytes each NIC sends in this step */
@@ -30,11 +32,15 @@ struct sched {
   double a[CS_MPI_TIER_COUNT], r[CS_MPI_TIER_COUNT], o[CS_MPI_TIER_COUNT], c;
 };
 
+static int node_of(const struct sched *S, int r) {
+  return S->cyclic ? r % S->nodes : r / S->g;
+}
+
 static void msg(struct sched *S, int src, int dst, double bytes) {
   src = ((src % S->p) + S->p) % S->p, dst = ((dst % S->p) + S->p) % S->p;
   if (src == dst || bytes <= 0) return;
-  int ns = src / S->g;
-  if (ns != dst / S->g) {
+  int ns = node_of(S, src);
+  if (ns != node_of(S, dst)) {
     S->crossed = 1;
     S->nic_total[ns] += bytes;
     S->nic_step[ns] += bytes;
@@ -209,16 +215,16 @@ static int allgather(struct sched *S, int alg, double n) {
 }
 
 int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
-                        const double *eager, double x[CS_MPI_NPARAMS]) {
+                        const struct cs_mpi_setup *setup, double x[CS_MPI_NPARAMS]) {
   for (int i = 0; i < CS_MPI_NPARAMS; i++)
     x[i] = 0;
   if ((c != CS_COLL_ALL_REDUCE && c != CS_COLL_ALL_GATHER) || nodes < 1 || gpn < 1 ||
       nodes > (1 << 20) / gpn)
     return -1;
-  struct sched S = {.p = nodes * gpn, .g = gpn, .nodes = nodes};
+  struct sched S = {.p = nodes * gpn, .g = gpn, .nodes = nodes, .cyclic = setup && setup->cyclic};
   if (S.p == 1) return 0;
-  S.eager[CS_MPI_LOCAL] = cs_mpi_eager_of(eager, CS_MPI_LOCAL);
-  S.eager[CS_MPI_NET] = cs_mpi_eager_of(eager, CS_MPI_NET);
+  S.eager[CS_MPI_LOCAL] = cs_mpi_eager_of(setup, CS_MPI_LOCAL);
+  S.eager[CS_MPI_NET] = cs_mpi_eager_of(setup, CS_MPI_NET);
   S.nic_total = calloc((size_t)nodes, sizeof(double));
   S.nic_step = calloc((size_t)nodes, sizeof(double));
   S.nic_over = calloc((size_t)nodes, sizeof(double));
@@ -245,9 +251,9 @@ int cs_mpi_law_schedule(enum cs_coll c, int alg, int nodes, int gpn, double byte
   return rc;
 }
 
-int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes, const double *eager,
-                     double x[CS_MPI_NPARAMS]) {
-  if (nodes == 1) return cs_mpi_law(c, alg, gpn, bytes, CS_MPI_LOCAL, eager, x);
-  if (gpn == 1) return cs_mpi_law(c, alg, nodes, bytes, CS_MPI_NET, eager, x);
-  return cs_mpi_law_schedule(c, alg, nodes, gpn, bytes, eager, x);
+int cs_mpi_law_shape(enum cs_coll c, int alg, int nodes, int gpn, double bytes,
+                     const struct cs_mpi_setup *setup, double x[CS_MPI_NPARAMS]) {
+  if (nodes == 1) return cs_mpi_law(c, alg, gpn, bytes, CS_MPI_LOCAL, setup, x);
+  if (gpn == 1) return cs_mpi_law(c, alg, nodes, bytes, CS_MPI_NET, setup, x);
+  return cs_mpi_law_schedule(c, alg, nodes, gpn, bytes, setup, x);
 }

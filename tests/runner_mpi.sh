@@ -11,6 +11,8 @@
 #            and the library's own choice are measured, each row tagged with what was forced
 #   eager    the transport's eager limit a run sets (mpirun --mca btl_tcp_eager_limit) is read
 #            back through MPI_T into the provenance (the MPI laws price rendezvous with it)
+#   placement ranks numbered round robin over two node keys (--node-id a, b, a) are recorded as
+#            placed cyclic, node by node (a, a, b) as block
 # usage: runner_mpi.sh COMMSCALE_RUN. Exit 0 pass, 1 fail, 77 skipped (no mpirun).
 set -u
 RUN=${1:?usage: runner_mpi.sh COMMSCALE_RUN}
@@ -105,5 +107,24 @@ if [ $rc != 0 ] || ! grep -Eq '^# mpi_eager: (.*,)?net=131072(,|$)' "$W/eager.cs
   fail=1
 else
   echo "runner_mpi: $(grep '^# mpi_eager' "$W/eager.csv" | cut -c3-) recorded"
+fi
+echo "== placement"
+P=(--backend mpi --colls all_reduce --sizes 1K -n 2 -w 1 --trials 2:2 -q --overwrite)
+mpirun --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
+  -np 1 "$RUN" --node-id a "${P[@]}" -o "$W/cyc.csv" : -np 1 "$RUN" --node-id b "${P[@]}" -o "$W/cyc.csv" : \
+  -np 1 "$RUN" --node-id a "${P[@]}" -o "$W/cyc.csv" >"$W/cyc.out" 2>&1
+rc1=$?
+mpirun --mca btl self,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
+  -np 2 "$RUN" --node-id a "${P[@]}" -o "$W/blk.csv" : -np 1 "$RUN" --node-id b "${P[@]}" -o "$W/blk.csv" \
+  >"$W/blk.out" 2>&1
+rc2=$?
+if [ $rc1 != 0 ] || [ $rc2 != 0 ] || ! grep -q '^# mpi_placement: cyclic$' "$W/cyc.csv" ||
+  ! grep -q '^# mpi_placement: block$' "$W/blk.csv"; then
+  echo "runner_mpi: placement not recorded as cyclic / block (exit $rc1 / $rc2):"
+  grep -h 'mpi_placement' "$W/cyc.csv" "$W/blk.csv"
+  cat "$W/cyc.out" "$W/blk.out"
+  fail=1
+else
+  echo "runner_mpi: ranks on nodes a, b, a recorded as cyclic; a, a, b as block"
 fi
 exit $fail

@@ -253,7 +253,8 @@ static const double truth[CS_MPI_NPARAMS] = {[CS_MPI_ALPHA(CS_MPI_NET)] = 60e-6,
                                              [CS_MPI_BEYOND(CS_MPI_NET)] = 30e-9,
                                              [CS_MPI_GAMMA] = 2e-9};
 
-static double true_time(enum cs_coll c, int alg, int p, double bytes, const double *eager) {
+static double true_time(enum cs_coll c, int alg, int p, double bytes,
+                        const struct cs_mpi_setup *eager) {
   double x[CS_MPI_NPARAMS], t = 0;
   int run = cs_mpi_choice(c, alg, p, bytes, 4);
   assert_int_equal(cs_mpi_law(c, run, p, bytes, CS_MPI_NET, eager, x), 0);
@@ -266,7 +267,7 @@ static double true_time(enum cs_coll c, int alg, int p, double bytes, const doub
  * algorithms, all_gather at Open MPI's choice, 4 KiB to 1 MiB, each time off the truth by a fixed
  * pattern of up to +-2%. eager: the transports' eager limits the rows ran with, recorded in the
  * provenance as the runner does (NULL: Open MPI's defaults, nothing recorded). */
-static void synthetic_eager(struct cs_meas_set *set, const double *eager) {
+static void synthetic_eager(struct cs_meas_set *set, const struct cs_mpi_setup *eager) {
   static const int algs[] = {CS_MPI_AUTO, CS_MPI_RECURSIVE_DOUBLING, CS_MPI_RING,
                              CS_MPI_RABENSEIFNER};
   cs_meas_set_init(set);
@@ -274,8 +275,9 @@ static void synthetic_eager(struct cs_meas_set *set, const double *eager) {
   assert_int_equal(cs_meas_set_meta(set, "mpi", "Open MPI v4.1.4, package: test", NULL), CS_OK);
   if (eager) {
     char buf[64] = "";
-    if (eager[CS_MPI_LOCAL] > 0) snprintf(buf, sizeof buf, "local=%.0f,", eager[CS_MPI_LOCAL]);
-    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "net=%.0f", eager[CS_MPI_NET]);
+    if (eager->eager[CS_MPI_LOCAL] > 0)
+      snprintf(buf, sizeof buf, "local=%.0f,", eager->eager[CS_MPI_LOCAL]);
+    snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "net=%.0f", eager->eager[CS_MPI_NET]);
     assert_int_equal(cs_meas_set_meta(set, "mpi_eager", buf, NULL), CS_OK);
   }
   int k = 0;
@@ -363,7 +365,11 @@ static void test_eager_limits(void **state) {
   near(e[CS_MPI_NET], 131072);
   assert_int_equal(cs_mpi_eager_parse("net=65536", e), 0);
   near(e[CS_MPI_LOCAL], 0);
-  near(cs_mpi_eager_of(e, CS_MPI_LOCAL), 4096); /* absent: the default */
+  struct cs_mpi_setup su = {{0}, 0};
+  memcpy(su.eager, e, sizeof e);
+  near(cs_mpi_eager_of(&su, CS_MPI_LOCAL), 4096); /* absent: the default */
+  near(cs_mpi_eager_of(&su, CS_MPI_NET), 65536);
+  near(cs_mpi_eager_of(NULL, CS_MPI_NET), 65536);
   static const char *const bad[] = {"",      "net=",          "net=-1", "net=1.5",
                                     "wan=4", "net=4;local=2", "net=4,,"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -372,28 +378,28 @@ static void test_eager_limits(void **state) {
   }
   /* ring all_reduce over 4 nodes of 2 MiB: 6 messages of 512 KiB, each above TCP's default 64 KiB
    * (448 KiB beyond it), none above a recorded 1 MiB */
-  const double big[CS_MPI_TIER_COUNT] = {0, 1024 * KI};
+  const struct cs_mpi_setup big = {{0, 1024 * KI}, 0};
   assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_RING, 4, 2048 * KI, CS_MPI_NET, NULL, x),
                    0);
   near(x[CS_MPI_RNDV(CS_MPI_NET)], 6);
   near(x[CS_MPI_BEYOND(CS_MPI_NET)], 6 * 448 * KI);
-  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_RING, 4, 2048 * KI, CS_MPI_NET, big, x),
+  assert_int_equal(cs_mpi_law(CS_COLL_ALL_REDUCE, CS_MPI_RING, 4, 2048 * KI, CS_MPI_NET, &big, x),
                    0);
   near(x[CS_MPI_RNDV(CS_MPI_NET)], 0);
   near(x[CS_MPI_BEYOND(CS_MPI_NET)], 0);
   /* the schedule walker of 2 nodes x 2 ranks reads them too: recursive doubling's 512 KiB
    * messages across nodes pay no rendezvous under a 1 MiB limit */
   assert_int_equal(
-      cs_mpi_law_shape(CS_COLL_ALL_GATHER, CS_MPI_AG_RECURSIVE_DOUBLING, 2, 2, 1024 * KI, big, x),
+      cs_mpi_law_shape(CS_COLL_ALL_GATHER, CS_MPI_AG_RECURSIVE_DOUBLING, 2, 2, 1024 * KI, &big, x),
       0);
   near(x[CS_MPI_RNDV(CS_MPI_NET)], 0);
   /* rows made at a 256 KiB limit: fitted with the recorded limit they are priced as made (the
    * fit's median error is the rows' 2% pattern); the same rows without the record are fitted at
    * the default 64 KiB and miss by more */
-  const double rec[CS_MPI_TIER_COUNT] = {0, 256 * KI};
+  const struct cs_mpi_setup rec = {{0, 256 * KI}, 0};
   struct cs_meas_set with, without;
-  synthetic_eager(&with, rec);
-  synthetic_eager(&without, rec);
+  synthetic_eager(&with, &rec);
+  synthetic_eager(&without, &rec);
   cs_meas_set_fini(&without);
   cs_meas_set_init(&without);
   for (size_t i = 0; i < with.n; i++)
@@ -406,8 +412,8 @@ static void test_eager_limits(void **state) {
   struct cs_mpifit_notes notes = {0};
   assert_int_equal(cs_mpifit_run(&with, &cal.mpi, NULL, NULL), CS_OK);
   assert_int_equal(cs_mpifit_run(&without, &g, &notes, NULL), CS_OK);
-  near(cal.mpi.eager[CS_MPI_NET], 256 * KI);
-  near(g.eager[CS_MPI_NET], 0);
+  near(cal.mpi.setup.eager[CS_MPI_NET], 256 * KI);
+  near(g.setup.eager[CS_MPI_NET], 0);
   int said = 0;
   for (int i = 0; i < notes.n; i++)
     said |= strstr(notes.line[i], "recorded no eager limits") != NULL;
@@ -419,7 +425,7 @@ static void test_eager_limits(void **state) {
    * limits): within 2% with the record, more than 10% off without */
   for (double s = 1024 * KI; s <= 4096 * KI; s *= 2) {
     int a;
-    double t1, t2, l, h, want = true_time(CS_COLL_ALL_REDUCE, 0, 8, s, rec);
+    double t1, t2, l, h, want = true_time(CS_COLL_ALL_REDUCE, 0, 8, s, &rec);
     char m[200];
     assert_int_equal(
         cs_mpi_predict(&cal.mpi, CS_COLL_ALL_REDUCE, 0, 8, 1, s, &a, &t1, &l, &h, NULL, m, 200), 0);
@@ -435,8 +441,8 @@ static void test_eager_limits(void **state) {
   assert_int_equal(cs_calfile_write(path, &cal, NULL), CS_OK);
   struct cs_error err = {0};
   if (cs_calfile_read(path, &back, &err) != CS_OK) fail_msg("%s", err.msg);
-  near(back.mpi.eager[CS_MPI_NET], 256 * KI);
-  near(back.mpi.eager[CS_MPI_LOCAL], 0);
+  near(back.mpi.setup.eager[CS_MPI_NET], 256 * KI);
+  near(back.mpi.setup.eager[CS_MPI_LOCAL], 0);
   int alg;
   double t, lo, hi;
   char msg[200];
@@ -481,6 +487,55 @@ static void test_dtypes(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* Ranks placed round robin over the nodes (mpirun --map-by node), worked by hand: 2 nodes x 2
+ * ranks, communicator ranks 0 and 2 on node 0, 1 and 3 on node 1. */
+static void test_placement(void **state) {
+  (void)state;
+  const struct cs_mpi_setup cyc = {{0, 0}, 1};
+  double x[CS_MPI_NPARAMS];
+  /* ring all_reduce of 4 KiB: 6 steps of 1 KiB blocks, every ring neighbour (r -> r+1) on the
+   * other node: each NIC sends 2 blocks a step, 12 KiB in all, nothing within a node (in blocks:
+   * 6 KiB and 6 KiB, test_schedule_mixed) */
+  assert_int_equal(cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RING, 2, 2, 4 * KI, &cyc, x), 0);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], 6);
+  near(x[CS_MPI_ALPHA(CS_MPI_LOCAL)], 0);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 12 * KI);
+  near(x[CS_MPI_BETA(CS_MPI_LOCAL)], 0);
+  /* recursive doubling: distance 1 now crosses nodes (both ranks of a node send the whole 4 KiB
+   * vector through its NIC), distance 2 stays within them */
+  assert_int_equal(
+      cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RECURSIVE_DOUBLING, 2, 2, 4 * KI, &cyc, x), 0);
+  near(x[CS_MPI_ALPHA(CS_MPI_NET)], 1);
+  near(x[CS_MPI_ALPHA(CS_MPI_LOCAL)], 1);
+  near(x[CS_MPI_BETA(CS_MPI_NET)], 8 * KI);
+  near(x[CS_MPI_BETA(CS_MPI_LOCAL)], 4 * KI);
+  /* one rank per node or one node: the placement changes nothing */
+  double y[CS_MPI_NPARAMS];
+  assert_int_equal(cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RING, 4, 1, 64 * KI, &cyc, x), 0);
+  assert_int_equal(cs_mpi_law_shape(CS_COLL_ALL_REDUCE, CS_MPI_RING, 4, 1, 64 * KI, NULL, y), 0);
+  for (int i = 0; i < CS_MPI_NPARAMS; i++)
+    near(x[i], y[i]);
+  /* the fit takes the placement from the provenance and the calibration keeps it */
+  struct cs_meas_set set;
+  synthetic(&set);
+  assert_int_equal(cs_meas_set_meta(&set, "mpi_placement", "cyclic", NULL), CS_OK);
+  struct cs_cal cal, back;
+  cs_cal_init(&cal);
+  cs_cal_init(&back);
+  assert_int_equal(cs_mpifit_run(&set, &cal.mpi, NULL, NULL), CS_OK);
+  assert_int_equal(cal.mpi.setup.cyclic, 1);
+  char path[512];
+  snprintf(path, sizeof path, "%s/test_mpicoll_placement.yaml", CS_TEST_TMP);
+  assert_int_equal(cs_calfile_write(path, &cal, NULL), CS_OK);
+  struct cs_error err = {0};
+  if (cs_calfile_read(path, &back, &err) != CS_OK) fail_msg("%s", err.msg);
+  assert_int_equal(back.mpi.setup.cyclic, 1);
+  remove(path);
+  cs_cal_fini(&back);
+  cs_cal_fini(&cal);
+  cs_meas_set_fini(&set);
+}
+
 static void test_calfile_section(void **state) {
   (void)state;
   struct cs_meas_set set;
@@ -519,6 +574,8 @@ static void test_calfile_section(void **state) {
       {"version: 1\nmpi: [1, 2]\n", ":2:"},
       {"version: 1\nmpi:\n  eager_net: 0\n  parameters: {beta.net: 1e-8}\n", ":3:"},
       {"version: 1\nmpi:\n  eager_local: lots\n  parameters: {beta.net: 1e-8}\n", ":3:"},
+      {"version: 1\nmpi:\n  placement: scattered\n  parameters: {beta.net: 1e-8}\n",
+       "block or cyclic"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     FILE *f = fopen(path, "w");
@@ -550,6 +607,7 @@ int main(void) {
       cmocka_unit_test(test_calfile_section),
       cmocka_unit_test(test_eager_limits),
       cmocka_unit_test(test_dtypes),
+      cmocka_unit_test(test_placement),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

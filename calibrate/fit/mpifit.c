@@ -201,15 +201,20 @@ static void set_library(const struct cs_meas_set *meas, struct cs_mpi_fit *f) {
            lib ? lib : "unknown");
 }
 
-/* The run's eager limits (its "mpi_eager" provenance line) into f, or a note that the laws use
- * Open MPI's defaults. */
-static void set_eager(const struct cs_meas_set *meas, struct cs_mpi_fit *f,
+/* The run's setup into f: its eager limits ("mpi_eager" provenance line) and rank placement
+ * ("mpi_placement"), or notes that the laws assume Open MPI's defaults and blocks. */
+static void set_setup(const struct cs_meas_set *meas, struct cs_mpi_fit *f,
                       struct cs_mpifit_notes *notes) {
   const char *s = cs_meas_get_meta(meas, "mpi_eager");
-  if (s && cs_mpi_eager_parse(s, f->eager) == 0) return;
-  note(notes, "%s: the laws use Open MPI 4.1's defaults (%.0f B across nodes, %.0f B within one)",
-       s ? "the run's eager limits are not readable" : "the run recorded no eager limits",
-       cs_mpi_eager_limit(CS_MPI_NET), cs_mpi_eager_limit(CS_MPI_LOCAL));
+  if (!s || cs_mpi_eager_parse(s, f->setup.eager) != 0)
+    note(notes, "%s: the laws use Open MPI 4.1's defaults (%.0f B across nodes, %.0f B within one)",
+         s ? "the run's eager limits are not readable" : "the run recorded no eager limits",
+         cs_mpi_eager_limit(CS_MPI_NET), cs_mpi_eager_limit(CS_MPI_LOCAL));
+  const char *pl = cs_meas_get_meta(meas, "mpi_placement");
+  f->setup.cyclic = pl && strcmp(pl, "cyclic") == 0;
+  if (pl && strcmp(pl, "cyclic") != 0 && strcmp(pl, "block") != 0)
+    note(notes, "ranks placed neither in blocks nor round robin (%.40s): the laws assume blocks",
+         pl);
 }
 
 /* The points the laws price, from meas into p (and their distinct shapes), with f's extents. */
@@ -238,7 +243,7 @@ static void collect(const struct cs_meas_set *meas, struct points *P, struct cs_
     struct pt *q = &P->p[P->n];
     int run = cs_mpi_choice(row->coll, alg, row->ranks, row->bytes, P->es);
     if (run < 0 || cs_mpi_law_shape(row->coll, run, row->nodes, row->gpus_per_node, row->bytes,
-                                    f->eager, q->x) != 0)
+                                    &f->setup, q->x) != 0)
       continue;
     int s = 0;
     while (s < P->nshapes &&
@@ -304,7 +309,7 @@ enum cs_status cs_mpifit_run(const struct cs_meas_set *meas, struct cs_mpi_fit *
   if (!P.p || !P.shapes || !r || !a) {
     st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   } else {
-    set_eager(meas, f, notes);
+    set_setup(meas, f, notes);
     collect(meas, &P, f, notes);
     if (P.n < 3)
       st = cs_error_set(err, CS_ERR_RANGE,

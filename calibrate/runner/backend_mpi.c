@@ -35,6 +35,7 @@ struct mpi_state {
   /* index of the eager limit of each tier's transport: btl_vader_eager_limit (Open MPI 4) or
    * btl_sm_eager_limit (5) within a node, btl_tcp_eager_limit across; -1 when none */
   int eager_cvar[CS_MPI_TIER_COUNT];
+  const char *placement; /* how the launch placed ranks on nodes: "block", "cyclic" or "mixed" */
 };
 
 struct mpi_group {
@@ -97,8 +98,24 @@ static enum cs_status mpi_init(const struct cs_run_opts *o, int by_mpi, void **s
   return CS_OK;
 }
 
+/* The launch's placement of ranks on nodes, which decides which of an algorithm's messages cross
+ * the network (model/mpicoll.h): "block" when node indices never decrease with the rank (mpirun's
+ * default, --map-by slot, core or socket; also one node, or one rank per node), "cyclic" when rank
+ * r sits on node r % nodes (--map-by node), else "mixed". A group's communicator orders its
+ * members by world rank, so it inherits the pattern. */
+static const char *placement(const struct cs_run_world *w) {
+  int block = 1, cyclic = w->nnodes > 1;
+  for (int r = 0; r < w->nranks; r++) {
+    if (r > 0 && w->node_of[r] < w->node_of[r - 1]) block = 0;
+    if (w->node_of[r] != r % (w->nnodes > 0 ? w->nnodes : 1)) cyclic = 0;
+  }
+  return block ? "block" : cyclic ? "cyclic" : "mixed";
+}
+
 static enum cs_status mpi_start(void *state, const struct cs_run_world *w, struct cs_error *err) {
-  (void)state, (void)w, (void)err;
+  struct mpi_state *s = state;
+  (void)err;
+  s->placement = placement(w);
   return CS_OK;
 }
 
@@ -166,17 +183,24 @@ static double read_size_cvar(int i) {
   return v;
 }
 
-/* Provenance: the eager limits this run's transports use ("mpi_eager: local=4096,net=65536"),
- * which the MPI laws need (model/mpicoll.h); nothing when this MPI exposes neither. */
+/* Provenance the MPI laws need (model/mpicoll.h): the eager limits this run's transports use
+ * ("mpi_eager: local=4096,net=65536"; none when this MPI exposes neither; within a node the TCP
+ * limit when no shared-memory transport is loaded) and the ranks' placement ("mpi_placement:
+ * block"). */
 static void mpi_describe(void *state, struct cs_meas_set *set) {
   struct mpi_state *s = state;
   if (s == NULL) return;
+  if (s->placement) cs_meas_set_meta(set, "mpi_placement", s->placement, NULL);
   mpit_scan(s);
   if (!s->mpit) return;
   char buf[96] = "";
   size_t len = 0;
   for (int t = 0; t < CS_MPI_TIER_COUNT; t++) {
-    double v = read_size_cvar(s->eager_cvar[t]);
+    /* no shared-memory transport loaded (mpirun --mca btl tcp,self): ranks of one node talk
+     * through the network's, at its limit */
+    int cv =
+        t == CS_MPI_LOCAL && s->eager_cvar[t] < 0 ? s->eager_cvar[CS_MPI_NET] : s->eager_cvar[t];
+    double v = read_size_cvar(cv);
     if (v > 0)
       len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s=%.0f", len ? "," : "",
                               t == CS_MPI_LOCAL ? "local" : "net", v);

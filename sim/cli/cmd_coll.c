@@ -346,12 +346,14 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
                         name, cs_coll_name(c));
   snprintf(R->links, sizeof R->links,
            "MPI laws fitted to %s rows (%d nodes widest); Open MPI's fixed decision (4.1.0-5.0.9) "
-           "picks the algorithm; eager limits %.0f B across nodes, %.0f B within one (%s)",
-           cal->mpi.library, cal->mpi.max_nodes, cs_mpi_eager_of(cal->mpi.eager, CS_MPI_NET),
-           cs_mpi_eager_of(cal->mpi.eager, CS_MPI_LOCAL),
-           cal->mpi.eager[CS_MPI_NET] > 0 || cal->mpi.eager[CS_MPI_LOCAL] > 0
+           "picks the algorithm; eager limits %.0f B across nodes, %.0f B within one (%s); ranks "
+           "placed %s",
+           cal->mpi.library, cal->mpi.max_nodes, cs_mpi_eager_of(&cal->mpi.setup, CS_MPI_NET),
+           cs_mpi_eager_of(&cal->mpi.setup, CS_MPI_LOCAL),
+           cal->mpi.setup.eager[CS_MPI_NET] > 0 || cal->mpi.setup.eager[CS_MPI_LOCAL] > 0
                ? "the run's"
-               : "Open MPI's defaults: the run recorded none");
+               : "Open MPI's defaults: the run recorded none",
+           cal->mpi.setup.cyclic ? "round robin over the nodes, as measured" : "in blocks");
   for (size_t i = 0; i < R->nn; i++)
     for (size_t j = 0; j < R->ns; j++) {
       struct rec *r = &R->recs[R->n];

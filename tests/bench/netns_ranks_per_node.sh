@@ -6,7 +6,9 @@
 # forced). The fit takes the rows of one rank per node and of one node; the 2-, 3- and 4-node
 # shapes of 2 ranks per node, never fitted, are predicted at Open MPI's own choice (commscale coll
 # -g 2) and compared. Prints median and max |error|, the band's coverage and the conditions;
-# asserts the median against CS_NETNS_TARGET (default 0.10). Not in ctest: 8 spinning ranks share
+# asserts the median against CS_NETNS_TARGET (default 0.10). CS_NETNS_PLACEMENT=cyclic numbers the
+# ranks round robin over the namespaces (as mpirun --map-by node), block (default) node by node;
+# the runner records the placement and the MPI laws follow it. Not in ctest: 8 spinning ranks share
 # the machine's cores (about 5 minutes on 2 cores). Run as root on an idle machine:
 #   sudo tests/bench/netns_ranks_per_node.sh build/calibrate/commscale-run build/sim/commscale
 # Exit 0 met, 1 missed or failed, 77 skipped (not root, or no `ip netns`).
@@ -15,6 +17,8 @@ RUN=${1:?usage: netns_ranks_per_node.sh COMMSCALE_RUN COMMSCALE [WORKDIR]}
 CS=${2:?usage: netns_ranks_per_node.sh COMMSCALE_RUN COMMSCALE [WORKDIR]}
 RATE=${CS_NETNS_RATE:-100mbit}
 TARGET=${CS_NETNS_TARGET:-0.10}
+PLACEMENT=${CS_NETNS_PLACEMENT:-block}
+case $PLACEMENT in block | cyclic) ;; *) echo "netns_ranks_per_node: CS_NETNS_PLACEMENT: expected block or cyclic"; exit 2 ;; esac
 if [ "$(id -u)" != 0 ]; then echo "netns_ranks_per_node: skipped: needs root"; exit 77; fi
 WORK=${3:-$(mktemp -d /tmp/cs-rpn.XXXXXX)}
 mkdir -p "$WORK"
@@ -29,10 +33,15 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export PMIX_MCA_ptl_tcp_remote_connections=1 PMIX_MCA_ptl_tcp_if_include=$NET.0/24
 t0=$(date +%s)
 args=()
-for i in 0 1 2 3; do
-  [ "$i" -gt 0 ] && args+=(:)
-  # trials of up to 500 operations or 100 ms: long beside tbf's 64 KB burst (netns_cluster.sh)
-  args+=(-np 2 ip netns exec "$(ns "$i")" "$RUN" --node-id "$(ns "$i")" --backend mpi
+# mpirun numbers ranks in the order of its app contexts: a context per namespace gives ranks placed
+# in blocks (0 and 1 on the first node), one context per rank taken round robin gives the placement
+# of --map-by node (0 on the first node, 1 on the second, ...); the runner records which
+for k in 0 1 2 3 4 5 6 7; do
+  if [ "$PLACEMENT" = cyclic ]; then i=$((k % 4)); np=1; else i=$k; np=2; fi
+  [ "$i" -lt 4 ] || continue
+  [ ${#args[@]} -gt 0 ] && args+=(:)
+  # trials of up to 500 operations or 100 ms: long beside tbf's 64 KB burst (netns_lib.sh)
+  args+=(-np $np ip netns exec "$(ns "$i")" "$RUN" --node-id "$(ns "$i")" --backend mpi
          --colls all_reduce,all_gather --sizes 4K:512K -n 500 -w 2 --trials 3:7 --tol 0.05
          --trial-time 100ms --timeout 60s --algos auto,recursive_doubling,ring,rabenseifner
          --nodes 1,2,3,4 --gpus-per-node 1,2 -o "$WORK/all.csv" --overwrite -q)
@@ -68,5 +77,5 @@ awk -v target="$TARGET" 'NR == FNR { p[$1 " " $2 " " $3] = $0; next }
     exit med > target
   }' "$WORK/pred.txt" "$WORK/check.txt"
 rc=$?
-echo "netns_ranks_per_node: conditions: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), tbf $RATE per node, $(( $(date +%s) - t0 )) s, $(date -u '+%Y-%m-%d %H:%M UTC'); data in $WORK"
+echo "netns_ranks_per_node: conditions: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), tbf $RATE per node, ranks placed $PLACEMENT, $(( $(date +%s) - t0 )) s, $(date -u '+%Y-%m-%d %H:%M UTC'); data in $WORK"
 exit $rc

@@ -604,6 +604,25 @@ static enum cs_status chunk_layers(struct cs_sim *s, const struct prep *P, struc
   return CS_OK;
 }
 
+/* The copies of the gradients (dense and expert parameters of a stage) that a bucketed
+ * reduction makes each step on the compute stream (the profile's grad_copies: PyTorch DDP's
+ * Reducer copies each gradient into its bucket and, after the all-reduce, back; DeepSpeed's
+ * contiguous buffer takes one copy in): streaming passes of a read and a write of the gradient
+ * bytes, at the GPU's copy rate. Counted with the optimizer step, which waits for them (the
+ * copy in runs on the compute stream during backward, the copy back after it). None under
+ * ZeRO-3 (its units price their own), DataParallel, or without a data-parallel group. */
+static double grad_copy_time(const struct cs_sim *s, double dense, double expert) {
+  const struct cs_plan *p = &s->plan;
+  const struct cs_gpu *gpu = &s->in.compute->gpu;
+  if (s->fw.grad_copies <= 0 || p->zero == 3 || p->dp_mode == CS_DP_DATAPARALLEL) return 0;
+  double wb, gb, ob, bytes = 0;
+  cs_plan_param_bytes(p, &wb, &gb, &ob);
+  if (s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.ranks > 1) bytes += dense * gb;
+  if (s->grp[CS_GROUP_EDP].exists && s->grp[CS_GROUP_EDP].q.ranks > 1) bytes += expert * gb;
+  double rate = gpu->hbm_bw * gpu->mem_efficiency;
+  return rate > 0 ? s->fw.grad_copies * 2.0 * bytes / rate : 0;
+}
+
 /* Chunk k's durations at each level from its layers (with the ZeRO-3 streams: chunk_units or
  * chunk_layers) and the tails of its gradient buckets; counts its bucket reductions. Errors:
  * cost's, CS_ERR_NOMEM. */
@@ -739,7 +758,8 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
   if (st == CS_OK && p->dp_mode == CS_DP_DATAPARALLEL && p->dp > 1)
     st = dataparallel(s, (dense[0] + dense[1]), dp_grad, err);
   for (int sg = 0; sg < pp && st == CS_OK; sg++)
-    s->opt[sg] = cs_sim_optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]);
+    s->opt[sg] = cs_sim_optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]) +
+                 grad_copy_time(s, dense[sg * 2], dense[sg * 2 + 1]);
   if (st == CS_OK && pp > 1) st = stage_p2p(s, err);
   free(P.z);
   free(P.dense);

@@ -434,6 +434,42 @@ static void test_framework_schedule(void **state) {
   cs_scenario_fini(&s);
 }
 
+/* A bucketed reduction's copies of the gradients (grad_copies): each pass reads and writes the
+ * gradient bytes once at the GPU's copy rate, on the compute stream, so with DDP on 8 GPUs the
+ * step grows by exactly grad_copies x 2 x params x 4 bytes (fp32 gradients) / (hbm_bw x
+ * mem_efficiency); one GPU (no reduction) and ZeRO-3 (its units price their own) do not move. */
+static void test_grad_copies(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,mbs=1,gbs=8,grad_bytes=4");
+  struct cs_framework f;
+  cs_framework_default(&f);
+  struct cs_sim_inputs in = inputs(&s);
+  in.framework = &f;
+  f.grad_copies = 0;
+  struct cs_sim_result r0 = run_in(&in, 1);
+  f.grad_copies = 2;
+  struct cs_sim_result r2 = run_in(&in, 1);
+  const struct cs_gpu *g = &in.compute->gpu;
+  double want = 2 * 2 * cs_workload_params(in.workload) * 4 / (g->hbm_bw * g->mem_efficiency);
+  assert_true(want > 1e-3); /* 1.3 B x 16 B at a few TB/s: milliseconds */
+  assert_close(r2.step - r0.step, want, 1e-3);
+  cs_scenario_fini(&s);
+  static const char *const unmoved[] = {"dp=1,mbs=1,gbs=1,grad_bytes=4",
+                                        "dp=8,zero=3,mbs=1,gbs=8,grad_bytes=4"};
+  for (size_t k = 0; k < 2; k++) {
+    setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", unmoved[k]);
+    in = inputs(&s);
+    in.framework = &f;
+    f.grad_copies = 0;
+    r0 = run_in(&in, 1);
+    f.grad_copies = 2;
+    r2 = run_in(&in, 1);
+    assert_close(r2.step, r0.step, 1e-12);
+    cs_scenario_fini(&s);
+  }
+}
+
 /* Single-process DataParallel on one DGX H100: every micro-batch broadcasts the weights and
  * reduces the gradients through GPU 0 with nothing overlapped. Each moves params x 4 bytes (fp32
  * weights and gradients here) and cannot beat the NVLink rate of one GPU, 450 GB/s per
@@ -446,6 +482,12 @@ static void test_dataparallel(void **state) {
              "dp=8,mbs=8,gbs=256,weight_bytes=4,grad_bytes=4,optim_bytes=8");
   struct cs_sim_inputs in = inputs(&s);
   in.interference = 1;
+  /* DDP's copies of the gradients into its buckets set aside (test_grad_copies prices them), so
+   * that both run the same kernels and optimizer */
+  struct cs_framework f;
+  cs_framework_default(&f);
+  f.grad_copies = 0;
+  in.framework = &f;
   struct cs_sim_result ddp = run_in(&in, 1);
   s.base.dp_mode = CS_DP_DATAPARALLEL;
   struct cs_sim_result dpl = run_in(&in, 1);
@@ -749,6 +791,7 @@ int main(void) {
       cmocka_unit_test(test_cache_transport),
       cmocka_unit_test(test_nvlink_faster),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_grad_copies),
       cmocka_unit_test(test_dataparallel),
       cmocka_unit_test(test_cp_ring),
       cmocka_unit_test(test_nic_sharing),

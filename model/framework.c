@@ -88,6 +88,8 @@ static const struct cs_cfg_field fields[] = {
       "gradients exist from backward to the optimizer step only (zero_grad(set_to_none=True))"),
     F("bucket_view", CS_CFG_BOOL, bucket_view, 0, 0, 0, 1, "false", NULL,
       "gradients are views into the reduction buckets (false: DDP buckets copy them)"),
+    F("gather_copy", CS_CFG_BOOL, gather_copy, 0, 0, 0, 1, "true", NULL,
+      "each ZeRO-3 gather's output is copied into the parameters on the compute stream"),
     F("grad_copies", CS_CFG_INT, grad_copies, 0, 0, 0, 4, "2", NULL,
       "copies of the gradients a bucketed reduction makes each step (into the buffer, back)"),
     F("host_call", CS_CFG_QTY, host_call, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,

@@ -87,6 +87,9 @@ struct cs_framework {
   int grads_freed; /* gradients freed after each optimizer step (zero_grad(set_to_none=True)) */
   int bucket_view; /* gradients are views into the reduction buckets (else DDP's buckets
                       hold a copy of every gradient) */
+  int gather_copy; /* a ZeRO-3 gather's output is copied into the parameters on the compute stream
+                      before they are used (FSDP2's copy-out): a read and a write of the gathered
+                      bytes per gather */
   int grad_copies; /* streaming passes (a read and a write) over the gradient bytes that the
                       bucketed reduction (zero < 3) adds on the compute stream each step: into
                       the reduction buffer before it is reduced, back into the gradients after */

@@ -141,7 +141,8 @@ struct zunits {
   double frac[MAXU];
   double agf[MAXU][NLEV], agb[MAXU][NLEV], rs[MAXU][NLEV];
   double hostf[MAXU], hostb[MAXU];
-  int pf[MAXU]; /* the next unit's gather may be issued while this one runs */
+  double cpf[MAXU], cpb[MAXU]; /* GPU seconds of copying gathered weights out (gather_copy) */
+  int pf[MAXU];                /* the next unit's gather may be issued while this one runs */
 };
 
 /* Whether the profile's ZeRO-3 schedule differs from one cost-free gather per block with one
@@ -150,7 +151,7 @@ static int zero3_by_units(const struct cs_sim *s) {
   const struct cs_framework *f = &s->fw;
   return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
          f->host_rank > 0 || f->host_copy > 0 || f->rank_copies || f->fetch_norm || f->fetch_zero ||
-         !f->zero_reduce_scatter || f->sync_per_fetch || f->persistence > 0 ||
+         f->gather_copy || !f->zero_reduce_scatter || f->sync_per_fetch || f->persistence > 0 ||
          f->reduce_dtype == CS_FW_RD_FP32 || !f->reshard_after_forward ||
          (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
 }
@@ -273,6 +274,13 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         /* a zero-fill of the gathered buffer before each gather, waited for by a device
          * synchronisation (fetch_zero): one streaming write of it */
         if (f->fetch_zero) norm += agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead;
+        /* the gathered buffer copied out into the parameters on the compute stream before the
+         * unit runs (gather_copy): a read and a write of it, GPU time of the unit */
+        double cpy = f->gather_copy
+                         ? 2 * agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead
+                         : 0;
+        zu->cpf[u] += cpy;
+        zu->cpb[u] += kb * cpy;
         zu->hostf[u] += hc + norm;
         zu->hostb[u] += kb * (hc + norm);
         s->comm_bytes[stage] +=
@@ -548,7 +556,7 @@ static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct
   for (size_t i = C->first; i <= C->last; i++)
     for (int u = 0; u < zu[i].n; u++, j++) {
       const struct zunits *x = &zu[i];
-      d1[j] = with_host(&s->fw, P->fdur[i * NLEV + l] * x->frac[u], x->hostf[u]);
+      d1[j] = with_host(&s->fw, P->fdur[i * NLEV + l] * x->frac[u] + x->cpf[u], x->hostf[u]);
       c1[j] = P->cf[i * NLEV + l] * x->frac[u];
       a1[j] = x->agf[u][l];
       r1[j] = 0;
@@ -558,7 +566,7 @@ static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct
   for (size_t i = C->last + 1; i-- > C->first;)
     for (int u = zu[i].n; u-- > 0; j++) {
       const struct zunits *x = &zu[i];
-      d2[j] = with_host(&s->fw, P->bdur[i * NLEV + l] * x->frac[u], x->hostb[u]);
+      d2[j] = with_host(&s->fw, P->bdur[i * NLEV + l] * x->frac[u] + x->cpb[u], x->hostb[u]);
       c2[j] = P->cb[i * NLEV + l] * x->frac[u];
       a2[j] = x->agb[u][l];
       r2[j] = x->rs[u][l];

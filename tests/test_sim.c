@@ -434,6 +434,36 @@ static void test_framework_schedule(void **state) {
   cs_scenario_fini(&s);
 }
 
+/* FSDP2's copy-out of each gather (gather_copy): on a serial schedule (no prefetch, a device sync
+ * per fetch) every gathered unit's forward and backward gather add a read and a write of its
+ * weights at the GPU's copy rate plus one kernel: 98 units (test_zero3_units) whose weights sum
+ * to the model's parameters, gathered twice, 4 x params x weight bytes / rate + 2 x 98 kernels. */
+static void test_gather_copy(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,zero=3,mbs=1,gbs=8");
+  struct cs_framework f;
+  cs_framework_default(&f);
+  f.unit = CS_FW_UNIT_MODULE;
+  f.prefetch_depth = 0;
+  f.overlap_param = 0;
+  f.sync_per_fetch = 1;
+  struct cs_sim_inputs in = inputs(&s);
+  in.framework = &f;
+  f.gather_copy = 0;
+  struct cs_sim_result r0 = run_in(&in, 1);
+  f.gather_copy = 1;
+  struct cs_sim_result r1 = run_in(&in, 1);
+  const struct cs_gpu *g = &in.compute->gpu;
+  double wb, gb, ob;
+  cs_plan_param_bytes(&s.base, &wb, &gb, &ob);
+  double want = 4 * cs_workload_params(in.workload) * wb / (g->hbm_bw * g->mem_efficiency) +
+                2 * 98 * g->kernel_overhead;
+  print_message("gather copies: +%.4f s, by hand %.4f s\n", r1.step - r0.step, want);
+  assert_close(r1.step - r0.step, want, 1e-6);
+  cs_scenario_fini(&s);
+}
+
 /* A bucketed reduction's copies of the gradients (grad_copies): each pass reads and writes the
  * gradient bytes once at the GPU's copy rate, on the compute stream, so with DDP on 8 GPUs the
  * step grows by exactly grad_copies x 2 x params x 4 bytes (fp32 gradients) / (hbm_bw x
@@ -791,6 +821,7 @@ int main(void) {
       cmocka_unit_test(test_cache_transport),
       cmocka_unit_test(test_nvlink_faster),
       cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_gather_copy),
       cmocka_unit_test(test_grad_copies),
       cmocka_unit_test(test_dataparallel),
       cmocka_unit_test(test_cp_ring),

@@ -31,6 +31,9 @@ static const struct cli_opt opts[] = {
      "force an algorithm (ring, tree, hier, nvls, collnet, pat, p2p) as NCCL_ALGO; with a "
      "calibration of MPI rows, Open MPI's (recursive_doubling, ring, rabenseifner, ...)"},
     {"proto", 0, "PROTO", "force a protocol (ll, ll128, simple) as NCCL_PROTO"},
+    {"placement", 0, "HOW",
+     "with a calibration of MPI rows: ranks placed in blocks (block, mpirun's default) or round "
+     "robin over the nodes (cyclic, --map-by node); default: as measured"},
     {"enable", 0, "LIST",
      "algorithms the system also offers, e.g. nvls,collnet (as a topology would)"},
     {"topology", 't', "NAME",
@@ -353,7 +356,7 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
            cal->mpi.setup.eager[CS_MPI_NET] > 0 || cal->mpi.setup.eager[CS_MPI_LOCAL] > 0
                ? "the run's"
                : "Open MPI's defaults: the run recorded none",
-           cal->mpi.setup.cyclic ? "round robin over the nodes, as measured" : "in blocks");
+           cal->mpi.setup.cyclic ? "round robin over the nodes" : "in blocks");
   for (size_t i = 0; i < R->nn; i++)
     for (size_t j = 0; j < R->ns; j++) {
       struct rec *r = &R->recs[R->n];
@@ -434,7 +437,17 @@ int cs_cmd_coll(int argc, char **argv) {
             "follow Open MPI's choice of algorithm (on the namespace cluster it missed all_reduce "
             "by a median of 34-37%%, docs/model.md)\n",
             cs_coll_name(q.coll));
-  if (mpi) st = predict_mpi(&cal, q.coll, cli_get(&verb, &a, "algo"), &R, &err);
+  const char *placement = cli_get(&verb, &a, "placement");
+  if (st == CS_OK && placement && strcmp(placement, "block") != 0 &&
+      strcmp(placement, "cyclic") != 0)
+    st = cs_error_set(&err, CS_ERR_USAGE, "--placement: expected block or cyclic, got \"%.40s\"",
+                      placement);
+  if (st == CS_OK && placement && !cal.mpi.fitted)
+    st = cs_error_set(&err, CS_ERR_USAGE,
+                      "--placement applies to a calibration of MPI rows (its mpi: section); "
+                      "NCCL's rings and trees are laid out by NCCL itself");
+  if (st == CS_OK && placement) cal.mpi.setup.cyclic = strcmp(placement, "cyclic") == 0;
+  if (mpi && st == CS_OK) st = predict_mpi(&cal, q.coll, cli_get(&verb, &a, "algo"), &R, &err);
   if (st == CS_OK && !mpi) st = predict_all(&cal, q, &R, &err);
   /* what the user should know about this calibration for this target, on stderr and in the
    * table's header */

@@ -46,6 +46,8 @@ expect 2 "--net-bw.*no unit" -- coll --net-bw 400
 expect 2 "unknown collective" -- coll --coll all_smoosh
 expect 2 "cannot run broadcast" -- coll --coll broadcast --algo tree
 expect 2 "--format" -- coll --format xml
+expect 2 "--placement: expected block or cyclic" -- coll --placement scattered
+expect 2 "--placement applies to a calibration of MPI rows" -- coll --placement cyclic
 expect 2 "no multi-rank measurement has configuration" -- fit --config NCCL_NOPE=1 "$data/h200x2/nccl-tests-mpirun.log" -o "$tmp/c.yaml"
 
 # ---- hostile and absurd values, rejected where they enter (issue 8: the record of inputs tried) --

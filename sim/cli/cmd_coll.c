@@ -379,6 +379,22 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
   return CS_OK;
 }
 
+/* --placement (NULL: as measured) into an MPI calibration's setup; a usage error for another
+ * value or a calibration without MPI laws. */
+static enum cs_status set_placement(struct cs_cal *cal, const char *placement,
+                                    struct cs_error *err) {
+  if (placement == NULL) return CS_OK;
+  if (strcmp(placement, "block") != 0 && strcmp(placement, "cyclic") != 0)
+    return cs_error_set(err, CS_ERR_USAGE, "--placement: expected block or cyclic, got \"%.40s\"",
+                        placement);
+  if (!cal->mpi.fitted)
+    return cs_error_set(err, CS_ERR_USAGE,
+                        "--placement applies to a calibration of MPI rows (its mpi: section); "
+                        "NCCL's rings and trees are laid out by NCCL itself");
+  cal->mpi.setup.cyclic = strcmp(placement, "cyclic") == 0;
+  return CS_OK;
+}
+
 int cs_cmd_coll(int argc, char **argv) {
   struct cs_error err = {0};
   struct cli_args a;
@@ -437,16 +453,7 @@ int cs_cmd_coll(int argc, char **argv) {
             "follow Open MPI's choice of algorithm (on the namespace cluster it missed all_reduce "
             "by a median of 34-37%%, docs/model.md)\n",
             cs_coll_name(q.coll));
-  const char *placement = cli_get(&verb, &a, "placement");
-  if (st == CS_OK && placement && strcmp(placement, "block") != 0 &&
-      strcmp(placement, "cyclic") != 0)
-    st = cs_error_set(&err, CS_ERR_USAGE, "--placement: expected block or cyclic, got \"%.40s\"",
-                      placement);
-  if (st == CS_OK && placement && !cal.mpi.fitted)
-    st = cs_error_set(&err, CS_ERR_USAGE,
-                      "--placement applies to a calibration of MPI rows (its mpi: section); "
-                      "NCCL's rings and trees are laid out by NCCL itself");
-  if (st == CS_OK && placement) cal.mpi.setup.cyclic = strcmp(placement, "cyclic") == 0;
+  if (st == CS_OK) st = set_placement(&cal, cli_get(&verb, &a, "placement"), &err);
   if (mpi && st == CS_OK) st = predict_mpi(&cal, q.coll, cli_get(&verb, &a, "algo"), &R, &err);
   if (st == CS_OK && !mpi) st = predict_all(&cal, q, &R, &err);
   /* what the user should know about this calibration for this target, on stderr and in the

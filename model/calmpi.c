@@ -29,7 +29,7 @@ void cs_calmpi_emit(FILE *f, const struct cs_mpi_fit *m) {
   const struct cs_mpi_setup *su = &m->setup;
   if (su->eager[CS_MPI_LOCAL] > 0) fprintf(f, "  eager_local: %.0f\n", su->eager[CS_MPI_LOCAL]);
   if (su->eager[CS_MPI_NET] > 0) fprintf(f, "  eager_net: %.0f\n", su->eager[CS_MPI_NET]);
-  fprintf(f, "  placement: %s\n", su->cyclic ? "cyclic" : "block");
+  fprintf(f, "  placement: %s\n", cs_mpi_placement_name(su->cyclic));
   fputs("  parameters:\n", f);
   for (int i = 0; i < CS_MPI_NPARAMS; i++) {
     fprintf(f, "    %s: ", cs_mpi_param_name(i));
@@ -152,11 +152,9 @@ enum cs_status cs_calmpi_read(const struct cs_yaml *d, int map, struct cs_mpi_fi
       if (st == CS_OK) m->setup.eager[i == 11 ? CS_MPI_LOCAL : CS_MPI_NET] = (double)l;
     } else if (i == 13) {
       const char *s = cs_yaml_scalar(d, val);
-      if (s == NULL || (strcmp(s, "block") != 0 && strcmp(s, "cyclic") != 0))
+      if (cs_mpi_placement_parse(s, &m->setup.cyclic) != 0)
         st = cs_yaml_error(d, val, err, CS_ERR_PARSE,
                            "mpi.placement: expected block or cyclic, got \"%.40s\"", s ? s : "?");
-      else
-        m->setup.cyclic = strcmp(s, "cyclic") == 0;
     } else {
       st = cs_yaml_error(d, key, err, CS_ERR_PARSE,
                          "mpi: unknown key \"%.40s\"; expected library, elem_size, points, "

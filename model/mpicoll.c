@@ -264,6 +264,25 @@ double cs_mpi_eager_of(const struct cs_mpi_setup *s, enum cs_mpi_tier t) {
   return s && s->eager[t] > 0 ? s->eager[t] : cs_mpi_eager_limit(t);
 }
 
+const char *cs_mpi_placement_name(int cyclic) {
+  return cyclic ? "cyclic" : "block";
+}
+
+int cs_mpi_placement_parse(const char *s, int *cyclic) {
+  if (s == NULL || (strcmp(s, "block") != 0 && strcmp(s, "cyclic") != 0)) return -1;
+  *cyclic = strcmp(s, "cyclic") == 0;
+  return 0;
+}
+
+const char *cs_mpi_setup_describe(const struct cs_mpi_setup *s, char *buf, size_t len) {
+  int recorded = s && (s->eager[CS_MPI_LOCAL] > 0 || s->eager[CS_MPI_NET] > 0);
+  snprintf(buf, len, "eager limits %.0f B across nodes, %.0f B within one (%s); ranks placed %s",
+           cs_mpi_eager_of(s, CS_MPI_NET), cs_mpi_eager_of(s, CS_MPI_LOCAL),
+           recorded ? "the run's" : "Open MPI's defaults: the run recorded none",
+           s && s->cyclic ? "round robin over the nodes" : "in blocks");
+  return buf;
+}
+
 int cs_mpi_eager_parse(const char *s, double eager[CS_MPI_TIER_COUNT]) {
   static const char *const key[CS_MPI_TIER_COUNT] = {"local=", "net="};
   for (int t = 0; t < CS_MPI_TIER_COUNT; t++)

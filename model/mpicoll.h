@@ -123,6 +123,17 @@ struct cs_mpi_setup {
  * not positive). */
 double cs_mpi_eager_of(const struct cs_mpi_setup *s, enum cs_mpi_tier t);
 
+/* The placement's name, "block" or "cyclic" (as the runner's provenance, the calibration file and
+ * `coll --placement` spell it), and its parse: 0 and *cyclic set for those two names, -1 (and
+ * *cyclic untouched) for anything else. */
+const char *cs_mpi_placement_name(int cyclic);
+int cs_mpi_placement_parse(const char *s, int *cyclic);
+
+/* One line on s for a header: the eager limits the laws use (and whether the run recorded them)
+ * and the placement, "eager limits 65536 B across nodes, 4096 B within one (the run's); ranks
+ * placed in blocks". Returns buf. */
+const char *cs_mpi_setup_describe(const struct cs_mpi_setup *s, char *buf, size_t len);
+
 /* Parses a provenance value "local=4096,net=65536" (the runner's "mpi_eager" line; either key may
  * be missing) into eager[CS_MPI_TIER_COUNT] (0 where absent). 0 on success, -1 on anything else
  * (eager then all 0). */

@@ -194,6 +194,13 @@ static enum cs_status replica_reduce(struct cs_sim *s, int stage, double bytes, 
   return CS_OK;
 }
 
+/* Seconds to stream `bytes` of memory traffic (reads plus writes) through the GPU at its copy
+ * rate, hbm_bw x mem_efficiency (the GPU file's; 0 when it gives no rate). */
+static double stream_time(const struct cs_gpu *gpu, double bytes) {
+  double rate = gpu->hbm_bw * gpu->mem_efficiency;
+  return rate > 0 ? bytes / rate : 0;
+}
+
 static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_layer *Li,
                                   const struct cs_layer_cost *lc, double zb[2][3],
                                   struct zunits *zu, struct cs_error *err) {
@@ -269,16 +276,13 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         /* a norm of the gathered weight after each fetch: one streaming read of it on the
          * compute stream, waited for (fetch_norm) */
         const struct cs_gpu *gpu = &s->in.compute->gpu;
-        double norm =
-            f->fetch_norm ? agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead : 0;
+        double norm = f->fetch_norm ? stream_time(gpu, agb) + gpu->kernel_overhead : 0;
         /* a zero-fill of the gathered buffer before each gather, waited for by a device
          * synchronisation (fetch_zero): one streaming write of it */
-        if (f->fetch_zero) norm += agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead;
+        if (f->fetch_zero) norm += stream_time(gpu, agb) + gpu->kernel_overhead;
         /* the gathered buffer copied out into the parameters on the compute stream before the
          * unit runs (gather_copy): a read and a write of it, GPU time of the unit */
-        double cpy = f->gather_copy
-                         ? 2 * agb / (gpu->hbm_bw * gpu->mem_efficiency) + gpu->kernel_overhead
-                         : 0;
+        double cpy = f->gather_copy ? stream_time(gpu, 2 * agb) + gpu->kernel_overhead : 0;
         zu->cpf[u] += cpy;
         zu->cpb[u] += kb * cpy;
         zu->hostf[u] += hc + norm;
@@ -291,7 +295,7 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
          * that is copied back: two streaming reads and writes of the gradients */
         const struct cs_gpu *gpu = &s->in.compute->gpu;
         int rc = f->zero_reduce_scatter ? CS_COLL_REDUCE_SCATTER : CS_COLL_ALL_REDUCE;
-        double flat = f->zero_reduce_scatter ? 0 : 4 * rsb / (gpu->hbm_bw * gpu->mem_efficiency);
+        double flat = f->zero_reduce_scatter ? 0 : stream_time(gpu, 4 * rsb);
         st = cs_sim_cost(s, rc, group, CS_PHASE_BWD, rsb, s->m, t, err);
         if (st != CS_OK) return st;
         for (int l = 0; l < NLEV; l++)
@@ -627,8 +631,7 @@ static double grad_copy_time(const struct cs_sim *s, double dense, double expert
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   if (s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.ranks > 1) bytes += dense * gb;
   if (s->grp[CS_GROUP_EDP].exists && s->grp[CS_GROUP_EDP].q.ranks > 1) bytes += expert * gb;
-  double rate = gpu->hbm_bw * gpu->mem_efficiency;
-  return rate > 0 ? s->fw.grad_copies * 2.0 * bytes / rate : 0;
+  return stream_time(gpu, s->fw.grad_copies * 2.0 * bytes);
 }
 
 /* Chunk k's durations at each level from its layers (with the ZeRO-3 streams: chunk_units or

@@ -211,8 +211,8 @@ static void set_setup(const struct cs_meas_set *meas, struct cs_mpi_fit *f,
          s ? "the run's eager limits are not readable" : "the run recorded no eager limits",
          cs_mpi_eager_limit(CS_MPI_NET), cs_mpi_eager_limit(CS_MPI_LOCAL));
   const char *pl = cs_meas_get_meta(meas, "mpi_placement");
-  f->setup.cyclic = pl && strcmp(pl, "cyclic") == 0;
-  if (pl && strcmp(pl, "cyclic") != 0 && strcmp(pl, "block") != 0)
+  f->setup.cyclic = 0;
+  if (pl && cs_mpi_placement_parse(pl, &f->setup.cyclic) != 0)
     note(notes, "ranks placed neither in blocks nor round robin (%.40s): the laws assume blocks",
          pl);
 }

@@ -109,7 +109,7 @@ static const char *placement(const struct cs_run_world *w) {
     if (r > 0 && w->node_of[r] < w->node_of[r - 1]) block = 0;
     if (w->node_of[r] != r % (w->nnodes > 0 ? w->nnodes : 1)) cyclic = 0;
   }
-  return block ? "block" : cyclic ? "cyclic" : "mixed";
+  return block || cyclic ? cs_mpi_placement_name(!block) : "mixed";
 }
 
 static enum cs_status mpi_start(void *state, const struct cs_run_world *w, struct cs_error *err) {

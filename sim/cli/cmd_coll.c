@@ -347,16 +347,12 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
                         "--algo %s: the calibration prices Open MPI's %s algorithms: expected "
                         "auto or one of Open MPI's names for it (docs/model.md)",
                         name, cs_coll_name(c));
+  char setup[200];
   snprintf(R->links, sizeof R->links,
            "MPI laws fitted to %s rows (%d nodes widest); Open MPI's fixed decision (4.1.0-5.0.9) "
-           "picks the algorithm; eager limits %.0f B across nodes, %.0f B within one (%s); ranks "
-           "placed %s",
-           cal->mpi.library, cal->mpi.max_nodes, cs_mpi_eager_of(&cal->mpi.setup, CS_MPI_NET),
-           cs_mpi_eager_of(&cal->mpi.setup, CS_MPI_LOCAL),
-           cal->mpi.setup.eager[CS_MPI_NET] > 0 || cal->mpi.setup.eager[CS_MPI_LOCAL] > 0
-               ? "the run's"
-               : "Open MPI's defaults: the run recorded none",
-           cal->mpi.setup.cyclic ? "round robin over the nodes" : "in blocks");
+           "picks the algorithm; %s",
+           cal->mpi.library, cal->mpi.max_nodes,
+           cs_mpi_setup_describe(&cal->mpi.setup, setup, sizeof setup));
   for (size_t i = 0; i < R->nn; i++)
     for (size_t j = 0; j < R->ns; j++) {
       struct rec *r = &R->recs[R->n];
@@ -384,14 +380,15 @@ static enum cs_status predict_mpi(const struct cs_cal *cal, enum cs_coll c, cons
 static enum cs_status set_placement(struct cs_cal *cal, const char *placement,
                                     struct cs_error *err) {
   if (placement == NULL) return CS_OK;
-  if (strcmp(placement, "block") != 0 && strcmp(placement, "cyclic") != 0)
+  int cyclic;
+  if (cs_mpi_placement_parse(placement, &cyclic) != 0)
     return cs_error_set(err, CS_ERR_USAGE, "--placement: expected block or cyclic, got \"%.40s\"",
                         placement);
   if (!cal->mpi.fitted)
     return cs_error_set(err, CS_ERR_USAGE,
                         "--placement applies to a calibration of MPI rows (its mpi: section); "
                         "NCCL's rings and trees are laid out by NCCL itself");
-  cal->mpi.setup.cyclic = strcmp(placement, "cyclic") == 0;
+  cal->mpi.setup.cyclic = cyclic;
   return CS_OK;
 }
 

@@ -553,12 +553,8 @@ static void print_mpi(FILE *o, const struct cs_cal *cal) {
   }
   fprintf(o, "# MPI laws: median |error| %.1f%%, max %.1f%%, held-out shapes %.1f%%\n",
           percent(m->median_rel_err), percent(m->max_rel_err), percent(m->cv_median_rel_err));
-  int recorded = m->setup.eager[CS_MPI_LOCAL] > 0 || m->setup.eager[CS_MPI_NET] > 0;
-  fprintf(o,
-          "# MPI laws: eager limits %.0f B across nodes, %.0f B within one (%s); ranks placed %s\n",
-          cs_mpi_eager_of(&m->setup, CS_MPI_NET), cs_mpi_eager_of(&m->setup, CS_MPI_LOCAL),
-          recorded ? "the run's" : "Open MPI's defaults: the run recorded none",
-          m->setup.cyclic ? "round robin over the nodes" : "in blocks");
+  char setup[200];
+  fprintf(o, "# MPI laws: %s\n", cs_mpi_setup_describe(&m->setup, setup, sizeof setup));
 }
 
 /* A calibration that fails its quality gate (cal->quality.gate set): an error (CS_ERR_NUMERIC,

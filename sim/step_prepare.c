@@ -194,10 +194,11 @@ static enum cs_status replica_reduce(struct cs_sim *s, int stage, double bytes, 
   return CS_OK;
 }
 
-/* Seconds to stream `bytes` of memory traffic (reads plus writes) through the GPU at its copy
- * rate, hbm_bw x mem_efficiency (the GPU file's; 0 when it gives no rate). */
-static double stream_time(const struct cs_gpu *gpu, double bytes) {
-  double rate = gpu->hbm_bw * gpu->mem_efficiency;
+/* Seconds to stream `bytes` of memory traffic (reads plus writes) through the GPU at the compute
+ * model's copy rate (mem_bw[CS_MEM_COPY]: the GPU file's hbm_bw x mem_efficiency, or the copy
+ * probe's measured rate; 0 when there is none). */
+static double stream_time(const struct cs_compute *c, double bytes) {
+  double rate = c->mem_bw[CS_MEM_COPY];
   return rate > 0 ? bytes / rate : 0;
 }
 
@@ -263,7 +264,8 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
        * time hides behind the next one's issue as far as host_copy lasts */
       double hcopy = f->rank_copies ? f->host_copy : 0;
       double hc = f->host_call + ranks * (f->host_rank + hcopy);
-      double ko = s->in.compute->gpu.kernel_overhead;
+      const struct cs_compute *cm = s->in.compute;
+      double ko = cm->kernel_overhead;
       double copies = f->rank_copies ? ranks * (ko > hcopy ? ko - hcopy : 0) : 0;
       enum cs_status st;
       if (agb > 0) {
@@ -275,14 +277,13 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         }
         /* a norm of the gathered weight after each fetch: one streaming read of it on the
          * compute stream, waited for (fetch_norm) */
-        const struct cs_gpu *gpu = &s->in.compute->gpu;
-        double norm = f->fetch_norm ? stream_time(gpu, agb) + gpu->kernel_overhead : 0;
+        double norm = f->fetch_norm ? stream_time(cm, agb) + ko : 0;
         /* a zero-fill of the gathered buffer before each gather, waited for by a device
          * synchronisation (fetch_zero): one streaming write of it */
-        if (f->fetch_zero) norm += stream_time(gpu, agb) + gpu->kernel_overhead;
+        if (f->fetch_zero) norm += stream_time(cm, agb) + ko;
         /* the gathered buffer copied out into the parameters on the compute stream before the
          * unit runs (gather_copy): a read and a write of it, GPU time of the unit */
-        double cpy = f->gather_copy ? stream_time(gpu, 2 * agb) + gpu->kernel_overhead : 0;
+        double cpy = f->gather_copy ? stream_time(cm, 2 * agb) + ko : 0;
         zu->cpf[u] += cpy;
         zu->cpb[u] += kb * cpy;
         zu->hostf[u] += hc + norm;
@@ -293,9 +294,8 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
       if (rsb > 0) {
         /* reduce-scattered, or (zero_reduce_scatter off) all-reduced from a flattened copy
          * that is copied back: two streaming reads and writes of the gradients */
-        const struct cs_gpu *gpu = &s->in.compute->gpu;
         int rc = f->zero_reduce_scatter ? CS_COLL_REDUCE_SCATTER : CS_COLL_ALL_REDUCE;
-        double flat = f->zero_reduce_scatter ? 0 : stream_time(gpu, 4 * rsb);
+        double flat = f->zero_reduce_scatter ? 0 : stream_time(cm, 4 * rsb);
         st = cs_sim_cost(s, rc, group, CS_PHASE_BWD, rsb, s->m, t, err);
         if (st != CS_OK) return st;
         for (int l = 0; l < NLEV; l++)
@@ -334,7 +334,7 @@ static enum cs_status param_gather(struct cs_sim *s, int sg, int group, double b
   double ranks = s->grp[group].exists ? s->grp[group].q.ranks : 1;
   /* each copy issued by the host (host_copy) or run by the GPU, whichever takes longer: the
    * gather after the optimizer overlaps nothing */
-  double ko = s->in.compute->gpu.kernel_overhead;
+  double ko = s->in.compute->kernel_overhead;
   double copies = s->fw.rank_copies ? ranks * (ko > s->fw.host_copy ? ko : s->fw.host_copy) : 0;
   double t[NLEV], r[NLEV] = {0, 0, 0};
   enum cs_status st = CS_OK;
@@ -625,13 +625,12 @@ static enum cs_status chunk_layers(struct cs_sim *s, const struct prep *P, struc
  * ZeRO-3 (its units price their own), DataParallel, or without a data-parallel group. */
 static double grad_copy_time(const struct cs_sim *s, double dense, double expert) {
   const struct cs_plan *p = &s->plan;
-  const struct cs_gpu *gpu = &s->in.compute->gpu;
   if (s->fw.grad_copies <= 0 || p->zero == 3 || p->dp_mode == CS_DP_DATAPARALLEL) return 0;
   double wb, gb, ob, bytes = 0;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   if (s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.ranks > 1) bytes += dense * gb;
   if (s->grp[CS_GROUP_EDP].exists && s->grp[CS_GROUP_EDP].q.ranks > 1) bytes += expert * gb;
-  return stream_time(gpu, s->fw.grad_copies * 2.0 * bytes);
+  return stream_time(s->in.compute, s->fw.grad_copies * 2.0 * bytes);
 }
 
 /* Chunk k's durations at each level from its layers (with the ZeRO-3 streams: chunk_units or

@@ -488,6 +488,12 @@ static void test_grad_copies(void **state) {
   double want = 2 * 2 * cs_workload_params(in.workload) * 4 / (g->hbm_bw * g->mem_efficiency);
   assert_true(want > 1e-3); /* 1.3 B x 16 B at a few TB/s: milliseconds */
   assert_close(added, want, 1e-3);
+  /* a measured copy rate (the memop probe's) replaces the GPU file's: at half the rate the
+   * copies take twice as long */
+  struct cs_compute probed = *in.compute;
+  probed.mem_bw[CS_MEM_COPY] = 0.5 * g->hbm_bw * g->mem_efficiency;
+  in.compute = &probed;
+  assert_close(step_added(&in, &f.grad_copies, 2), 2 * want, 1e-3);
   cs_scenario_fini(&s);
   static const char *const unmoved[] = {"dp=1,mbs=1,gbs=1,grad_bytes=4",
                                         "dp=8,zero=3,mbs=1,gbs=8,grad_bytes=4"};

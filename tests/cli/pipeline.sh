@@ -50,7 +50,9 @@ grep -qE '^all_reduce +auto +auto +2 +1 +2 +31 ' "$tmp/report.out" && ok || bad 
 
 # predict --probes: the 8 interference rows of the 2 x H200 probe file (1.141 ... 1.331; median
 # (1.1564 + 1.1804) / 2 = 1.1684 by hand) replace the default 1.16, so the DDP step equals the one
-# with --interference at that median and is slower than the default's; --interference wins
+# with --interference at that median (to 2.5e-4: the file's measured copy rate also prices DDP's
+# two gradient copies, about 1e-4 of the step, while the interference moves it 6e-4) and is slower
+# than the default's; --interference wins
 pp=(predict --workload "$data/h200x2-steps/gpt-1b.yaml" --gpu h200 --topology h200x2 --measured 298.7ms
     --plan dp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8 --gpus 2 --format csv)
 pr=$data/h200x2-commscale/probes.csv
@@ -58,7 +60,7 @@ step() { "$cs" "${pp[@]}" "$@" 2>>"$tmp/discard" | sed 's/"[^"]*"/plan/' | awk -
 s_def=$(step) s_med=$(step --interference 1.1684) s_pr=$(step --probes "$pr")
 s_both=$(step --probes "$pr" --interference 1.05)
 awk -v a="$s_pr" -v b="$s_med" -v c="$s_def" -v d="$s_both" 'BEGIN {
-  exit !(a > c && d < a && (a - b) / b < 1e-4 && (b - a) / b < 1e-4) }' && ok ||
+  exit !(a > c && d < a && (a - b) / b < 2.5e-4 && (b - a) / b < 2.5e-4) }' && ok ||
   bad "predict --probes: step $s_pr, with --interference 1.1684 $s_med, default $s_def, both $s_both"
 
 # a fit that cannot describe its data says so and fails the quality gate (exit 1, no file);

@@ -509,6 +509,54 @@ static void edge_json(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* A result whose own check counted wrong elements is left out and reported (text: "#wrong";
+ * JSON: "nwrong"); the other group of the same size stays. Old logs' "error" column holds the
+ * largest deviation, not a count, and leaves nothing out (edge_old_columns keeps its 8 rows). */
+static void edge_wrong_results(void **state) {
+  (void)state;
+  struct cs_meas_set set;
+  struct cs_error err;
+  char p[512];
+  /* line 11: 2 MiB whose out-of-place run returned 3 wrong elements */
+  cs_test_tmp("wrong.log", p, sizeof p);
+  cs_test_write_file(p, BANNER("AllReduce") TWO_RANKS HEADER ROW_1M
+                     "     2097152        524288     float     sum      -1    31.00   67.65   "
+                     "67.65       3    30.50   68.76   68.76       0\n" FOOTER);
+  cs_meas_set_init(&set);
+  struct cs_nccltests_left left;
+  assert_int_equal(cs_nccltests_import_left(p, &set, &left, &err), CS_OK);
+  assert_int_equal(set.n, 3);
+  assert_int_equal(left.wrong, 1);
+  char want[600];
+  snprintf(want, sizeof want, "%s:11 (out-of-place, #wrong 3)", p);
+  assert_string_equal(left.first, want);
+  const struct cs_meas_row *r =
+      find_row(&set, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, "", 2097152, 1);
+  assert_non_null(r);
+  assert_close(r->time_us, 30.50, 1e-12);
+  assert_null(find_row(&set, CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, "", 2097152, 0));
+  cs_meas_set_fini(&set);
+  /* the JSON of edge_json with its 8 B in-place result marked wrong */
+  char *json = cs_test_read_file(EDGE "all_reduce.json");
+  assert_non_null(json);
+  const char *mark = "\"time\":12.6,\"alg_bw\":0.0006349206349206349,"
+                     "\"bus_bw\":0.0006349206349206349,\"nwrong\":0.0";
+  char *at = strstr(json, mark);
+  assert_non_null(at);
+  at[strlen(mark) - 3] = '7'; /* "nwrong":7.0 */
+  cs_test_tmp("wrong.json", p, sizeof p);
+  cs_test_write_file(p, json);
+  free(json);
+  cs_meas_set_init(&set);
+  assert_int_equal(cs_nccltests_import_left(p, &set, &left, &err), CS_OK);
+  assert_int_equal(set.n, 7);
+  assert_int_equal(left.wrong, 1);
+  assert_non_null(strstr(left.first, "(in-place, #wrong 7)"));
+  assert_close(set.rows[0].time_us, 15.84, 1e-12); /* 8 B out-of-place stays */
+  assert_int_equal(set.rows[1].in_place, 0);
+  cs_meas_set_fini(&set);
+}
+
 /* ---- settings, launcher labels and extra columns ------------------------------------------ */
 
 static void settings_and_columns(void **state) {
@@ -810,16 +858,17 @@ static void tuning_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(single_process_log),   cmocka_unit_test(mpirun_log),
-      cmocka_unit_test(tuning_log_rows),      cmocka_unit_test(tuning_table),
-      cmocka_unit_test(tuning_table_error),   cmocka_unit_test(edge_truncated),
-      cmocka_unit_test(edge_nan_negative),    cmocka_unit_test(edge_unknown_collective),
-      cmocka_unit_test(edge_no_results),      cmocka_unit_test(edge_two_hosts),
-      cmocka_unit_test(edge_hostid),          cmocka_unit_test(hostid_init_count),
-      cmocka_unit_test(edge_old_columns),     cmocka_unit_test(edge_json),
-      cmocka_unit_test(settings_and_columns), cmocka_unit_test(rank_list_errors),
-      cmocka_unit_test(row_errors),           cmocka_unit_test(json_errors),
-      cmocka_unit_test(json_hostile),         cmocka_unit_test(tuning_errors),
+      cmocka_unit_test(single_process_log), cmocka_unit_test(mpirun_log),
+      cmocka_unit_test(tuning_log_rows),    cmocka_unit_test(tuning_table),
+      cmocka_unit_test(tuning_table_error), cmocka_unit_test(edge_truncated),
+      cmocka_unit_test(edge_nan_negative),  cmocka_unit_test(edge_unknown_collective),
+      cmocka_unit_test(edge_no_results),    cmocka_unit_test(edge_two_hosts),
+      cmocka_unit_test(edge_hostid),        cmocka_unit_test(hostid_init_count),
+      cmocka_unit_test(edge_old_columns),   cmocka_unit_test(edge_json),
+      cmocka_unit_test(edge_wrong_results), cmocka_unit_test(settings_and_columns),
+      cmocka_unit_test(rank_list_errors),   cmocka_unit_test(row_errors),
+      cmocka_unit_test(json_errors),        cmocka_unit_test(json_hostile),
+      cmocka_unit_test(tuning_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 void cs_test_assert_close(double actual, double expected, double rel, const char *expr,
                           const char *file, int line) {
@@ -24,4 +25,23 @@ void cs_test_write_file(const char *path, const char *text) {
   assert_non_null(f);
   fputs(text, f);
   fclose(f);
+}
+
+char *cs_test_read_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  size_t cap = 4096, n = 0, got;
+  char *buf = malloc(cap);
+  assert_non_null(buf);
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (n + 1 == cap) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+      assert_non_null(buf);
+    }
+  }
+  fclose(f);
+  buf[n] = '\0';
+  return buf;
 }

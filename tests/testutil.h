@@ -21,4 +21,7 @@ const char *cs_test_tmp(const char *name, char *buf, size_t len);
 /* Creates file path holding text; fails the test if it cannot. */
 void cs_test_write_file(const char *path, const char *text);
 
+/* The whole of file path as a NUL-terminated string (free it); fails the test if it cannot. */
+char *cs_test_read_file(const char *path);
+
 #endif

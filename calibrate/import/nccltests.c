@@ -122,7 +122,8 @@ struct text_parser {
   int ntok;
   long row_line;
 
-  long n_results; /* data rows read, size 0 included */
+  long n_results;                 /* data rows read, size 0 included */
+  struct cs_nccltests_left *left; /* rows left out for wrong results (never NULL) */
 };
 
 static void test_reset(struct text_parser *tp) {
@@ -368,6 +369,7 @@ static enum cs_status resolve_test(struct text_parser *tp) {
 struct cells {
   const char *size, *type;
   const char *time[2], *busbw[2], *imin[2], *imax[2];
+  double wrong[2]; /* elements nccl-tests' check found wrong (0: none, or not a count) */
 };
 
 /* Checks every cell of the pending row against its column's kind and picks out those emit_row
@@ -442,6 +444,9 @@ static enum cs_status check_cells(struct text_parser *tp, struct cells *x) {
                            "expected a count of wrong elements or N/A (column \"%s\"%s), got "
                            "\"%s\"",
                            col->name, where, v);
+      /* old nccl-tests print the largest deviation under "error", not a count */
+      if (strcmp(v, "N/A") != 0 && strcmp(col->name, "error") != 0 && g >= 0 && g < 2)
+        x->wrong[g] = d;
       break;
     case COL_TIMESTAMP:
     case COL_OTHER:
@@ -489,6 +494,12 @@ static enum cs_status emit_row(struct text_parser *tp) {
   snprintf(row.source, sizeof row.source, "%s:%ld", tp->path, tp->row_line);
   for (int g = 0; g < t->ngroups; g++) {
     if (x.time[g] == NULL) continue;
+    if (x.wrong[g] > 0) { /* the run returned wrong data: its time measures no collective */
+      if (tp->left->wrong++ == 0)
+        snprintf(tp->left->first, sizeof tp->left->first, "%s:%ld (%s, #wrong %.0f)", tp->path,
+                 tp->row_line, g ? "in-place" : "out-of-place", x.wrong[g]);
+      continue;
+    }
     cs_nccllog_double(x.time[g], &row.time_us);
     row.time_min_us = row.time_max_us = NAN;
     if (x.imin[g]) cs_nccllog_double(x.imin[g], &row.time_min_us);
@@ -639,10 +650,11 @@ static enum cs_status on_comment(struct text_parser *tp, char *text) {
 }
 
 static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set *set,
-                                  struct cs_error *err) {
+                                  struct cs_nccltests_left *left, struct cs_error *err) {
   struct text_parser *tp = calloc(1, sizeof *tp);
   if (tp == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
   tp->path = path;
+  tp->left = left;
   tp->set = set;
   tp->err = err;
   run_reset(tp);
@@ -687,14 +699,22 @@ static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set 
 
 enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set,
                                    struct cs_error *err) {
+  struct cs_nccltests_left left;
+  return cs_nccltests_import_left(path, set, &left, err);
+}
+
+enum cs_status cs_nccltests_import_left(const char *path, struct cs_meas_set *set,
+                                        struct cs_nccltests_left *left, struct cs_error *err) {
+  memset(left, 0, sizeof *left);
   FILE *f = cs_input_open(path, err);
   if (f == NULL) return err ? err->status : CS_ERR_IO;
   int c;
   /* the bytes looked at are read again (a pipe cannot rewind: `import <(cat log)`) */
   f = cs_input_peek(f, path, &c, err);
   if (f == NULL) return err ? err->status : CS_ERR_IO;
-  enum cs_status st =
-      c == '{' ? cs_nccltests_json_import(path, f, set, err) : import_text(path, f, set, err);
+  enum cs_status st = c == '{' ? cs_nccltests_json_import(path, f, set, &left->wrong, left->first,
+                                                          sizeof left->first, err)
+                               : import_text(path, f, set, left, err);
   fclose(f);
   return st;
 }

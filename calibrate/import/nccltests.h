@@ -34,7 +34,22 @@
  * ("path:line:col" of the result object for JSON). Errors: "path:line: what was expected" for a
  * malformed data row (truncated, non-numeric, NaN, negative), an unknown collective, a rank list
  * that contradicts itself; CS_ERR_PARSE when the file holds no nccl-tests result at all; CS_ERR_IO
- * when it cannot be opened or read. On error, rows already appended stay in set. */
+ * when it cannot be opened or read. On error, rows already appended stay in set. A result whose
+ * check counted wrong elements is left out (cs_nccltests_import_left tells which). */
 enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set, struct cs_error *err);
+
+/* What an import left out: the timed results (out-of-place or in-place) whose own check counted
+ * wrong elements (#wrong > 0, JSON "nwrong" > 0): a run that returned wrong data measured no
+ * collective, and such rows are also outliers in time. How many, and the first one as
+ * "path:line (out-of-place|in-place, #wrong N)". Old logs' "error" column (the largest
+ * deviation, not a count) leaves nothing out. */
+struct cs_nccltests_left {
+  long wrong;
+  char first[320];
+};
+
+/* cs_nccltests_import, also saying what it left out into *left (zeroed first). */
+enum cs_status cs_nccltests_import_left(const char *path, struct cs_meas_set *set,
+                                        struct cs_nccltests_left *left, struct cs_error *err);
 
 #endif

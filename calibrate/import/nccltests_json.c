@@ -33,6 +33,13 @@
 
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 
+/* Where the results left out for wrong elements are counted (cs_nccltests_json_import's). */
+struct wrong_out {
+  long *wrong;
+  char *first;
+  size_t len;
+};
+
 struct jval {
   enum jtype type;
   double num;
@@ -327,7 +334,8 @@ static enum cs_status json_shape(const char *path, const struct jval *root, stru
  * cs_meas_set_push. */
 static enum cs_status json_results(const char *path, const struct jval *root,
                                    const struct jval *results, struct cs_meas_row *row,
-                                   struct cs_meas_set *set, struct cs_error *err) {
+                                   struct cs_meas_set *set, struct wrong_out *left,
+                                   struct cs_error *err) {
   enum cs_status st;
   static const char *const groups[2] = {"out_of_place", "in_place"};
   for (size_t i = 0; i < results->n; i++) {
@@ -347,6 +355,13 @@ static enum cs_status json_results(const char *path, const struct jval *root,
       if (tv == NULL) tv = jget(body, "cpu_time");
       if (jnum(tv, &row->time_us) != 0 || !isfinite(row->time_us) || row->time_us <= 0)
         return jat(path, tv ? tv : body, root, err, "a positive finite \"time\" in us");
+      double wrong = 0;
+      if (jnum(jget(body, "nwrong"), &wrong) == 0 && wrong > 0) {
+        if ((*left->wrong)++ == 0)
+          snprintf(left->first, left->len, "%s (%s, #wrong %.0f)", row->source,
+                   g ? "in-place" : "out-of-place", wrong);
+        continue;
+      }
       char key[32];
       snprintf(key, sizeof key, "%s_per_iter", groups[g]);
       const struct jval *pi = jget(r, key);
@@ -368,7 +383,8 @@ static enum cs_status json_results(const char *path, const struct jval *root,
 }
 
 static enum cs_status import_json_tree(const char *path, const struct jval *root,
-                                       struct cs_meas_set *set, struct cs_error *err) {
+                                       struct cs_meas_set *set, struct wrong_out *left,
+                                       struct cs_error *err) {
   if (root->type != J_OBJ)
     return jat(path, root, root, err, "a JSON object (nccl-tests -J output)");
   const struct jval *results = jget(root, "results");
@@ -403,11 +419,14 @@ static enum cs_status import_json_tree(const char *path, const struct jval *root
   row.coll = coll;
   if (cs_nccllog_settings_apply(&eff, &row.algo, &row.proto, row.config, sizeof row.config) != 0)
     return jat(path, env, root, err, "NCCL_* settings that fit in 255 characters");
-  return json_results(path, root, results, &row, set, err);
+  return json_results(path, root, results, &row, set, left, err);
 }
 
 enum cs_status cs_nccltests_json_import(const char *path, FILE *f, struct cs_meas_set *set,
+                                        long *wrong, char *first, size_t len,
                                         struct cs_error *err) {
+  struct wrong_out out = {wrong, first, len};
+  struct wrong_out *left = &out;
   yaml_parser_t parser;
   if (!yaml_parser_initialize(&parser))
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
@@ -417,7 +436,7 @@ enum cs_status cs_nccltests_json_import(const char *path, FILE *f, struct cs_mea
   memset(&root, 0, sizeof root);
   enum cs_status st = jbuild(&parser, &r, &root);
   yaml_parser_delete(&parser);
-  if (st == CS_OK) st = import_json_tree(path, &root, set, err);
+  if (st == CS_OK) st = import_json_tree(path, &root, set, left, err);
   jfree(&root);
   return st;
 }

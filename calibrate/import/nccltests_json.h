@@ -11,8 +11,10 @@
 #include "meas.h"
 #include "status.h"
 
-/* Reads the JSON document in f (opened from path, at its start) and appends its rows to set. */
+/* Reads the JSON document in f (opened from path, at its start) and appends its rows to set;
+ * results whose "nwrong" is positive are left out: counted into *wrong, the first described in
+ * first (len bytes) when *wrong was 0. */
 enum cs_status cs_nccltests_json_import(const char *path, FILE *f, struct cs_meas_set *set,
-                                        struct cs_error *err);
+                                        long *wrong, char *first, size_t len, struct cs_error *err);
 
 #endif

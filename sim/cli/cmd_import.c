@@ -36,6 +36,7 @@ static const struct cli_verb verb = {
     "inside data rows. Ranks, nodes and GPUs per node come from its \"#  Rank N ... on HOST\"\n"
     "lines; NCCL_ALGO/NCCL_PROTO on a \"### command\" line or in the environment set the\n"
     "algorithm and protocol; other NCCL_* settings become the row's configuration tag.\n"
+    "Results whose #wrong count is above 0 are left out, with a warning.\n"
     "The CSV schema and what is accepted: docs/measurements.md.",
     opts,
     (int)(sizeof opts / sizeof opts[0]),
@@ -113,7 +114,13 @@ int cs_cmd_import(int argc, char **argv) {
   args.npos = cli_unique_inputs("import", args.pos, args.npos);
   for (int i = 0; st == CS_OK && i < args.npos; i++) {
     size_t from = set.n;
-    st = cs_nccltests_import(args.pos[i], &set, &err);
+    struct cs_nccltests_left left;
+    st = cs_nccltests_import_left(args.pos[i], &set, &left, &err);
+    if (st == CS_OK && left.wrong > 0 && !quiet)
+      fprintf(stderr,
+              "commscale import: %s: warning: %ld result%s left out: nccl-tests counted wrong "
+              "elements (first at %s); the run returned wrong data there\n",
+              args.pos[i], left.wrong, left.wrong == 1 ? "" : "s", left.first);
     if (st == CS_OK && (shape[0] > 0 || shape[1] > 0))
       st = cs_meas_set_shape(&set, from, shape[0], shape[1], args.pos[i], &err);
     else if (st == CS_OK && one_host_processes(&set, from))

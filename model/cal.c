@@ -382,9 +382,14 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
   if (st != CS_OK) return st;
   /* a band for one measurement, not only for the model's mean: the scatter of measurements about
    * the fitted model (its robust relative residual scale) adds to the parameters' uncertainty */
-  const double noise = isfinite(cal->quality.noise_rel) && cal->quality.noise_rel > 0
-                           ? log1p(cal->quality.noise_rel)
-                           : 0.0;
+  double noise = isfinite(cal->quality.noise_rel) && cal->quality.noise_rel > 0
+                     ? log1p(cal->quality.noise_rel)
+                     : 0.0;
+  /* beyond the measured node count each doubling adds an independent error (CS_CAL_EXTRAP_SD) */
+  if (q->nodes > 1 && cal->quality.max_nodes >= 1 && q->nodes > cal->quality.max_nodes) {
+    double ex = CS_CAL_EXTRAP_SD * sqrt(log2((double)q->nodes / cal->quality.max_nodes));
+    noise = sqrt(noise * noise + ex * ex);
+  }
   double s = sqrt(log_variance(cal, &cal->model, q, pred) + noise * noise);
   double l = pred->time * exp(-BAND_Z * s), h = pred->time * exp(BAND_Z * s);
   /* beyond the measured node count, the other network-latency form is as plausible */

@@ -280,13 +280,52 @@ static void band(void **state) {
   cs_cal_fini(&cal);
 }
 
+/* Beyond the calibration's largest node count each doubling adds 0.175 in log time, in
+ * quadrature (model/cal.h): at 64 nodes a calibration that measured 16 (two doublings) has a
+ * log-sigma of at least sqrt(s0^2 + 2 x 0.175^2), s0 that of one that measured 64; the other
+ * network form may widen it further, never narrow it. */
+static void extrapolation_band(void **state) {
+  (void)state;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  cal.quality.net_determined = 1;
+  cal.quality.max_nodes = 64;
+  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 512, 64, 8, 1 << 20};
+  struct cs_coll_pred pr;
+  double lo, hi;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  const double t = pr.time, s0 = log(hi / t) / 1.96;
+  assert_true(s0 > 0);
+  cal.quality.max_nodes = 16;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  assert_close(pr.time, t, 1e-12);
+  const double s = sqrt(s0 * s0 + 2 * 0.175 * 0.175);
+  assert_true(hi >= t * exp(1.96 * s) * (1 - 1e-9));
+  assert_true(lo <= t * exp(-1.96 * s) * (1 + 1e-9));
+  /* within the measured range nothing is added */
+  q.nodes = 16, q.ranks = 128;
+  double lo16, hi16;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo16, &hi16, NULL), CS_OK);
+  cal.quality.max_nodes = 64;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  assert_close(hi16, hi, 1e-12);
+  assert_close(lo16, lo, 1e-12);
+  cs_cal_fini(&cal);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nccl_latencies), cmocka_unit_test(multinode_latency),
-      cmocka_unit_test(bandwidth),      cmocka_unit_test(window),
-      cmocka_unit_test(own_share),      cmocka_unit_test(selection),
-      cmocka_unit_test(bad_queries),    cmocka_unit_test(param_table),
-      cmocka_unit_test(band),           cmocka_unit_test(ll128_needs_nvlink),
+      cmocka_unit_test(nccl_latencies),
+      cmocka_unit_test(multinode_latency),
+      cmocka_unit_test(bandwidth),
+      cmocka_unit_test(window),
+      cmocka_unit_test(own_share),
+      cmocka_unit_test(selection),
+      cmocka_unit_test(bad_queries),
+      cmocka_unit_test(param_table),
+      cmocka_unit_test(band),
+      cmocka_unit_test(ll128_needs_nvlink),
+      cmocka_unit_test(extrapolation_band),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,6 +27,7 @@ void cs_cal_init(struct cs_cal *cal) {
   for (int p = 0; p < CS_PROTO_COUNT; p++)
     cal->alt_hop_net[p] = cal->model.hop[CS_TIER_NET][p];
   cal->quality.aic[0] = cal->quality.aic[1] = NAN;
+  cal->quality.extrap_sd = NAN;
   cal->quality.max_nodes = cal->quality.max_ranks = cal->quality.max_gpus_per_node = 0;
   cal->steps.compute_scale = cal->steps.interference = 1;
   cal->steps.compute_scale_se = cal->steps.host_s_se = cal->steps.interference_se = NAN;
@@ -385,9 +386,11 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
   double noise = isfinite(cal->quality.noise_rel) && cal->quality.noise_rel > 0
                      ? log1p(cal->quality.noise_rel)
                      : 0.0;
-  /* beyond the measured node count each doubling adds an independent error (CS_CAL_EXTRAP_SD) */
+  /* beyond the measured node count each doubling adds an independent error: what the
+   * calibration's own data showed (quality.extrap_sd), else CS_CAL_EXTRAP_SD */
   if (q->nodes > 1 && cal->quality.max_nodes >= 1 && q->nodes > cal->quality.max_nodes) {
-    double ex = CS_CAL_EXTRAP_SD * sqrt(log2((double)q->nodes / cal->quality.max_nodes));
+    double k = isfinite(cal->quality.extrap_sd) ? cal->quality.extrap_sd : CS_CAL_EXTRAP_SD;
+    double ex = k * sqrt(log2((double)q->nodes / cal->quality.max_nodes));
     noise = sqrt(noise * noise + ex * ex);
   }
   double s = sqrt(log_variance(cal, &cal->model, q, pred) + noise * noise);

@@ -68,6 +68,11 @@ struct cs_cal_quality {
   double aic[2];      /* per enum cs_net_form; NAN when that form was not fitted */
   int net_determined; /* 1 if the data spans more than one node count */
   int max_nodes, max_ranks, max_gpus_per_node; /* the measured shapes' extent */
+  /* ln-time sd per sqrt(doubling) beyond max_nodes that the calibration's own data shows
+   * (cs_fit_extrapolation: extrap_from nodes predicting extrap_to); NAN = not measured, then
+   * CS_CAL_EXTRAP_SD */
+  double extrap_sd;
+  int extrap_from, extrap_to;
   struct cs_cal_cv cv[CS_CAL_MAX_CV];
   int n_cv;
   /* The fit's quality gate (calibrate/fit.h): "" when passed, else why it failed; forced = 1 when
@@ -131,7 +136,8 @@ int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target
 double cs_cal_param_se(const struct cs_cal *cal, int i);
 
 /* The log-time standard deviation that each doubling of the node count beyond the largest one a
- * calibration measured adds, independently (a random walk: sd = this x sqrt(doublings)). Set from
+ * calibration measured adds, independently (a random walk: sd = this x sqrt(doublings)), when the
+ * calibration's own data could not say (quality.extrap_sd: fewer than three node counts). Set from
  * published multi-node runs of four clusters (tests/data/public: ALCF Polaris, CSCS Alps, ABCI 2.0
  * A100 and V100), fitted on their node counts up to 4 (Polaris: 2 and 8) and predicted at the
  * rest, sizes >= 1 KiB, 311 points: the least value, in steps of 0.025, with which 90% of the
@@ -145,8 +151,9 @@ double cs_cal_param_se(const struct cs_cal *cal, int i);
  * (cs_model_param_prior_sd; CS_SRC_USER parameters count as exact) propagated through the model
  * (delta method in log space, +-1.96 sigma), together with the fit's robust residual scale
  * (quality.noise_rel: the band is for one measurement, not only for the model's mean) and, when q
- * spans more nodes than the calibration measured (quality.max_nodes), CS_CAL_EXTRAP_SD per
- * doubling beyond them; widened to include the other network-latency form there. */
+ * spans more nodes than the calibration measured (quality.max_nodes), quality.extrap_sd (else
+ * CS_CAL_EXTRAP_SD) per sqrt(doubling) beyond them; widened to include the other network-latency
+ * form there. */
 enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_query *q,
                               struct cs_coll_pred *pred, double *lo, double *hi,
                               struct cs_error *err);

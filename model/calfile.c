@@ -260,7 +260,8 @@ static void emit(FILE *f, const struct cs_cal *cal) {
   } qnum[] = {{"noise_rel", offsetof(struct cs_cal_quality, noise_rel)},
               {"median_rel_err", offsetof(struct cs_cal_quality, median_rel_err)},
               {"p90_rel_err", offsetof(struct cs_cal_quality, p90_rel_err)},
-              {"max_rel_err", offsetof(struct cs_cal_quality, max_rel_err)}};
+              {"max_rel_err", offsetof(struct cs_cal_quality, max_rel_err)},
+              {"extrap_sd", offsetof(struct cs_cal_quality, extrap_sd)}};
   for (size_t k = 0; k < sizeof qnum / sizeof qnum[0]; k++) {
     fprintf(f, "  %s: ", qnum[k].key);
     put_num(f, *(const double *)((const char *)q + qnum[k].off));
@@ -271,6 +272,8 @@ static void emit(FILE *f, const struct cs_cal *cal) {
   fprintf(f, ", %s: ", net_form_names[1]);
   put_num(f, q->aic[1]);
   fprintf(f, "}\n  net_determined: %s\n", q->net_determined ? "true" : "false");
+  if (isfinite(q->extrap_sd))
+    fprintf(f, "  extrap_from: %d\n  extrap_to: %d\n", q->extrap_from, q->extrap_to);
   if (q->gate[0]) {
     fputs("  gate: ", f);
     cs_yaml_write_string(f, q->gate);
@@ -804,19 +807,23 @@ static enum cs_status read_alternative(struct rd *r, int map) {
 static enum cs_status read_quality(struct rd *r, int map) {
   static const char *const keys[] = {"points",    "outliers",       "iterations",  "converged",
                                      "noise_rel", "median_rel_err", "p90_rel_err", "max_rel_err",
-                                     "aic",       "net_determined", "gate",        "forced"};
+                                     "aic",       "net_determined", "gate",        "forced",
+                                     "extrap_sd", "extrap_from",    "extrap_to"};
   struct cs_cal_quality *q = &r->cal->quality;
-  int *ints[] = {&q->points, &q->outliers, &q->iterations};
+  int *ints[] = {&q->points, &q->outliers, &q->iterations, &q->extrap_from, &q->extrap_to};
+  static const int ik[] = {0, 1, 2, 13, 14};
   double *nums[] = {&q->noise_rel, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err};
-  int v[12];
+  int v[15];
   char what[40];
   enum cs_status st = need(r, map, CS_YAML_MAP, "quality", NULL);
-  if (st == CS_OK) st = collect(r, map, "quality", keys, 12, v);
+  if (st == CS_OK) st = collect(r, map, "quality", keys, 15, v);
+  if (st == CS_OK && v[12])
+    st = read_num(r, v[12], "quality.extrap_sd", NONNEG | NULLABLE, &q->extrap_sd);
   if (st == CS_OK && v[10]) st = read_str(r, v[10], "quality.gate", q->gate, sizeof q->gate);
   if (st == CS_OK && v[11]) st = read_bool(r, v[11], "quality.forced", &q->forced);
-  for (int k = 0; k < 3 && st == CS_OK; k++) {
-    snprintf(what, sizeof what, "quality.%s", keys[k]);
-    if (v[k]) st = read_int(r, v[k], what, 0, 2147483647L, ints[k]);
+  for (int k = 0; k < 5 && st == CS_OK; k++) {
+    snprintf(what, sizeof what, "quality.%s", keys[ik[k]]);
+    if (v[ik[k]]) st = read_int(r, v[ik[k]], what, 0, 2147483647L, ints[k]);
   }
   if (st == CS_OK && v[3]) st = read_bool(r, v[3], "quality.converged", &q->converged);
   for (int k = 0; k < 4 && st == CS_OK; k++) {

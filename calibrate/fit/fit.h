@@ -79,4 +79,14 @@ void cs_fit_result_fini(struct cs_fit_result *res);
 enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                           struct cs_cal *cal, struct cs_fit_result *res, struct cs_error *err);
 
+/* How far the data says the calibration extrapolates in node count: with rows (of opts's
+ * configuration) at three node counts or more, fits the rows below the largest count again (no
+ * cross-validation) and predicts the rows at it; the rms of ln(predicted / measured) over those
+ * rows, per square root of the doublings between the two largest counts, goes into
+ * cal->quality.extrap_sd (with extrap_from / extrap_to, the two counts), which cs_cal_predict uses
+ * for the band beyond the measured node count in place of CS_CAL_EXTRAP_SD. Fewer node counts, or
+ * a held-in fit that fails: extrap_sd stays NAN. Errors: CS_ERR_NOMEM. */
+enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
+                                    struct cs_cal *cal, struct cs_error *err);
+
 #endif

@@ -101,6 +101,18 @@ static void print_quality(FILE *o, const struct cs_cal *cal) {
         o, "# network latency: %s explains the data better (AIC ring-linear %.1f, tree-log %.1f)\n",
         cal->model.net_form == CS_NET_RING_LINEAR ? "ring-linear" : "tree-log", q->aic[0],
         q->aic[1]);
+  if (isfinite(q->extrap_sd))
+    fprintf(
+        o,
+        "# extrapolation: refitted without the %d-node rows, those predicted from %d nodes "
+        "miss by %.1f%% (rms, log); the band beyond %d nodes widens by that per sqrt(doubling)\n",
+        q->extrap_to, q->extrap_from,
+        100 * q->extrap_sd * sqrt(log2((double)q->extrap_to / q->extrap_from)), q->max_nodes);
+  else if (q->net_determined)
+    fprintf(o,
+            "# extrapolation: fewer than three node counts measured; the band beyond %d nodes "
+            "widens by the default %.3f per sqrt(doubling) (model/cal.h)\n",
+            q->max_nodes, CS_CAL_EXTRAP_SD);
   if (q->n_cv > 0) {
     fprintf(o, "# cross-validation: each shape held out, the rest refitted, the held-out shape "
                "predicted\n");
@@ -291,7 +303,9 @@ static void write_json(FILE *o, int argc, char **argv, const char *out, size_t r
   cli_json_num(o, "%.6g", q->aic[0]);
   fputs(", ", o);
   cli_json_num(o, "%.6g", q->aic[1]);
-  fputs("]},\n \"cross_validation\": [", o);
+  fputs("], \"extrap_sd\": ", o);
+  cli_json_num(o, "%.6g", q->extrap_sd);
+  fputs("},\n \"cross_validation\": [", o);
   for (int i = 0; i < q->n_cv; i++) {
     fprintf(o, "%s\n  {\"held_out\": ", i ? "," : "");
     cli_json_string(o, q->cv[i].group);
@@ -638,6 +652,7 @@ int cs_cmd_fit(int argc, char **argv) {
   }
   if (st == CS_OK && cs_mpifit_applies(&set)) st = mpi_section(&set, &fo, &cal, quiet, &err);
   if (st == CS_OK) st = cs_fit_run(&set, &fo, &cal, &res, &err);
+  if (st == CS_OK) st = cs_fit_extrapolation(&set, &fo, &cal, &err);
   if (st == CS_OK) mpi_gate(&cal);
   if (st == CS_OK && cal.quality.gate[0]) st = gate(&a, &cal, &res, quiet, &err);
   if (st == CS_OK) st = cs_calfile_write(out, &cal, &err);

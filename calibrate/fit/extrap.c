@@ -1,0 +1,71 @@
+/* extrap.c — how far a calibration's own data says it extrapolates in node count (fit.h,
+ * cs_fit_extrapolation). */
+#include <math.h>
+#include <string.h>
+
+#include "fit.h"
+
+/* Whether row r is one the fit of opts would use for its node counts: its configuration, one
+ * timed group (out-of-place unless the fit takes in-place rows too). */
+static int counts(const struct cs_meas_row *r, const struct cs_fit_opts *o) {
+  const char *cfg = o->config ? o->config : "";
+  return strcmp(r->config, cfg) == 0 && (o->with_in_place || !r->in_place) && r->time_us > 0 &&
+         r->nodes >= 1;
+}
+
+enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
+                                    struct cs_cal *cal, struct cs_error *err) {
+  cal->quality.extrap_sd = NAN;
+  cal->quality.extrap_from = cal->quality.extrap_to = 0;
+  /* the largest node count and the one below it; at least two more below it */
+  int top = 0, next = 0, distinct = 0;
+  for (size_t i = 0; i < meas->n; i++)
+    if (counts(&meas->rows[i], opts) && meas->rows[i].nodes > top) top = meas->rows[i].nodes;
+  for (int below = top, k = 0; k < 3 && below > 1; k++) {
+    int best = 0;
+    for (size_t i = 0; i < meas->n; i++) {
+      const struct cs_meas_row *r = &meas->rows[i];
+      if (counts(r, opts) && r->nodes < below && r->nodes > best) best = r->nodes;
+    }
+    if (best == 0) break;
+    if (k == 0) next = best;
+    distinct = k + 2;
+    below = best;
+  }
+  if (top < 2 || distinct < 3) return CS_OK; /* the held-in rows must span two node counts */
+
+  struct cs_meas_set sub;
+  cs_meas_set_init(&sub);
+  enum cs_status st = CS_OK;
+  for (size_t i = 0; i < meas->n && st == CS_OK; i++)
+    if (meas->rows[i].nodes < top) st = cs_meas_set_push(&sub, &meas->rows[i], err);
+  struct cs_fit_opts o = *opts;
+  o.cross_validate = 0;
+  struct cs_cal held;
+  cs_cal_init(&held);
+  struct cs_error sub_err = {0};
+  if (st == CS_OK && cs_fit_run(&sub, &o, &held, NULL, &sub_err) == CS_OK) {
+    double ss = 0;
+    long n = 0;
+    for (size_t i = 0; i < meas->n; i++) {
+      const struct cs_meas_row *r = &meas->rows[i];
+      if (!counts(r, opts) || r->nodes != top) continue;
+      struct cs_coll_query q = {r->coll,  r->algo,          r->proto, r->ranks,
+                                r->nodes, r->gpus_per_node, r->bytes};
+      struct cs_coll_pred pr;
+      double lo, hi;
+      if (cs_cal_predict(&held, &q, &pr, &lo, &hi, NULL) != CS_OK || !(pr.time > 0)) continue;
+      double e = log(pr.time / (r->time_us * 1e-6));
+      ss += e * e;
+      n++;
+    }
+    if (n > 0) {
+      cal->quality.extrap_sd = sqrt(ss / (double)n) / sqrt(log2((double)top / next));
+      cal->quality.extrap_from = next;
+      cal->quality.extrap_to = top;
+    }
+  }
+  cs_cal_fini(&held);
+  cs_meas_set_fini(&sub);
+  return st;
+}

@@ -12,6 +12,8 @@
 # Figures printed (sizes >= 1 KiB, out-of-place rows), per cluster and collective and pooled:
 #  1. fit on the node counts up to 4 (Polaris: its two smallest, 2 and 8), predict the rest;
 #  2. fit on one node count more, predict the rest;
+#  3. no calibration: the NCCL-anchored defaults at the network's nominal rate, the node counts
+#     of 1 (what the tool says before anything is measured);
 # each: median and max |error| of time against the measurement, band coverage (share of
 # measurements inside time_lo..time_hi) and median band half-width. Targets (issue 16): median
 # <= 8%, max <= 20%, coverage >= 90%. The fit runs with --force (a calibration the quality gate
@@ -75,10 +77,12 @@ score() { # LABEL POINTS
     }'
 }
 
-# cluster NAME DIR GPN "COLLS" "NODES" FIT1 FIT2: imports, fits on the first FIT1 (and FIT2) node
-# counts, predicts the others, scores them per collective and adds the points to the pooled sets
+# cluster NAME DIR GPN "COLLS" "NODES" FIT1 FIT2 NET_BW: imports, fits on the first FIT1 (and
+# FIT2) node counts, predicts the others, scores them per collective and adds the points to the
+# pooled sets; then the same node counts from no measurement at all (the NCCL-anchored default
+# model at the network's nominal rate NET_BW per node), the baseline a calibration has to beat
 cluster() {
-  local name=$1 src=$data/$2 gpn=$3 colls=$4 all=($5) k1=$6 k2=$7 dir=$tmp/$1 c n k
+  local name=$1 src=$data/$2 gpn=$3 colls=$4 all=($5) k1=$6 k2=$7 netbw=$8 dir=$tmp/$1 c n k
   mkdir -p "$dir"
   for c in $colls; do
     for n in "${all[@]}"; do "$cs" import "$src/$c-${n}n.log" -o "$dir/$c-$n.csv" 2>/dev/null; done
@@ -104,16 +108,35 @@ cluster() {
     [ "$k" = "$k1" ] || pool=$tmp/pool2.txt
     points "$dir/p$k.txt" "$dir/m$k.txt" "$pool"
   done
+  local rest=("${all[@]:k1}")
+  for c in $colls; do
+    for n in "${rest[@]}"; do
+      sizes=$(awk -F, '!/^#/ && $1 != "collective" && $15 == 0 && $8 >= 1024 { printf "%s%s", s, $8; s = "," }' \
+        "$dir/$c-$n.csv")
+      "$cs" coll --net-bw "$netbw" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv \
+        2>/dev/null | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
+    done
+  done >"$dir/p0.txt"
+  for c in $colls; do
+    : >"$dir/s0-$c.txt"
+    points "$dir/p0.txt" "$dir/m$k1.txt" "$dir/s0-$c.txt" "$c"
+    score "$name: no calibration, $netbw per node: $c" "$dir/s0-$c.txt"
+  done
+  points "$dir/p0.txt" "$dir/m$k1.txt" "$tmp/pool0.txt"
 }
 
 echo "# coll_public: published nccl-tests runs of four clusters (tests/data/public), sizes >= 1 KiB"
 echo "# target: median <= 8%, max <= 20%, coverage >= 90% (issue 16)"
 : >"$tmp/pool1.txt"
 : >"$tmp/pool2.txt"
-cluster polaris alcf-polaris 4 "all_reduce all_gather" "2 8 256 540" 2 3
-cluster alps cscs-alps-clariden 4 all_reduce "1 2 4 8 16 32 64 128 256 512" 3 4
-cluster abci-a abci2-a100 8 all_reduce "1 2 4 8 16" 3 4
-cluster abci-v abci2-v100 4 all_reduce "1 2 4 8 16 32" 3 4
+# nominal network rate per node: Polaris 2 x 200 Gb/s, Alps 4 x 200, ABCI (A) 4 x 200 HDR,
+# ABCI (V) 2 x 100 EDR (each cluster's README)
+: >"$tmp/pool0.txt"
+cluster polaris alcf-polaris 4 "all_reduce all_gather" "2 8 256 540" 2 3 400Gbps
+cluster alps cscs-alps-clariden 4 all_reduce "1 2 4 8 16 32 64 128 256 512" 3 4 800Gbps
+cluster abci-a abci2-a100 8 all_reduce "1 2 4 8 16" 3 4 800Gbps
+cluster abci-v abci2-v100 4 all_reduce "1 2 4 8 16 32" 3 4 200Gbps
 score "all four: fit on nodes <= 4 (Polaris 2, 8)" "$tmp/pool1.txt"
 score "all four: fit on one node count more" "$tmp/pool2.txt"
+score "all four: no calibration (nominal network rate)" "$tmp/pool0.txt"
 echo "# conditions: $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), data in $tmp"

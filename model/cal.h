@@ -122,13 +122,20 @@ enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *
 
 #define CS_CAL_MAX_WARN 6
 
+/* cs_cal_warnings names a prediction beyond the measured nodes when the calibration's own
+ * extrapolation check (quality.extrap_sd) missed by more than this (rms, log) over its doublings:
+ * policy, as the fit's quality gate (25%, calibrate/fit.h) is. */
+#define CS_CAL_EXTRAP_WARN 0.25
+
 /* What a prediction for a target should say about this calibration: it failed its quality gate
  * (written with --force); its solver did not converge; it was measured on another GPU model than
  * target_gpu (the first "letters+digits" token of each name, e.g. H200 vs H100; NULL or no token =
  * unknown); it measured a different intra-node tier than target_intra (-1 = unknown); the query
  * spans more than one node (max_nodes) and the network bandwidth was never measured, which names
  * where the network values come from (src_net: the source of bw.net in the prediction, e.g.
- * CS_SRC_TOPO). Writes up to CS_CAL_MAX_WARN lines (no newline) into w and returns their number. */
+ * CS_SRC_TOPO); the query goes beyond the measured nodes and the calibration's own extrapolation
+ * check missed by more than CS_CAL_EXTRAP_WARN. Writes up to CS_CAL_MAX_WARN lines (no newline)
+ * into w and returns their number. */
 int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target_intra,
                     int max_nodes, enum cs_param_source src_net, char w[][256]);
 

@@ -334,6 +334,12 @@ static void extrapolation(void **state) {
       assert_true(fabs(cal.quality.extrap_sd - log(1.5)) < 0.06);
     else
       assert_true(cal.quality.extrap_sd < 0.05);
+    /* a prediction at 8 nodes is warned about only when the check missed by over 25% */
+    char w[CS_CAL_MAX_WARN][256];
+    int nw = cs_cal_warnings(&cal, NULL, -1, 8, CS_SRC_FIT, w), said = 0;
+    for (int k = 0; k < nw; k++)
+      said |= strstr(w[k], "beyond 4 nodes") != NULL;
+    assert_int_equal(said, broken);
     char path[512];
     cs_test_tmp("extrap.yaml", path, sizeof path);
     assert_int_equal(cs_calfile_write(path, &cal, NULL), CS_OK);

@@ -139,14 +139,18 @@ int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target
              src_net == CS_SRC_TOPO   ? "the topology's nominal rate"
              : src_net == CS_SRC_USER ? "the rate given"
                                       : "the default rate");
-  if (max_nodes > q->max_nodes && isfinite(q->extrap_sd) && q->extrap_to > q->extrap_from &&
-      q->extrap_sd * sqrt(log2((double)q->extrap_to / q->extrap_from)) > CS_CAL_EXTRAP_WARN)
+  double miss = cs_cal_extrap_miss(q);
+  if (max_nodes > q->max_nodes && miss > CS_CAL_EXTRAP_WARN)
     snprintf(w[n++], 256,
              "beyond %d nodes: the calibration's own check (%d nodes predicted from %d) missed "
              "by %.0f%% (rms, log), so its band there is wide",
-             q->max_nodes, q->extrap_to, q->extrap_from,
-             100 * q->extrap_sd * sqrt(log2((double)q->extrap_to / q->extrap_from)));
+             q->max_nodes, q->extrap_to, q->extrap_from, 100 * miss);
   return n;
+}
+
+double cs_cal_extrap_miss(const struct cs_cal_quality *q) {
+  if (!isfinite(q->extrap_sd) || q->extrap_from < 1 || q->extrap_to <= q->extrap_from) return NAN;
+  return q->extrap_sd * sqrt(log2((double)q->extrap_to / q->extrap_from));
 }
 
 double cs_cal_param_se(const struct cs_cal *cal, int i) {

@@ -139,6 +139,10 @@ enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *
 int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target_intra,
                     int max_nodes, enum cs_param_source src_net, char w[][256]);
 
+/* The rms log miss of the calibration's own extrapolation check over its doublings
+ * (quality.extrap_sd x sqrt(log2(extrap_to / extrap_from))); NAN when there was none. */
+double cs_cal_extrap_miss(const struct cs_cal_quality *q);
+
 /* Relative standard error of parameter i (sqrt of its ln-variance), NAN when not fitted. */
 double cs_cal_param_se(const struct cs_cal *cal, int i);
 

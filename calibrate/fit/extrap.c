@@ -17,7 +17,8 @@ enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct
                                     struct cs_cal *cal, struct cs_error *err) {
   cal->quality.extrap_sd = NAN;
   cal->quality.extrap_from = cal->quality.extrap_to = 0;
-  /* the largest node count and the one below it; at least two more below it */
+  /* the largest node count, the one below it and at least one more below that, so that the rows
+   * held in still span two node counts */
   int top = 0, next = 0, distinct = 0;
   for (size_t i = 0; i < meas->n; i++)
     if (counts(&meas->rows[i], opts) && meas->rows[i].nodes > top) top = meas->rows[i].nodes;

@@ -106,8 +106,7 @@ static void print_quality(FILE *o, const struct cs_cal *cal) {
         o,
         "# extrapolation: refitted without the %d-node rows, those predicted from %d nodes "
         "miss by %.1f%% (rms, log); the band beyond %d nodes widens by that per sqrt(doubling)\n",
-        q->extrap_to, q->extrap_from,
-        100 * q->extrap_sd * sqrt(log2((double)q->extrap_to / q->extrap_from)), q->max_nodes);
+        q->extrap_to, q->extrap_from, 100 * cs_cal_extrap_miss(q), q->max_nodes);
   else if (q->net_determined)
     fprintf(o,
             "# extrapolation: fewer than three node counts measured; the band beyond %d nodes "

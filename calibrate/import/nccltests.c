@@ -715,6 +715,12 @@ enum cs_status cs_nccltests_import_left(const char *path, struct cs_meas_set *se
   enum cs_status st = c == '{' ? cs_nccltests_json_import(path, f, set, &left->wrong, left->first,
                                                           sizeof left->first, err)
                                : import_text(path, f, set, left, err);
+  /* the provenance keeps what was left out, so a CSV written from the set says so */
+  if (st == CS_OK && left->wrong > 0) {
+    char item[400];
+    snprintf(item, sizeof item, "%ld with wrong elements from %s", left->wrong, left->first);
+    st = cs_nccllog_meta_add(set, "left_out", item, err);
+  }
   fclose(f);
   return st;
 }

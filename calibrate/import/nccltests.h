@@ -48,7 +48,8 @@ struct cs_nccltests_left {
   char first[320];
 };
 
-/* cs_nccltests_import, also saying what it left out into *left (zeroed first). */
+/* cs_nccltests_import, also saying what it left out into *left (zeroed first). Both add an item
+ * "N with wrong elements from PATH:LINE (...)" to the set's provenance key "left_out". */
 enum cs_status cs_nccltests_import_left(const char *path, struct cs_meas_set *set,
                                         struct cs_nccltests_left *left, struct cs_error *err);
 

@@ -649,6 +649,9 @@ int cs_cmd_fit(int argc, char **argv) {
     if (st == CS_OK && cal.prov.n_sources < CS_CAL_MAX_SOURCES)
       snprintf(cal.prov.sources[cal.prov.n_sources++], sizeof cal.prov.sources[0], "%s", a.pos[i]);
   }
+  const char *left_out = st == CS_OK ? cs_meas_get_meta(&set, "left_out") : NULL;
+  if (left_out && !quiet)
+    fprintf(stderr, "commscale fit: not fitted, nccl-tests counted wrong elements: %s\n", left_out);
   if (st == CS_OK && cs_mpifit_applies(&set)) st = mpi_section(&set, &fo, &cal, quiet, &err);
   if (st == CS_OK) st = cs_fit_run(&set, &fo, &cal, &res, &err);
   if (st == CS_OK) st = cs_fit_extrapolation(&set, &fo, &cal, &err);

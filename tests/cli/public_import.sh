@@ -41,6 +41,12 @@ check() {
     echo "FAIL: $f: import left out '${said:-0}' results with wrong elements, expected $left"
     fail=1
   fi
+  # ... and the CSV's provenance keeps it (none when nothing was left out)
+  kept=$(sed -n 's/^# left_out: \([0-9]*\) with wrong elements from .*/\1/p' "$out")
+  if [ "${kept:-0}" != "$left" ]; then
+    echo "FAIL: $f: the CSV's left_out provenance says '${kept:-0}', expected $left"
+    fail=1
+  fi
 }
 
 polaris="NCCL_COLLNET_ENABLE=1;NCCL_CROSS_NIC=1;NCCL_NET=AWS Libfabric;NCCL_NET_GDR_LEVEL=PHB"

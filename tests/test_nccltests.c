@@ -557,6 +557,38 @@ static void edge_wrong_results(void **state) {
   cs_meas_set_fini(&set);
 }
 
+/* A log that names no collective (old nccl-tests output, no ### line) imports when the caller
+ * names it (import --coll); without the hint it is an error naming the first data row; a log that
+ * names its own collective keeps it whatever the hint says. */
+static void edge_coll_hint(void **state) {
+  (void)state;
+  struct cs_meas_set set;
+  struct cs_error err;
+  struct cs_nccltests_left left;
+  char p[512];
+  cs_test_tmp("unnamed.nccl", p, sizeof p);
+  /* line 8: the 1 MiB row */
+  cs_test_write_file(p, "# nThread 1 nGpus 2 minBytes 8 maxBytes 8 step: 2(factor)\n#\n"
+                        "# Using devices\n" TWO_RANKS HEADER ROW_1M FOOTER);
+  const struct cs_nccltests_hint ar = {"all_reduce"}, ag = {"all_gather"};
+  cs_meas_set_init(&set);
+  assert_int_equal(cs_nccltests_import_hinted(p, &set, &ar, &left, &err), CS_OK);
+  assert_int_equal(set.n, 2);
+  assert_int_equal(set.rows[0].coll, CS_COLL_ALL_REDUCE);
+  assert_close(set.rows[0].time_us, 15.87, 1e-12);
+  cs_meas_set_fini(&set);
+  cs_meas_set_init(&set);
+  assert_int_equal(cs_nccltests_import_hinted(p, &set, NULL, &left, &err), CS_ERR_PARSE);
+  assert_msg(&err, p, 8, "expected the collective's name");
+  cs_meas_set_fini(&set);
+  cs_test_tmp("named.log", p, sizeof p);
+  cs_test_write_file(p, BANNER("all_reduce_perf") TWO_RANKS HEADER ROW_1M FOOTER);
+  cs_meas_set_init(&set);
+  assert_int_equal(cs_nccltests_import_hinted(p, &set, &ag, &left, &err), CS_OK);
+  assert_int_equal(set.rows[0].coll, CS_COLL_ALL_REDUCE);
+  cs_meas_set_fini(&set);
+}
+
 /* ---- settings, launcher labels and extra columns ------------------------------------------ */
 
 static void settings_and_columns(void **state) {
@@ -858,17 +890,17 @@ static void tuning_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(single_process_log), cmocka_unit_test(mpirun_log),
-      cmocka_unit_test(tuning_log_rows),    cmocka_unit_test(tuning_table),
-      cmocka_unit_test(tuning_table_error), cmocka_unit_test(edge_truncated),
-      cmocka_unit_test(edge_nan_negative),  cmocka_unit_test(edge_unknown_collective),
-      cmocka_unit_test(edge_no_results),    cmocka_unit_test(edge_two_hosts),
-      cmocka_unit_test(edge_hostid),        cmocka_unit_test(hostid_init_count),
-      cmocka_unit_test(edge_old_columns),   cmocka_unit_test(edge_json),
-      cmocka_unit_test(edge_wrong_results), cmocka_unit_test(settings_and_columns),
-      cmocka_unit_test(rank_list_errors),   cmocka_unit_test(row_errors),
-      cmocka_unit_test(json_errors),        cmocka_unit_test(json_hostile),
-      cmocka_unit_test(tuning_errors),
+      cmocka_unit_test(single_process_log),   cmocka_unit_test(mpirun_log),
+      cmocka_unit_test(tuning_log_rows),      cmocka_unit_test(tuning_table),
+      cmocka_unit_test(tuning_table_error),   cmocka_unit_test(edge_truncated),
+      cmocka_unit_test(edge_nan_negative),    cmocka_unit_test(edge_unknown_collective),
+      cmocka_unit_test(edge_no_results),      cmocka_unit_test(edge_two_hosts),
+      cmocka_unit_test(edge_hostid),          cmocka_unit_test(hostid_init_count),
+      cmocka_unit_test(edge_old_columns),     cmocka_unit_test(edge_json),
+      cmocka_unit_test(edge_wrong_results),   cmocka_unit_test(edge_coll_hint),
+      cmocka_unit_test(settings_and_columns), cmocka_unit_test(rank_list_errors),
+      cmocka_unit_test(row_errors),           cmocka_unit_test(json_errors),
+      cmocka_unit_test(json_hostile),         cmocka_unit_test(tuning_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

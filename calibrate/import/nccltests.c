@@ -124,6 +124,7 @@ struct text_parser {
 
   long n_results;                 /* data rows read, size 0 included */
   struct cs_nccltests_left *left; /* rows left out for wrong results (never NULL) */
+  const char *coll_hint;          /* the caller's collective for tests that name none */
 };
 
 static void test_reset(struct text_parser *tp) {
@@ -308,6 +309,8 @@ static enum cs_status resolve_test(struct text_parser *tp) {
     name = tp->test_coll, name_line = tp->test_coll_line;
   else if (tp->cmd_coll[0])
     name = tp->cmd_coll, name_line = tp->cmd_coll_line;
+  else if (tp->coll_hint)
+    name = tp->coll_hint;
   else if (cs_nccllog_perf_name(tp->path, from_path, sizeof from_path))
     name = from_path;
   if (name == NULL)
@@ -650,11 +653,13 @@ static enum cs_status on_comment(struct text_parser *tp, char *text) {
 }
 
 static enum cs_status import_text(const char *path, FILE *f, struct cs_meas_set *set,
+                                  const struct cs_nccltests_hint *hint,
                                   struct cs_nccltests_left *left, struct cs_error *err) {
   struct text_parser *tp = calloc(1, sizeof *tp);
   if (tp == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory reading %s", path);
   tp->path = path;
   tp->left = left;
+  tp->coll_hint = hint ? hint->coll : NULL;
   tp->set = set;
   tp->err = err;
   run_reset(tp);
@@ -705,6 +710,12 @@ enum cs_status cs_nccltests_import(const char *path, struct cs_meas_set *set,
 
 enum cs_status cs_nccltests_import_left(const char *path, struct cs_meas_set *set,
                                         struct cs_nccltests_left *left, struct cs_error *err) {
+  return cs_nccltests_import_hinted(path, set, NULL, left, err);
+}
+
+enum cs_status cs_nccltests_import_hinted(const char *path, struct cs_meas_set *set,
+                                          const struct cs_nccltests_hint *hint,
+                                          struct cs_nccltests_left *left, struct cs_error *err) {
   memset(left, 0, sizeof *left);
   FILE *f = cs_input_open(path, err);
   if (f == NULL) return err ? err->status : CS_ERR_IO;
@@ -714,7 +725,7 @@ enum cs_status cs_nccltests_import_left(const char *path, struct cs_meas_set *se
   if (f == NULL) return err ? err->status : CS_ERR_IO;
   enum cs_status st = c == '{' ? cs_nccltests_json_import(path, f, set, &left->wrong, left->first,
                                                           sizeof left->first, err)
-                               : import_text(path, f, set, left, err);
+                               : import_text(path, f, set, hint, left, err);
   /* the provenance keeps what was left out, so a CSV written from the set says so */
   if (st == CS_OK && left->wrong > 0) {
     char item[400];

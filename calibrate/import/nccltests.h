@@ -53,4 +53,17 @@ struct cs_nccltests_left {
 enum cs_status cs_nccltests_import_left(const char *path, struct cs_meas_set *set,
                                         struct cs_nccltests_left *left, struct cs_error *err);
 
+/* What a log may not say, given by the caller (commscale import --coll). */
+struct cs_nccltests_hint {
+  /* the collective of a text log's tests that name none (no "# Collective test starting:" or
+   * "### ... NAME_perf" line): a name cs_coll_parse takes, or NULL. The log's own lines win;
+   * a name in the file's name ("all_reduce_perf.log") comes after it. */
+  const char *coll;
+};
+
+/* cs_nccltests_import_left with a hint (NULL: none). */
+enum cs_status cs_nccltests_import_hinted(const char *path, struct cs_meas_set *set,
+                                          const struct cs_nccltests_hint *hint,
+                                          struct cs_nccltests_left *left, struct cs_error *err);
+
 #endif

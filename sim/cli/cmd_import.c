@@ -26,6 +26,8 @@ static const struct cli_opt opts[] = {
     {"nodes", 'N', "N",
      "the logs' ranks ran on N nodes (for a log that cannot tell, e.g. NCCL_HOSTID on one host)"},
     {"gpus-per-node", 'g', "G", "the logs' ranks ran G per node"},
+    {"coll", 0, "NAME",
+     "the collective of logs that name none (old nccl-tests output without a ### line)"},
 };
 
 static const struct cli_verb verb = {
@@ -107,6 +109,14 @@ int cs_cmd_import(int argc, char **argv) {
     }
     shape[k] = (int)x;
   }
+  struct cs_nccltests_hint hint = {cli_get(&verb, &args, "coll")};
+  enum cs_coll hinted;
+  if (hint.coll && cs_coll_parse(hint.coll, &hinted) != 0) {
+    cs_error_set(&err, CS_ERR_USAGE, "--coll expects a collective (%s), got \"%s\"",
+                 "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv",
+                 hint.coll);
+    return cli_fail("import", &err);
+  }
   struct cs_meas_set set;
   cs_meas_set_init(&set);
   enum cs_status st = CS_OK;
@@ -115,7 +125,7 @@ int cs_cmd_import(int argc, char **argv) {
   for (int i = 0; st == CS_OK && i < args.npos; i++) {
     size_t from = set.n;
     struct cs_nccltests_left left;
-    st = cs_nccltests_import_left(args.pos[i], &set, &left, &err);
+    st = cs_nccltests_import_hinted(args.pos[i], &set, &hint, &left, &err);
     if (st == CS_OK && left.wrong > 0 && !quiet)
       fprintf(stderr,
               "commscale import: %s: warning: %ld result%s left out: nccl-tests counted wrong "

@@ -302,6 +302,15 @@ static void serial_units(struct cs_framework *f) {
   f->sync_per_fetch = 1;
 }
 
+/* GPT-3 1.3B on one DGX H100 node under plan, simulated with framework profile f (borrowed). */
+static struct cs_sim_inputs gpt13b_under(struct cs_scenario *s, const char *plan,
+                                         struct cs_framework *f) {
+  setup_load(s, "gpt3-1.3b", "h100-sxm", "dgx-h100", plan);
+  struct cs_sim_inputs in = inputs(s);
+  in.framework = f;
+  return in;
+}
+
 /* ZeRO-3 priced per gather unit from a framework profile. Without prefetch and with a device
  * sync per fetch the schedule is serial, so host work adds to the step exactly: with one
  * micro-batch, every gathered unit pays host_call three times (its forward gather, its backward
@@ -312,11 +321,9 @@ static void serial_units(struct cs_framework *f) {
 static void test_zero3_units(void **state) {
   (void)state;
   struct cs_scenario s;
-  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,zero=3,mbs=1,gbs=8");
   struct cs_framework f;
   serial_units(&f);
-  struct cs_sim_inputs in = inputs(&s);
-  in.framework = &f;
+  struct cs_sim_inputs in = gpt13b_under(&s, "dp=8,zero=3,mbs=1,gbs=8", &f);
   struct cs_sim_result r0 = run_in(&in, 1);
   f.host_call = 1e-3;
   struct cs_sim_result r1 = run_in(&in, 1);
@@ -393,13 +400,11 @@ static long gathers(struct cs_sim_inputs *in) {
 static void test_zero3_reuse(void **state) {
   (void)state;
   struct cs_scenario s;
-  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,zero=3,mbs=1,gbs=8,recompute=full");
   struct cs_framework f;
   cs_framework_default(&f);
   f.unit = CS_FW_UNIT_MODULE;
   f.regather_recompute = 1;
-  struct cs_sim_inputs in = inputs(&s);
-  in.framework = &f;
+  struct cs_sim_inputs in = gpt13b_under(&s, "dp=8,zero=3,mbs=1,gbs=8,recompute=full", &f);
   long all = gathers(&in);
   f.max_reuse = 1;
   long last = gathers(&in);
@@ -455,11 +460,9 @@ static double step_added(struct cs_sim_inputs *in, int *flag, int on) {
 static void test_gather_copy(void **state) {
   (void)state;
   struct cs_scenario s;
-  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,zero=3,mbs=1,gbs=8");
   struct cs_framework f;
   serial_units(&f);
-  struct cs_sim_inputs in = inputs(&s);
-  in.framework = &f;
+  struct cs_sim_inputs in = gpt13b_under(&s, "dp=8,zero=3,mbs=1,gbs=8", &f);
   double added = step_added(&in, &f.gather_copy, 1);
   const struct cs_gpu *g = &in.compute->gpu;
   double wb, gb, ob;
@@ -478,11 +481,9 @@ static void test_gather_copy(void **state) {
 static void test_grad_copies(void **state) {
   (void)state;
   struct cs_scenario s;
-  setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", "dp=8,mbs=1,gbs=8,grad_bytes=4");
   struct cs_framework f;
   cs_framework_default(&f);
-  struct cs_sim_inputs in = inputs(&s);
-  in.framework = &f;
+  struct cs_sim_inputs in = gpt13b_under(&s, "dp=8,mbs=1,gbs=8,grad_bytes=4", &f);
   double added = step_added(&in, &f.grad_copies, 2);
   const struct cs_gpu *g = &in.compute->gpu;
   double want = 2 * 2 * cs_workload_params(in.workload) * 4 / (g->hbm_bw * g->mem_efficiency);
@@ -498,9 +499,7 @@ static void test_grad_copies(void **state) {
   static const char *const unmoved[] = {"dp=1,mbs=1,gbs=1,grad_bytes=4",
                                         "dp=8,zero=3,mbs=1,gbs=8,grad_bytes=4"};
   for (size_t k = 0; k < 2; k++) {
-    setup_load(&s, "gpt3-1.3b", "h100-sxm", "dgx-h100", unmoved[k]);
-    in = inputs(&s);
-    in.framework = &f;
+    in = gpt13b_under(&s, unmoved[k], &f);
     added = step_added(&in, &f.grad_copies, 2);
     assert_true(fabs(added) <= 1e-12);
     cs_scenario_fini(&s);

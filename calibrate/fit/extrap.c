@@ -5,18 +5,24 @@
 
 #include "fit.h"
 
-/* Whether row r is one the fit of opts would use for its node counts: its configuration, one
- * timed group (out-of-place unless the fit takes in-place rows too). */
+/* Whether row r is one the fit of opts used: its configuration and launch (o->launch, the one the
+ * fit chose), one timed group (out-of-place unless the fit takes in-place rows too). */
 static int counts(const struct cs_meas_row *r, const struct cs_fit_opts *o) {
   const char *cfg = o->config ? o->config : "";
-  return strcmp(r->config, cfg) == 0 && (o->with_in_place || !r->in_place) && r->time_us > 0 &&
-         r->nodes >= 1;
+  return strcmp(r->config, cfg) == 0 && (o->launch < 0 || (int)r->launch == o->launch) &&
+         (o->with_in_place || !r->in_place) && r->time_us > 0 && r->nodes >= 1;
 }
 
 enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                                     struct cs_cal *cal, struct cs_error *err) {
   cal->quality.extrap_sd = NAN;
   cal->quality.extrap_from = cal->quality.extrap_to = 0;
+  /* the rows of the launch the fit chose (its provenance), for the counts and the refit alike */
+  struct cs_fit_opts o = *opts;
+  o.cross_validate = 0;
+  enum cs_launch launch;
+  if (cs_meas_launch_parse(cal->prov.launch, &launch) == 0) o.launch = (int)launch;
+  opts = &o;
   /* the largest node count, the one below it and at least one more below that, so that the rows
    * held in still span two node counts */
   int top = 0, next = 0, distinct = 0;
@@ -40,8 +46,6 @@ enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct
   enum cs_status st = CS_OK;
   for (size_t i = 0; i < meas->n && st == CS_OK; i++)
     if (meas->rows[i].nodes < top) st = cs_meas_set_push(&sub, &meas->rows[i], err);
-  struct cs_fit_opts o = *opts;
-  o.cross_validate = 0;
   struct cs_cal held;
   cs_cal_init(&held);
   struct cs_error sub_err = {0};

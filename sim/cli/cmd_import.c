@@ -16,6 +16,7 @@
 
 #include "cmds.h"
 #include "meas.h"
+#include "nccllog.h"
 #include "nccltests.h"
 #include "opts.h"
 
@@ -113,8 +114,7 @@ int cs_cmd_import(int argc, char **argv) {
   enum cs_coll hinted;
   if (hint.coll && cs_coll_parse(hint.coll, &hinted) != 0) {
     cs_error_set(&err, CS_ERR_USAGE, "--coll expects a collective (%s), got \"%s\"",
-                 "all_reduce, all_gather, reduce_scatter, broadcast, reduce, all_to_all, send_recv",
-                 hint.coll);
+                 cs_nccllog_known_colls, hint.coll);
     return cli_fail("import", &err);
   }
   struct cs_meas_set set;

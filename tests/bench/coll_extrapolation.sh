@@ -32,7 +32,7 @@ sizes=1K:1G
   for c in all_reduce all_gather; do
     for n in $nodes_all; do
       "$cs" coll --coll "$c" --nodes "$n" -g 8 --sizes "$sizes" --net-bw 3200Gbps --format csv \
-        2>/dev/null | tail -n +2
+        2>>"$tmp/discard" | tail -n +2
     done
   done | awk -F, 'BEGIN { srand(16); OFS = "," }
     { u1 = rand(); u2 = rand(); z = sqrt(-2 * log(u1 + 1e-12)) * cos(6.283185307 * u2)
@@ -46,7 +46,7 @@ predict() { # CAL NODES...
   shift
   for c in all_reduce all_gather; do
     "$cs" coll --cal "$cal" --coll "$c" --nodes "$(echo "$@" | tr ' ' ,)" -g 8 --sizes "$sizes" \
-      --format csv 2>/dev/null | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
+      --format csv 2>>"$tmp/discard" | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
   done
 }
 
@@ -85,7 +85,7 @@ fit() { # OUT NODES...
   local want=" $* "
   awk -F, -v want="$want" '/^#/ || $1 == "collective" || index(want, " " $6 " ")' "$tmp/meas.csv" \
     >"$tmp/fit_in.csv"
-  "$cs" fit "$tmp/fit_in.csv" --no-cv -q --force -o "$out" 2>/dev/null
+  "$cs" fit "$tmp/fit_in.csv" --no-cv -q --force -o "$out" 2>>"$tmp/discard"
 }
 
 echo "# coll_extrapolation: synthetic all_reduce + all_gather, 8 GPUs per node, $sizes, 3% noise"

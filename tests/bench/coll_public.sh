@@ -36,7 +36,7 @@ predict() { # DIR CAL GPN COLLS NODES...
       sizes=$(awk -F, '!/^#/ && $1 != "collective" && $15 == 0 && $8 >= 1024 { printf "%s%s", s, $8; s = "," }' \
         "$dir/$c-$n.csv")
       [ -n "$sizes" ] || continue
-      "$cs" coll --cal "$cal" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv 2>/dev/null |
+      "$cs" coll --cal "$cal" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv 2>>"$tmp/discard" |
         awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
     done
   done
@@ -85,7 +85,7 @@ cluster() {
   local name=$1 src=$data/$2 gpn=$3 colls=$4 all=($5) k1=$6 k2=$7 netbw=$8 dir=$tmp/$1 c n k
   mkdir -p "$dir"
   for c in $colls; do
-    for n in "${all[@]}"; do "$cs" import "$src/$c-${n}n.log" -o "$dir/$c-$n.csv" 2>/dev/null; done
+    for n in "${all[@]}"; do "$cs" import "$src/$c-${n}n.log" -o "$dir/$c-$n.csv" 2>>"$tmp/discard"; done
   done
   local tag
   tag=$(awk -F, '!/^#/ && $1 != "collective" { print $17; exit }' "$dir/$(set -- $colls; echo "$1")-${all[0]}.csv")
@@ -95,7 +95,7 @@ cluster() {
       for n in "${fitn[@]}"; do files+=("$dir/$c-$n.csv"); done
     done
     local cal=$dir/fit$k.yaml label
-    "$cs" fit "${files[@]}" --config "$tag" --no-cv -q --force -o "$cal" 2>/dev/null || true
+    "$cs" fit "${files[@]}" --config "$tag" --no-cv -q --force -o "$cal" 2>>"$tmp/discard" || true
     predict "$dir" "$cal" "$gpn" "$colls" "${rest[@]}" >"$dir/p$k.txt"
     measured "$dir" "$colls" "${rest[@]}" >"$dir/m$k.txt"
     label="$name: fit $(IFS=,; echo "${fitn[*]}") -> $(IFS=,; echo "${rest[*]}")"
@@ -114,7 +114,7 @@ cluster() {
       sizes=$(awk -F, '!/^#/ && $1 != "collective" && $15 == 0 && $8 >= 1024 { printf "%s%s", s, $8; s = "," }' \
         "$dir/$c-$n.csv")
       "$cs" coll --net-bw "$netbw" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv \
-        2>/dev/null | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
+        2>>"$tmp/discard" | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
     done
   done >"$dir/p0.txt"
   for c in $colls; do

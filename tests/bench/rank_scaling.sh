@@ -9,9 +9,10 @@
 here=$(cd "$(dirname "$0")/.." && pwd)
 cs=${1:?usage: rank_scaling.sh COMMSCALE [TMP_DIR]}
 tmp=${2:-$(mktemp -d)}
+mkdir -p "$tmp"
 export TOL=${TOL:-0.15} TOL_MEDIAN=${TOL_MEDIAN:-0.10}
 echo "bench rank_scaling: target median <= $TOL_MEDIAN, max <= $TOL per collective (sizes >= 64 KiB)"
-echo "bench rank_scaling: data tests/data/h200x4 (1 x 4 H200 NVSwitch, NCCL), $(git -C "$here" rev-parse --short HEAD 2>/dev/null || echo unknown commit)"
+echo "bench rank_scaling: data tests/data/h200x4 (1 x 4 H200 NVSwitch, NCCL), $(git -C "$here" rev-parse --short HEAD 2>>"$tmp/discard" || echo unknown commit)"
 bash "$here/validation/rank_scaling.sh" "$cs" "$here/data" "$tmp" | grep -E '^#|FAIL|rank_scaling:'
 rc=${PIPESTATUS[0]}
 echo "bench rank_scaling: target $([ "$rc" = 0 ] && echo met || echo MISSED)"

@@ -32,12 +32,12 @@ _Static_assert(OFF_END == CS_MODEL_NPARAMS, "parameter layout and CS_MODEL_NPARA
 static const char *const tier_names[CS_TIER_COUNT] = {"nvlink", "pcie", "net"};
 
 /* NCCL 2.28.3's tree per-hop latencies, NVLink/PCI/NET x LL/LL128/Simple, us (tuning.cc:151, 157,
- * 163; the ring's are hop's defaults, tuning.cc:149-167): the tree_hop defaults, which the
- * CS_SELECT_NCCL_TABLE pick (on the defaults) prices a tree and a one-GPU-per-node ring with. */
+ * 163; the ring's are hop's, tuning.cc:149-167): tree_hop of cs_model_nccl_tuning, with which the
+ * CS_SELECT_NCCL_TABLE pick prices a tree and a one-GPU-per-node ring. */
 static const double nccl_tree_hw_us[CS_TIER_COUNT][CS_PROTO_COUNT] = {
     {0.6, 1.25, 4.0}, {1.0, 1.9, 4.0}, {5.0, 8.5, 14.0}};
 
-void cs_model_defaults(struct cs_model *m) {
+void cs_model_nccl_tuning(struct cs_model *m) {
   memset(m, 0, sizeof *m);
   /* per-GPU bus bandwidth of NVLink4 (H100/H200 ring), PCIe Gen4, and 8 x 400 Gb/s per node */
   m->bw[CS_TIER_NVLINK] = 360e9;
@@ -89,6 +89,23 @@ void cs_model_defaults(struct cs_model *m) {
   m->net_form = CS_NET_RING_LINEAR;
   m->algo_enabled =
       (1u << CS_ALGO_RING) | (1u << CS_ALGO_TREE) | (1u << CS_ALGO_PAT) | (1u << CS_ALGO_P2P);
+}
+
+/* The tree's network side as published multi-node runs show it, LL / LL128 / Simple, us: the
+ * geometric means over four clusters (ALCF Polaris, CSCS Alps, ABCI 2.0 A and V; each fitted on
+ * all its node counts with NCCL's constants as prior, `tests/bench/net_anchors.sh`, 2026-11-28)
+ * of the latency per tree level across nodes and of the per-stage pipeline overhead of the tree.
+ * NCCL's own are 5.0 / 8.5 / 14 and none; every cluster's tree is slower across nodes than NCCL's
+ * model says (docs/constants.md has each cluster's value). */
+static const double pub_tree_hop_net_us[CS_PROTO_COUNT] = {7.10, 12.2, 32.7};
+static const double pub_pipe_tree_us[CS_PROTO_COUNT] = {114.0, 6.72, 7.33};
+
+void cs_model_defaults(struct cs_model *m) {
+  cs_model_nccl_tuning(m);
+  for (int p = 0; p < CS_PROTO_COUNT; p++) {
+    m->tree_hop[CS_TIER_NET][p] = pub_tree_hop_net_us[p] * 1e-6;
+    m->pipe[CS_ALGO_TREE][p] = pub_pipe_tree_us[p] * 1e-6;
+  }
 }
 
 double *cs_model_param(struct cs_model *m, int i) {
@@ -538,7 +555,7 @@ enum cs_status cs_model_predict(const struct cs_model *m, const struct cs_coll_q
       !(q->algo != CS_ALGO_AUTO && q->proto != CS_PROTO_AUTO)) {
     /* pick as NCCL's own tuning model would, then price the pick with the calibrated model */
     struct cs_model sel;
-    cs_model_defaults(&sel);
+    cs_model_nccl_tuning(&sel);
     sel.bw[CS_TIER_NET] = m->bw[CS_TIER_NET];
     sel.intra = m->intra;
     sel.net_no_ll128 = m->net_no_ll128;

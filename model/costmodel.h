@@ -176,9 +176,17 @@ struct cs_coll_pred {
   double time, lat, bw_time, pipe_time, own_time;
 };
 
-/* Fills m with the default constants, anchored on NCCL's published tuning model for an NVLink4
- * node and a network of 8 x 400 Gb/s per node. algo_enabled = ring, tree, pat, p2p (nvls, collnet
- * and hier must be enabled by the caller, as a topology would). */
+/* Fills m with NCCL's own tuning constants (src/graph/tuning.cc) for an NVLink4 node and a network
+ * of 8 x 400 Gb/s per node: its latencies per algorithm, protocol and tier, its bandwidth ratios,
+ * a per-stage pipeline overhead of 0.1 us. What --select nccl-table picks with, and where the fit
+ * starts its search. algo_enabled = ring, tree, pat, p2p (nvls, collnet and hier must be enabled
+ * by the caller, as a topology would). */
+void cs_model_nccl_tuning(struct cs_model *m);
+
+/* Fills m with the default constants: NCCL's (cs_model_nccl_tuning) but for the tree's network
+ * side, tree_hop[net] and pipe[tree], which take what published multi-node runs show (slower than
+ * NCCL's model at every cluster measured; docs/constants.md). What a prediction uses for a
+ * parameter no calibration measured, and the centre of the fit's prior. */
 void cs_model_defaults(struct cs_model *m);
 
 /* Parameter access by index i in [0, CS_MODEL_NPARAMS). Returns NULL for an out-of-range i. */
@@ -197,7 +205,7 @@ enum cs_param_kind cs_model_param_kind(int i);
 const char *cs_model_param_unit(int i);
 
 /* Standard deviation, in ln units, of the prior belief in parameter i's default: how far the
- * truth may plausibly sit from the NCCL-anchored constant on an unknown system (ln 2 for
+ * truth may plausibly sit from the default (the prior's centre) on an unknown system (ln 2 for
  * bandwidths, efficiencies, base latencies and per-collective factors, ln 3 for per-hop latencies,
  * ln 10 for pipeline overheads, ln 4 for windows), and 0 for the three references that are fixed by
  * definition: eff.ring.simple, coll_lat.all_reduce and coll_bw.all_reduce are 1, so that bw.<tier>

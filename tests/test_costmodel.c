@@ -1,7 +1,7 @@
 /* test_costmodel.c — the cost model against hand-derived formulas and against NCCL's own tuning
  * table for 2 x H200 (tests/data/h200x2/nccl-tests-tuning-debug.log), an independent reference:
- * our defaults must reproduce NCCL's latencies for the shapes that table was printed for, and
- * choose the protocol where NCCL chose it. */
+ * NCCL's constants (cs_model_nccl_tuning) must reproduce NCCL's latencies for the shapes that
+ * table was printed for, and choose the protocol where NCCL chose it. */
 #include <math.h>
 #include <string.h>
 
@@ -11,7 +11,7 @@
 
 static struct cs_model plain(void) {
   struct cs_model m;
-  cs_model_defaults(&m);
+  cs_model_nccl_tuning(&m);
   memset(m.pipe, 0, sizeof m.pipe); /* pure latency + bytes / bandwidth */
   memset(m.win, 0, sizeof m.win);
   m.local = HUGE_VAL; /* no own-share term */
@@ -243,6 +243,31 @@ static void bad_queries(void **state) {
   assert_int_equal(cs_model_predict(&m, &q, &pr, &err), CS_ERR_RANGE);
 }
 
+/* The defaults are NCCL's constants but for the tree's network side (per-level latency across
+ * nodes and the tree's per-stage overhead), which published multi-node runs put slower. */
+static void defaults_vs_nccl(void **state) {
+  (void)state;
+  struct cs_model d, n;
+  cs_model_defaults(&d);
+  cs_model_nccl_tuning(&n);
+  char name[64];
+  int differ = 0;
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
+    cs_model_param_name(i, name, sizeof name);
+    int tree_net = strncmp(name, "tree_hop.net.", 13) == 0 || strncmp(name, "pipe.tree.", 10) == 0;
+    double a = cs_model_param_get(&d, i), b = cs_model_param_get(&n, i);
+    if (tree_net) {
+      assert_true(a > b);
+      differ++;
+    } else {
+      assert_true(a == b);
+    }
+  }
+  assert_int_equal(differ, 2 * CS_PROTO_COUNT);
+  assert_int_equal(d.algo_enabled, n.algo_enabled);
+  assert_int_equal(d.select, n.select);
+}
+
 static void param_table(void **state) {
   (void)state;
   struct cs_model m;
@@ -315,17 +340,12 @@ static void extrapolation_band(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nccl_latencies),
-      cmocka_unit_test(multinode_latency),
-      cmocka_unit_test(bandwidth),
-      cmocka_unit_test(window),
-      cmocka_unit_test(own_share),
-      cmocka_unit_test(selection),
-      cmocka_unit_test(bad_queries),
-      cmocka_unit_test(param_table),
-      cmocka_unit_test(band),
-      cmocka_unit_test(ll128_needs_nvlink),
-      cmocka_unit_test(extrapolation_band),
+      cmocka_unit_test(nccl_latencies),     cmocka_unit_test(multinode_latency),
+      cmocka_unit_test(bandwidth),          cmocka_unit_test(window),
+      cmocka_unit_test(own_share),          cmocka_unit_test(selection),
+      cmocka_unit_test(bad_queries),        cmocka_unit_test(param_table),
+      cmocka_unit_test(defaults_vs_nccl),   cmocka_unit_test(band),
+      cmocka_unit_test(ll128_needs_nvlink), cmocka_unit_test(extrapolation_band),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

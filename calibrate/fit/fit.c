@@ -39,14 +39,15 @@ struct point {
 struct problem {
   struct point *pts;
   size_t n;
-  int np;                      /* fitted parameters */
-  int idx[CS_MODEL_NPARAMS];   /* their model indices */
-  double x0[CS_MODEL_NPARAMS]; /* prior centres (ln) */
-  double sd[CS_MODEL_NPARAMS]; /* prior widths (ln) */
-  double hi[CS_MODEL_NPARAMS]; /* physical upper bounds (ln), +inf where none */
-  double noise;                /* relative noise scale dividing data residuals */
-  int not_converged;           /* the last solve ended on GSL_EMAXITER or GSL_ENOPROG */
-  struct cs_model model;       /* working model; fitted entries overwritten from x */
+  int np;                       /* fitted parameters */
+  int idx[CS_MODEL_NPARAMS];    /* their model indices */
+  double x0[CS_MODEL_NPARAMS];  /* prior centres (ln) */
+  double sd[CS_MODEL_NPARAMS];  /* prior widths (ln) */
+  double hi[CS_MODEL_NPARAMS];  /* physical upper bounds (ln), +inf where none */
+  double noise;                 /* relative noise scale dividing data residuals */
+  int not_converged;            /* the last solve ended on GSL_EMAXITER or GSL_ENOPROG */
+  struct cs_model model;        /* working model; fitted entries overwritten from x */
+  const struct cs_model *prior; /* the priors' centres (opts->prior or the defaults) */
 };
 
 void cs_fit_opts_default(struct cs_fit_opts *opts) {
@@ -277,7 +278,7 @@ static void find_parameters(struct problem *pb) {
     }
     if (used) {
       pb->idx[pb->np] = i;
-      pb->x0[pb->np] = log(v);
+      pb->x0[pb->np] = log(cs_model_param_get(pb->prior, i));
       pb->sd[pb->np] = sd;
       pb->hi[pb->np] = log(upper_bound(i));
       pb->np++;
@@ -398,19 +399,15 @@ static enum cs_status cross_validate(struct problem *pb, const struct cs_fit_opt
       held += pb->pts[i].held_out;
     }
     cv.pts = pb->pts;
-    /* parameters only the held-out shape informs revert to their defaults */
+    /* parameters only the held-out shape informs revert to their prior centres */
     find_parameters(&cv);
-    struct cs_model defaults;
-    cs_model_defaults(&defaults);
     for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
       int kept = 0;
       for (int k = 0; k < cv.np; k++)
         kept |= cv.idx[k] == i;
       if (!kept && cs_model_param_prior_sd(i) > 0)
-        *cs_model_param(&cv.model, i) = cs_model_param_get(&defaults, i);
+        *cs_model_param(&cv.model, i) = cs_model_param_get(pb->prior, i);
     }
-    for (int k = 0; k < cv.np; k++)
-      cv.x0[k] = log(cs_model_param_get(&defaults, cv.idx[k]));
     double scale;
     int iters = 0;
     int st = cv.np > 0 ? irls(&cv, &co, NULL, &iters, &scale) : GSL_SUCCESS;
@@ -511,6 +508,12 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   int ngroups = 0;
   enum cs_status status = select_points(meas, &o, launch, cal, res, &pb, &ngroups, err);
   if (status != CS_OK) return status;
+  struct cs_model prior;
+  if (o.prior)
+    prior = *o.prior;
+  else
+    cs_model_defaults(&prior);
+  pb.prior = &prior;
   if (pb.n < 3) {
     free(pb.pts);
     list_configs(meas, cfgs, sizeof cfgs);
@@ -582,6 +585,10 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
       cal->fit_index[k] = best.idx[k];
       cal->source[best.idx[k]] = CS_SRC_FIT;
     }
+    /* what the data did not determine is what the prior believes (no point depends on it) */
+    for (int i = 0; i < CS_MODEL_NPARAMS; i++)
+      if (cal->source[i] == CS_SRC_DEFAULT && cs_model_param_prior_sd(i) > 0)
+        *cs_model_param(&cal->model, i) = cs_model_param_get(&prior, i);
     memcpy(cal->cov, cov_store[pick], (size_t)best.np * (size_t)best.np * sizeof(double));
     int other = 1 - pick;
     for (int p = 0; p < CS_PROTO_COUNT; p++)
@@ -617,7 +624,9 @@ static enum cs_status select_points(const struct cs_meas_set *meas, const struct
     int n, N, g;
   } groups[MAX_GROUPS];
   *ngroups = 0;
-  cs_model_defaults(&pb->model);
+  /* the search starts from NCCL's own model, whatever the priors' centres: on the published
+   * multi-node runs a start at the defaults' slower tree finds worse optima (docs/model.md) */
+  cs_model_nccl_tuning(&pb->model);
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *r = &meas->rows[i];
     if (strcmp(r->config, o->config ? o->config : "") != 0) {
@@ -746,7 +755,7 @@ static enum cs_status fit_quality(struct cs_cal *cal, struct problem *best, doub
   if (n_undet)
     note(res,
          "%d parameters are not determined by this data (their uncertainty stays the prior's, "
-         "their value near the NCCL-anchored default): %s%s",
+         "their value near the prior's centre): %s%s",
          n_undet, undet, n_undet > 8 ? ", ..." : "");
   if (n_bound)
     note(res, "held at a physical bound (the data alone would push them past it): %s", bound);

@@ -37,6 +37,9 @@ struct cs_fit_opts {
   double huber_k;     /* default 1.345 */
   int max_irls;       /* outer reweighting passes, default 8 */
   int max_iter;       /* solver iterations per pass, default 300 */
+  /* the centres of the parameters' priors, and the values of those the data does not determine;
+   * NULL = cs_model_defaults. The search starts from cs_model_nccl_tuning either way. */
+  const struct cs_model *prior;
 };
 
 /* The quality gate. A calibration whose fit misses its own points by a median of more than

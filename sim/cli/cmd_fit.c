@@ -31,6 +31,11 @@ static const struct cli_opt opts[] = {
      "fit rows launched as 'process' (one per GPU) or 'thread' (default: most rows)"},
     {"in-place", 0, NULL, "fit in-place rows too (default: out-of-place only)"},
     {"no-cv", 0, NULL, "skip leave-one-shape-out cross-validation"},
+    {"prior", 0, "SRC",
+     "centre the parameters' priors on 'defaults' (the default: NCCL's constants with the tree's "
+     "network side from published multi-node runs), 'nccl' (NCCL's constants alone) or the "
+     "values of a calibration FILE (e.g. a larger cluster's); parameters the data does not "
+     "determine take these values"},
     {"report", 0, NULL, "print every fitted point and per-shape error summaries"},
     {"nccl-log", 0, "LOG",
      "compare with NCCL's own model read from an NCCL_DEBUG_SUBSYS=TUNING log"},
@@ -54,7 +59,7 @@ static const struct cli_verb verb = {
     "Fit the collective cost model to measurements (commscale CSV or nccl-tests logs).",
     "The fit uses one configuration at a time: rows whose NCCL_* settings (other than NCCL_ALGO\n"
     "and NCCL_PROTO) differ are different systems. Parameters no row depends on keep their\n"
-    "NCCL-anchored defaults and are marked 'default'. See docs/model.md and docs/calibration.md.",
+    "defaults (--prior) and are marked 'default'. See docs/model.md and docs/calibration.md.",
     opts,
     (int)(sizeof opts / sizeof opts[0]),
     NULL};
@@ -406,10 +411,24 @@ static enum cs_status points_report(const struct cs_meas_set *set, const struct 
   return CS_OK;
 }
 
-/* The fit's options (configuration, launch, in-place rows, cross-validation) into fo. */
+/* The fit's options (configuration, launch, in-place rows, cross-validation, the priors' centres,
+ * kept in *prior) into fo. */
 static enum cs_status fit_opts(const struct cli_args *a, struct cs_fit_opts *fo,
-                               struct cs_error *err) {
+                               struct cs_model *prior, struct cs_error *err) {
   cs_fit_opts_default(fo);
+  const char *src = cli_get(&verb, a, "prior");
+  if (src && strcmp(src, "nccl") == 0) {
+    cs_model_nccl_tuning(prior);
+    fo->prior = prior;
+  } else if (src && strcmp(src, "defaults") != 0) {
+    struct cs_cal pc;
+    cs_cal_init(&pc);
+    enum cs_status st = cs_calfile_read(src, &pc, err);
+    *prior = pc.model;
+    cs_cal_fini(&pc);
+    if (st != CS_OK) return st;
+    fo->prior = prior;
+  }
   fo->config = cli_get(&verb, a, "config");
   const char *launch = cli_get(&verb, a, "launch");
   if (launch) {
@@ -611,7 +630,8 @@ int cs_cmd_fit(int argc, char **argv) {
   }
   if (!cli_get(&verb, &a, "format")) fmt = CLI_TABLE; /* -o names the calibration, not the report */
   struct cs_fit_opts fo;
-  if (fit_opts(&a, &fo, &err) != CS_OK) return cli_fail("fit", &err);
+  struct cs_model prior;
+  if (fit_opts(&a, &fo, &prior, &err) != CS_OK) return cli_fail("fit", &err);
   int quiet = cli_get(&verb, &a, "quiet") != NULL;
   const char *out = cli_get(&verb, &a, "output");
   if (out == NULL) out = "calibration.yaml";

@@ -12,8 +12,18 @@
 # Figures printed (sizes >= 1 KiB, out-of-place rows), per cluster and collective and pooled:
 #  1. fit on the node counts up to 4 (Polaris: its two smallest, 2 and 8), predict the rest;
 #  2. fit on one node count more, predict the rest;
-#  3. no calibration: the NCCL-anchored defaults at the network's nominal rate, the node counts
-#     of 1 (what the tool says before anything is measured);
+#  3. no calibration: the defaults at the network's nominal rate, the node counts of 1 (what the
+#     tool says before anything is measured);
+#  4. the defaults' anchors (model/costmodel.c cs_model_defaults): each cluster fitted on all its
+#     node counts with NCCL's constants as prior (--prior nccl); the tree's network side
+#     (tree_hop.net.*, pipe.tree.*) of each and their geometric mean over the four, which the
+#     defaults hold; then, cluster by cluster, the same anchors from the OTHER three clusters
+#     only (leave one cluster out: no cluster's figures below use its own data):
+#  5. no calibration with those anchors; 6. a calibration of one node (the cluster's 1-node rows,
+#     where it has them; the network's nominal rate given) with the defaults as prior, with the
+#     other three's anchors as prior (--prior FILE) and with NCCL's constants (--prior nccl);
+#  7. fit on the node counts up to 4 with the other three's anchors as prior; and 1. again with
+#     NCCL's constants as prior (--prior nccl: the fits before the anchors);
 # each: median and max |error| of time against the measurement, band coverage (share of
 # measurements inside time_lo..time_hi) and median band half-width. Targets (issue 16): median
 # <= 8%, max <= 20%, coverage >= 90%. The fit runs with --force (a calibration the quality gate
@@ -27,7 +37,8 @@ mkdir -p "$tmp"
 data=$(cd "$(dirname "$0")/../data/public" && pwd)
 
 # "coll nodes bytes t lo hi" of calibration CAL's predictions at the measured sizes (all_gather's
-# are rounded to the rank count, so not powers of two) of the node counts given
+# are rounded to the rank count, so not powers of two) of the node counts given; with $pred_bw
+# set, the network's rate given as a user would (what a calibration of one node never measured)
 predict() { # DIR CAL GPN COLLS NODES...
   local dir=$1 cal=$2 gpn=$3 colls=$4 c n sizes
   shift 4
@@ -36,7 +47,7 @@ predict() { # DIR CAL GPN COLLS NODES...
       sizes=$(awk -F, '!/^#/ && $1 != "collective" && $15 == 0 && $8 >= 1024 { printf "%s%s", s, $8; s = "," }' \
         "$dir/$c-$n.csv")
       [ -n "$sizes" ] || continue
-      "$cs" coll --cal "$cal" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv 2>>"$tmp/discard" |
+      "$cs" coll --cal "$cal" ${pred_bw:+--net-bw "$pred_bw"} --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv 2>>"$tmp/discard" |
         awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
     done
   done
@@ -77,66 +88,149 @@ score() { # LABEL POINTS
     }'
 }
 
-# cluster NAME DIR GPN "COLLS" "NODES" FIT1 FIT2 NET_BW: imports, fits on the first FIT1 (and
-# FIT2) node counts, predicts the others, scores them per collective and adds the points to the
-# pooled sets; then the same node counts from no measurement at all (the NCCL-anchored default
-# model at the network's nominal rate NET_BW per node), the baseline a calibration has to beat
-cluster() {
-  local name=$1 src=$data/$2 gpn=$3 colls=$4 all=($5) k1=$6 k2=$7 netbw=$8 dir=$tmp/$1 c n k
-  mkdir -p "$dir"
+# "coll nodes bytes t lo hi" of the defaults (and calibration CAL, if not "") at NET_BW per node
+nocal() { # DIR CAL GPN COLLS NET_BW NODES...
+  local dir=$1 cal=$2 gpn=$3 colls=$4 netbw=$5 c n sizes
+  shift 5
   for c in $colls; do
-    for n in "${all[@]}"; do "$cs" import "$src/$c-${n}n.log" -o "$dir/$c-$n.csv" 2>>"$tmp/discard"; done
-  done
-  local tag
-  tag=$(awk -F, '!/^#/ && $1 != "collective" { print $17; exit }' "$dir/$(set -- $colls; echo "$1")-${all[0]}.csv")
-  for k in "$k1" "$k2"; do
-    local fitn=("${all[@]:0:k}") rest=("${all[@]:k}") files=()
-    for c in $colls; do
-      for n in "${fitn[@]}"; do files+=("$dir/$c-$n.csv"); done
-    done
-    local cal=$dir/fit$k.yaml label
-    "$cs" fit "${files[@]}" --config "$tag" --no-cv -q --force -o "$cal" 2>>"$tmp/discard" || true
-    predict "$dir" "$cal" "$gpn" "$colls" "${rest[@]}" >"$dir/p$k.txt"
-    measured "$dir" "$colls" "${rest[@]}" >"$dir/m$k.txt"
-    label="$name: fit $(IFS=,; echo "${fitn[*]}") -> $(IFS=,; echo "${rest[*]}")"
-    for c in $colls; do
-      : >"$dir/s$k-$c.txt"
-      points "$dir/p$k.txt" "$dir/m$k.txt" "$dir/s$k-$c.txt" "$c"
-      score "$label: $c" "$dir/s$k-$c.txt"
-    done
-    local pool=$tmp/pool1.txt
-    [ "$k" = "$k1" ] || pool=$tmp/pool2.txt
-    points "$dir/p$k.txt" "$dir/m$k.txt" "$pool"
-  done
-  local rest=("${all[@]:k1}")
-  for c in $colls; do
-    for n in "${rest[@]}"; do
+    for n in "$@"; do
       sizes=$(awk -F, '!/^#/ && $1 != "collective" && $15 == 0 && $8 >= 1024 { printf "%s%s", s, $8; s = "," }' \
         "$dir/$c-$n.csv")
-      "$cs" coll --net-bw "$netbw" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv \
-        2>>"$tmp/discard" | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
+      "$cs" coll ${cal:+--cal "$cal"} --net-bw "$netbw" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" \
+        --format csv 2>>"$tmp/discard" | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
     done
-  done >"$dir/p0.txt"
-  for c in $colls; do
-    : >"$dir/s0-$c.txt"
-    points "$dir/p0.txt" "$dir/m$k1.txt" "$dir/s0-$c.txt" "$c"
-    score "$name: no calibration, $netbw per node: $c" "$dir/s0-$c.txt"
   done
-  points "$dir/p0.txt" "$dir/m$k1.txt" "$tmp/pool0.txt"
+}
+
+# the anchored parameters, and "name value_us" of those a calibration FILE fitted
+anchored="tree_hop.net.ll tree_hop.net.ll128 tree_hop.net.simple pipe.tree.ll pipe.tree.ll128 pipe.tree.simple"
+fitted_us() { # FILE
+  awk -v want="$anchored" 'BEGIN { n = split(want, w, " "); for (i = 1; i <= n; i++) ok[w[i]] = 1 }
+    /source: fit/ { name = $1; sub(":", "", name); v = $3; sub(",", "", v)
+      if ((name in ok) && v ~ /us$/) { sub("us", "", v); print name, v } }' "$1"
+}
+
+# a partial calibration of the geometric means of the anchored parameters over the clusters given
+anchor_file() { # OUT CLUSTER...
+  local out=$1 c
+  shift
+  for c in "$@"; do fitted_us "$tmp/$c/full.yaml"; done |
+    awk '{ s[$1] += log($2); k[$1]++ }
+      END { print "version: 1"; print "parameters:"
+        for (p in s) printf "  %s: {value: %.4gus, source: default}\n", p, exp(s[p] / k[p]) }' >"$out"
+}
+
+# load NAME DIR "COLLS" "NODES": imports a cluster's logs into $tmp/NAME and fits all its node
+# counts with NCCL's constants as prior (the anchors' source)
+load() {
+  local name=$1 src=$data/$2 colls=$3 all=($4) dir=$tmp/$1 c n files=()
+  mkdir -p "$dir"
+  for c in $colls; do
+    for n in "${all[@]}"; do
+      "$cs" import "$src/$c-${n}n.log" -o "$dir/$c-$n.csv" 2>>"$tmp/discard"
+      files+=("$dir/$c-$n.csv")
+    done
+  done
+  awk -F, '!/^#/ && $1 != "collective" { print $17; exit }' "${files[0]}" >"$dir/tag"
+  "$cs" fit "${files[@]}" --config "$(cat "$dir/tag")" --no-cv -q --force --prior nccl \
+    -o "$dir/full.yaml" 2>>"$tmp/discard" || true
+}
+
+# fit_score LABEL POOL NAME GPN "COLLS" "FITNODES" "RESTNODES" [FIT OPTIONS...]: fits the
+# cluster's rows at FITNODES, predicts RESTNODES, scores per collective, adds to POOL
+fit_score() {
+  local label=$1 pool=$2 name=$3 gpn=$4 colls=$5 fitn=($6) rest=($7) dir=$tmp/$3 c n files=()
+  shift 7
+  for c in $colls; do
+    for n in "${fitn[@]}"; do files+=("$dir/$c-$n.csv"); done
+  done
+  local cal=$dir/cal.yaml
+  rm -f "$cal"
+  "$cs" fit "${files[@]}" --config "$(cat "$dir/tag")" --no-cv -q --force "$@" -o "$cal" \
+    2>>"$tmp/discard" || true
+  predict "$dir" "$cal" "$gpn" "$colls" "${rest[@]}" >"$dir/p.txt"
+  measured "$dir" "$colls" "${rest[@]}" >"$dir/m.txt"
+  for c in $colls; do
+    : >"$dir/s.txt"
+    points "$dir/p.txt" "$dir/m.txt" "$dir/s.txt" "$c"
+    score "$name: $label: $c" "$dir/s.txt"
+  done
+  points "$dir/p.txt" "$dir/m.txt" "$tmp/pool-$pool.txt"
+}
+
+# nocal_score LABEL POOL NAME GPN "COLLS" NET_BW CAL "RESTNODES"
+nocal_score() {
+  local label=$1 pool=$2 name=$3 gpn=$4 colls=$5 netbw=$6 cal=$7 rest=($8) dir=$tmp/$3 c
+  nocal "$dir" "$cal" "$gpn" "$colls" "$netbw" "${rest[@]}" >"$dir/p.txt"
+  measured "$dir" "$colls" "${rest[@]}" >"$dir/m.txt"
+  for c in $colls; do
+    : >"$dir/s.txt"
+    points "$dir/p.txt" "$dir/m.txt" "$dir/s.txt" "$c"
+    score "$name: $label, $netbw per node: $c" "$dir/s.txt"
+  done
+  points "$dir/p.txt" "$dir/m.txt" "$tmp/pool-$pool.txt"
+}
+
+# cluster NAME GPN "COLLS" "NODES" FIT1 FIT2 NET_BW: every figure of one cluster (header above)
+cluster() {
+  local name=$1 gpn=$2 colls=$3 all=($4) k1=$5 k2=$6 netbw=$7 dir=$tmp/$1 others=() o
+  local fit1=("${all[@]:0:k1}") rest1=("${all[@]:k1}") fit2=("${all[@]:0:k2}") rest2=("${all[@]:k2}")
+  for o in $clusters; do [ "$o" = "$name" ] || others+=("$o"); done
+  anchor_file "$dir/loco.yaml" "${others[@]}"
+  local r1="${rest1[*]}" f1 l1
+  f1=$(IFS=,; echo "${fit1[*]}")
+  l1=$(IFS=,; echo "${rest1[*]}")
+  fit_score "fit $f1 -> $l1" 1 "$name" "$gpn" "$colls" "${fit1[*]}" "$r1"
+  fit_score "fit $(IFS=,; echo "${fit2[*]}") -> $(IFS=,; echo "${rest2[*]}")" 2 "$name" "$gpn" \
+    "$colls" "${fit2[*]}" "${rest2[*]}"
+  nocal_score "no calibration" 0 "$name" "$gpn" "$colls" "$netbw" "" "$r1"
+  nocal_score "no calibration, the other three's anchors" 5 "$name" "$gpn" "$colls" "$netbw" \
+    "$dir/loco.yaml" "$r1"
+  if [ "${all[0]}" = 1 ]; then
+    pred_bw=$netbw
+    fit_score "1-node calibration, $netbw per node -> $l1" 6 "$name" "$gpn" "$colls" 1 "$r1" --prior defaults
+    fit_score "1-node calibration, the other three's anchors as prior -> $l1" 6l "$name" "$gpn" \
+      "$colls" 1 "$r1" --prior "$dir/loco.yaml"
+    fit_score "1-node calibration, NCCL's constants as prior -> $l1" 6n "$name" "$gpn" "$colls" 1 \
+      "$r1" --prior nccl
+    pred_bw=
+  fi
+  fit_score "fit $f1, the other three's anchors as prior" 7 "$name" "$gpn" "$colls" "${fit1[*]}" \
+    "$r1" --prior "$dir/loco.yaml"
+  fit_score "fit $f1, NCCL's constants as prior" 1n "$name" "$gpn" "$colls" "${fit1[*]}" "$r1" \
+    --prior nccl
 }
 
 echo "# coll_public: published nccl-tests runs of four clusters (tests/data/public), sizes >= 1 KiB"
 echo "# target: median <= 8%, max <= 20%, coverage >= 90% (issue 16)"
-: >"$tmp/pool1.txt"
-: >"$tmp/pool2.txt"
+clusters="polaris alps abci-a abci-v"
+pred_bw=
+load polaris alcf-polaris "all_reduce all_gather" "2 8 256 540"
+load alps cscs-alps-clariden all_reduce "1 2 4 8 16 32 64 128 256 512"
+load abci-a abci2-a100 all_reduce "1 2 4 8 16"
+load abci-v abci2-v100 all_reduce "1 2 4 8 16 32"
+echo "# the defaults' anchors: each cluster fitted on all its node counts, prior NCCL's (us)"
+for c in $clusters; do
+  printf '%-8s %s\n' "$c" "$(fitted_us "$tmp/$c/full.yaml" | sort | awk '{ printf "%s %.3g  ", $1, $2 }')"
+done
+anchor_file "$tmp/anchors.yaml" $clusters
+printf '%-8s %s\n' "geomean" "$(awk '/value/ { sub(":", "", $1); v = $3; sub(",", "", v); print $1, v }' \
+  "$tmp/anchors.yaml" | sort | awk '{ printf "%s %s  ", $1, $2 }')"
+for p in 0 1 2 5 6 6l 6n 7 1n; do : >"$tmp/pool-$p.txt"; done
 # nominal network rate per node: Polaris 2 x 200 Gb/s, Alps 4 x 200, ABCI (A) 4 x 200 HDR,
 # ABCI (V) 2 x 100 EDR (each cluster's README)
-: >"$tmp/pool0.txt"
-cluster polaris alcf-polaris 4 "all_reduce all_gather" "2 8 256 540" 2 3 400Gbps
-cluster alps cscs-alps-clariden 4 all_reduce "1 2 4 8 16 32 64 128 256 512" 3 4 800Gbps
-cluster abci-a abci2-a100 8 all_reduce "1 2 4 8 16" 3 4 800Gbps
-cluster abci-v abci2-v100 4 all_reduce "1 2 4 8 16 32" 3 4 200Gbps
-score "all four: fit on nodes <= 4 (Polaris 2, 8)" "$tmp/pool1.txt"
-score "all four: fit on one node count more" "$tmp/pool2.txt"
-score "all four: no calibration (nominal network rate)" "$tmp/pool0.txt"
+cluster polaris 4 "all_reduce all_gather" "2 8 256 540" 2 3 400Gbps
+cluster alps 4 all_reduce "1 2 4 8 16 32 64 128 256 512" 3 4 800Gbps
+cluster abci-a 8 all_reduce "1 2 4 8 16" 3 4 800Gbps
+cluster abci-v 4 all_reduce "1 2 4 8 16 32" 3 4 200Gbps
+score "all four: fit on nodes <= 4 (Polaris 2, 8)" "$tmp/pool-1.txt"
+score "all four: fit on one node count more" "$tmp/pool-2.txt"
+score "all four: no calibration (nominal network rate)" "$tmp/pool-0.txt"
+echo "# leave one cluster out: each cluster with the anchors of the other three"
+score "all four: no calibration, the other three's anchors" "$tmp/pool-5.txt"
+score "three with 1-node rows: 1-node calibration" "$tmp/pool-6.txt"
+score "three with 1-node rows: 1-node, the others' anchors prior" "$tmp/pool-6l.txt"
+score "three with 1-node rows: 1-node, NCCL's constants as prior" "$tmp/pool-6n.txt"
+score "all four: fit nodes <= 4, the others' anchors as prior" "$tmp/pool-7.txt"
+score "all four: fit nodes <= 4, NCCL's constants as prior" "$tmp/pool-1n.txt"
 echo "# conditions: $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), data in $tmp"

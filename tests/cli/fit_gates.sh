@@ -5,6 +5,7 @@
 #    exit 1, advice, no file; --force writes it with quality.gate and forced: true, and `coll`
 #    with it warns on stderr and in the table header;
 #  - a header-only file, 40 identical rows and time_us = 1e300 each give one located line, exit 1;
+#  - fit --prior nccl|FILE: the network values of a one-node fit are the prior's centre;
 #  - import counts nodes from NCCL_HOSTID lines, takes --nodes, and warns when it cannot tell.
 # usage: fit_gates.sh COMMSCALE DATA_DIR TMP_DIR
 set -u
@@ -53,6 +54,34 @@ awk -F, 'BEGIN { OFS = "," } /^#/ || !n++ { print; next } { if (++k == 5) $9 = "
 err=$("$cs" fit "$tmp/huge.csv" -o "$tmp/x.yaml" 2>&1); st=$?
 [ "$st" -eq 1 ] && printf '%s' "$err" | grep -qE "huge.csv:[0-9]+:[0-9]+: column time_us" ||
   no "time_us 1e300: exit $st: $err"
+
+# --prior: a fit of one node cannot see the network; its network values are the prior's centre:
+# NCCL's own tree latency across nodes with --prior nccl (14 us for Simple, NCCL 2.28's tuning.cc),
+# a calibration file's value with --prior FILE; the fitted parameters still come from the data
+val() { awk -v p="  $2:" 'index($0, p) == 1 { v = $3; sub(",", "", v); print v; exit }' "$1"; }
+src_of() { awk -v p="  $2:" 'index($0, p) == 1 { print $NF; exit }' "$1"; }
+"$cs" fit "$src" --no-cv -q --prior nccl -o "$tmp/pn.yaml" || no "fit --prior nccl"
+[ "$(val "$tmp/pn.yaml" tree_hop.net.simple)" = 14us ] ||
+  no "--prior nccl: tree_hop.net.simple $(val "$tmp/pn.yaml" tree_hop.net.simple), want 14us"
+[ "$(src_of "$tmp/pn.yaml" tree_hop.net.simple)" = "default}" ] || no "--prior nccl: not a default"
+printf 'version: 1\nparameters:\n  tree_hop.net.simple: {value: 99us}\n  hop.net.ll: {value: 7us}\n' \
+  >"$tmp/big.yaml"
+"$cs" fit "$src" --no-cv -q --prior "$tmp/big.yaml" -o "$tmp/pf.yaml" || no "fit --prior FILE"
+[ "$(val "$tmp/pf.yaml" tree_hop.net.simple)" = 99us ] && [ "$(val "$tmp/pf.yaml" hop.net.ll)" = 7us ] ||
+  no "--prior FILE: the file's values not kept where the data says nothing"
+[ "$(src_of "$tmp/pf.yaml" bw.nvlink)" = "fit}" ] && [ "$(src_of "$tmp/good.yaml" bw.nvlink)" = "fit}" ] ||
+  no "--prior FILE: bw.nvlink not fitted"
+for f in pn pf; do
+  awk -v a="$(val "$tmp/good.yaml" bw.nvlink)" -v b="$(val "$tmp/$f.yaml" bw.nvlink)" \
+    'BEGIN { x = a + 0; y = b + 0; exit !(x > 0 && y / x > 0.98 && y / x < 1.02) }' ||
+    no "--prior ($f): the fitted NVLink rate moved with a prior the data overrides"
+done
+err=$("$cs" fit "$src" --prior "$tmp/absent.yaml" -o "$tmp/x.yaml" 2>&1); st=$?
+[ "$st" -eq 1 ] && printf '%s' "$err" | grep -q "absent.yaml" || no "--prior absent file: exit $st: $err"
+printf 'version: 1\nparameters:\n  tree_hop.net.simple: {value: fast}\n' >"$tmp/badprior.yaml"
+err=$("$cs" fit "$src" --prior "$tmp/badprior.yaml" -o "$tmp/x.yaml" 2>&1); st=$?
+[ "$st" -ne 0 ] && printf '%s' "$err" | grep -qE "badprior.yaml:3:[0-9]+" ||
+  no "--prior malformed file: exit $st: $err"
 
 # import knows the nodes: NCCL_HOSTID in the log, --nodes, a warning when it cannot tell
 "$cs" import "$data/nccltests/hostid.log" -o "$tmp/hid.csv" 2>"$tmp/hid.err" || no "import hostid.log"

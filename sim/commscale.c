@@ -261,9 +261,9 @@ EXPORT commscale_status commscale_search(commscale *h, const commscale_step_quer
   struct cs_search_inputs in = cs_scenario_search_inputs(&s);
   struct cs_search_result r = {0};
   st = cs_search_run(&in, &sp, 0, 1, &r, &err);
-  char hint[320] = "";
+  char hint[640] = "";
   if (st == CS_OK && r.n == 0 && r.stats.points == 0)
-    cs_search_empty_hint(gpus, gbs, hint, sizeof hint);
+    cs_search_empty_hint(&in, &sp, hint, sizeof hint);
   if (st == CS_OK && r.n == 0)
     st = cs_error_set(&err, CS_ERR_RANGE,
                       "no feasible plan: %ld points, %ld invalid, %ld do not fit memory, %ld "

@@ -59,21 +59,101 @@ static double now(void) {
 
 /* ---- results ------------------------------------------------------------------------------ */
 
-void cs_search_empty_hint(long gpus, int gbs, char *buf, size_t len) {
+/* The search's bounds on the split for this workload and topology (the space's own, or the
+ * defaults of search.h). */
+struct split_rules {
+  const struct cs_workload *wl;
+  int transformer, nblocks, max_tp, max_cp, max_pp;
+};
+
+static struct split_rules split_rules(const struct cs_search_inputs *in,
+                                      const struct cs_search_space *sp) {
+  const struct cs_workload *wl = in->workload;
+  const struct cs_topology *t = in->topology;
+  int domain = t->node.nvlink_domain > 0 ? t->node.nvlink_domain : t->node.gpus;
+  struct split_rules r = {wl, cs_workload_is_transformer(wl), (int)cs_workload_blocks(wl), 0, 0, 0};
+  r.max_tp = sp->max_tp ? sp->max_tp : domain;
+  r.max_cp = sp->max_cp ? sp->max_cp : (r.transformer && wl->seq >= 8192 ? 16 : 1);
+  r.max_pp = sp->max_pp ? sp->max_pp : r.nblocks;
+  return r;
+}
+
+static int divides(long d, long n) {
+  return d > 0 && n % d == 0;
+}
+
+/* tp the workload's heads and FFN width allow (a transformer's only) */
+static int tp_allowed(const struct split_rules *r, int tp) {
+  const struct cs_workload *wl = r->wl;
+  if (!r->transformer) return tp == 1;
+  return !(wl->heads % tp || wl->ffn % tp || (wl->kv_heads % tp && tp % wl->kv_heads));
+}
+
+static int cp_allowed(const struct split_rules *r, int cp) {
+  return r->transformer ? r->wl->seq % cp == 0 : cp == 1;
+}
+
+/* Whether gpus GPUs split as dp x tp x pp x cp with dp dividing gbs under rules r. */
+static int has_split(const struct split_rules *r, long gpus, long gbs) {
+  for (int tp = 1; tp <= r->max_tp; tp++) {
+    if (!divides(tp, gpus) || !tp_allowed(r, tp)) continue;
+    for (int cp = 1; cp <= r->max_cp; cp++) {
+      if (!divides((long)tp * cp, gpus) || !cp_allowed(r, cp)) continue;
+      for (int pp = 1; pp <= r->max_pp; pp++)
+        if (r->nblocks % pp == 0 && divides((long)tp * cp * pp, gpus) &&
+            gbs % (gpus / ((long)tp * cp * pp)) == 0)
+          return 1;
+    }
+  }
+  return 0;
+}
+
+void cs_search_empty_hint(const struct cs_search_inputs *in, const struct cs_search_space *sp,
+                          char *buf, size_t len) {
+  if (len) buf[0] = '\0';
+  if (!in || !in->workload || !in->topology || sp->gpus <= 0 || sp->gbs <= 0) return;
+  struct split_rules r = split_rules(in, sp);
+  const long gpus = sp->gpus, gbs = sp->gbs;
+  if (has_split(&r, gpus, gbs)) return; /* the masks (ZeRO, families) emptied it, not the split */
   long a = gpus, b = gbs;
   while (b) {
     long t = a % b;
     a = b, b = t;
   }
-  if (len) buf[0] = '\0';
-  if (a >= 8 || gpus <= 0 || gbs <= 0) return;
-  long near = (gbs + gpus / 2) / gpus * gpus; /* the nearest multiple of the GPU count */
-  if (near == 0) near = gpus;
-  snprintf(buf, len,
-           "; dp divides both gbs=%d and the %ld GPUs, whose greatest common divisor is %ld, so "
-           "every plan needs tp x pp x cp >= %ld (try a gbs that shares a large divisor with %ld, "
-           "e.g. %ld)",
-           gbs, gpus, a, gpus / a, gpus, near);
+  /* the nearest batch with a split (gbs = a multiple of the GPU count always has dp = GPUs) */
+  long near = gbs;
+  for (long d = 1; d <= gpus; d++) {
+    if (gbs - d >= 1 && has_split(&r, gpus, gbs - d)) {
+      near = gbs - d;
+      break;
+    }
+    if (has_split(&r, gpus, gbs + d)) {
+      near = gbs + d;
+      break;
+    }
+  }
+  /* the nearest GPU count with a split at this batch, in whole nodes where gpus is whole nodes */
+  int gpn = in->topology->node.gpus > 0 ? in->topology->node.gpus : 1;
+  long step = gpus % gpn == 0 ? gpn : 1, other = 0;
+  for (long d = step; d <= gpus && !other; d += step) {
+    if (gpus - d >= step && has_split(&r, gpus - d, gbs))
+      other = gpus - d;
+    else if (has_split(&r, gpus + d, gbs))
+      other = gpus + d;
+  }
+  int n = snprintf(buf, len,
+                   "; no split of the %ld GPUs fits gbs=%ld: dp divides both (their greatest "
+                   "common divisor is %ld) and %ld / dp = tp x pp x cp, with tp up to %d dividing "
+                   "the heads and the FFN, pp dividing the %d blocks, cp up to %d dividing the "
+                   "sequence; the nearest global batch with a split is %ld",
+                   gpus, gbs, a, gpus, r.max_tp, r.nblocks, r.max_cp, near);
+  if (other && n > 0 && (size_t)n < len) {
+    if (step > 1)
+      snprintf(buf + n, len - (size_t)n, ", the nearest node count %ld (%ld GPUs)", other / gpn,
+               other);
+    else
+      snprintf(buf + n, len - (size_t)n, ", the nearest GPU count %ld", other);
+  }
 }
 
 void cs_search_result_free(struct cs_search_result *r) {
@@ -226,10 +306,6 @@ struct walk {
   struct cs_error *err;
 };
 
-static int divides(long a, long b) {
-  return a > 0 && b % a == 0;
-}
-
 static enum cs_status push(struct walk *w, const struct cs_search_entry *e) {
   struct cs_search_result *r = w->r;
   if (r->n == w->cap) {
@@ -380,12 +456,9 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
   double t0 = now();
   const struct cs_workload *wl = in->workload;
   const struct cs_topology *t = in->topology;
-  int domain = t->node.nvlink_domain > 0 ? t->node.nvlink_domain : t->node.gpus;
-  int transformer = cs_workload_is_transformer(wl);
-  int nblocks = (int)cs_workload_blocks(wl);
-  int max_tp = sp->max_tp ? sp->max_tp : domain;
-  int max_cp = sp->max_cp ? sp->max_cp : (transformer && wl->seq >= 8192 ? 16 : 1);
-  int max_pp = sp->max_pp ? sp->max_pp : nblocks;
+  const struct split_rules rules = split_rules(in, sp);
+  const int nblocks = rules.nblocks, max_tp = rules.max_tp, max_cp = rules.max_cp,
+            max_pp = rules.max_pp;
   unsigned zmask = sp->zero_mask ? sp->zero_mask : 15u;
   unsigned fmask = sp->families ? sp->families : (1u << CS_FAMILY_COUNT) - 1;
   struct walk w = {in, sp, NULL, rank, nranks, 0, r, 0, err};
@@ -395,12 +468,9 @@ enum cs_status cs_search_run(const struct cs_search_inputs *in, const struct cs_
     char what[32];
     snprintf(what, sizeof what, "tp=%d", tp);
     cs_progress_report(&sp->progress, what, tp - 1, max_tp);
-    if (!divides(tp, sp->gpus)) continue;
-    if (transformer && (wl->heads % tp || wl->ffn % tp || (wl->kv_heads % tp && tp % wl->kv_heads)))
-      continue;
-    if (!transformer && tp > 1) continue;
+    if (!divides(tp, sp->gpus) || !tp_allowed(&rules, tp)) continue;
     for (int cp = 1; cp <= max_cp && st == CS_OK; cp++) {
-      if (!divides((long)tp * cp, sp->gpus) || (transformer ? wl->seq % cp : cp > 1)) continue;
+      if (!divides((long)tp * cp, sp->gpus) || !cp_allowed(&rules, cp)) continue;
       for (int pp = 1; pp <= max_pp && st == CS_OK; pp++) {
         if (nblocks % pp || !divides((long)tp * cp * pp, sp->gpus)) continue;
         long dp = sp->gpus / ((long)tp * cp * pp);

@@ -78,10 +78,15 @@ struct cs_search_space {
 /* Fills s with the defaults for gpus GPUs and global batch gbs (base = cs_plan_init). */
 void cs_search_space_init(struct cs_search_space *s, long gpus, int gbs);
 
-/* Why a space of gpus GPUs and global batch gbs holds no point at all, as "; ..." to append to a
- * "no feasible plan" message: dp divides both, so when they share only small divisors every plan
- * needs tp x pp x cp near the GPU count. Writes "" when the two share a divisor of 8 or more. */
-void cs_search_empty_hint(long gpus, int gbs, char *buf, size_t len);
+struct cs_search_inputs;
+
+/* Why the space sp holds no point at all, as "; ..." to append to a "no feasible plan" message:
+ * no split of its GPUs as dp x tp x pp x cp under the search's rules has a dp dividing the global
+ * batch. Names the rules, the nearest global batch with a split and the nearest node count (GPU
+ * count when sp->gpus is not whole nodes) with one at this batch. Writes "" when a split exists
+ * (the ZeRO or family masks emptied the space) or in/sp are incomplete. */
+void cs_search_empty_hint(const struct cs_search_inputs *in, const struct cs_search_space *sp,
+                          char *buf, size_t len);
 
 /* What every point is evaluated with; pointers are borrowed. */
 struct cs_search_inputs {

@@ -66,7 +66,7 @@ enum cs_status cs_sizenet_run(const struct cs_scenario *s, long nodes, long gbs,
     cs_progress_report(progress, "searching the plans", i, 2 * fs->n);
     st = context(s, z, &r->fam, fws, &r->d, err);
     if (st == CS_ERR_RANGE) { /* no plan at all on these GPUs: every family says so */
-      snprintf(r->reason, sizeof r->reason, "%.200s", err->msg);
+      snprintf(r->reason, sizeof r->reason, "%s", err->msg);
       r->d = NULL;
       st = CS_OK;
       continue;

@@ -24,9 +24,9 @@ struct cs_sizenet_row {
   int id;              /* family id in its context */
   struct cs_decide *d; /* its context (one per framework profile; owned by cs_sizenet) */
   struct cs_sizing z;
-  int feasible;     /* the family has a feasible plan */
-  int ok;           /* reachable */
-  char reason[256]; /* why not ok */
+  int feasible;                  /* the family has a feasible plan */
+  int ok;                        /* reachable */
+  char reason[CS_ERROR_MSG_MAX]; /* why not ok */
   int price; /* index into the price list of the least speed >= the answer per NIC, -1 none */
   double cost, tokens_at_price, per_cost; /* network cost; throughput at that speed, per 1M */
 };

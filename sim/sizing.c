@@ -136,8 +136,8 @@ enum cs_status cs_decide_alloc(const struct cs_search_inputs *in, const struct c
   d->in.topology = &d->topo;
   enum cs_status st = cs_search_run(&d->in, s, 0, 1, &d->all, err);
   if (st == CS_OK && d->all.n == 0) {
-    char hint[320] = "";
-    if (d->all.stats.points == 0) cs_search_empty_hint(s->gpus, s->gbs, hint, sizeof hint);
+    char hint[640] = "";
+    if (d->all.stats.points == 0) cs_search_empty_hint(&d->in, s, hint, sizeof hint);
     st = cs_error_set(err, CS_ERR_RANGE,
                       "no feasible plan for %s on %ld GPUs with gbs=%d: %ld points, %ld invalid, "
                       "%ld do not fit memory, %ld pruned by the memory bound%s",

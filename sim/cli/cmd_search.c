@@ -306,9 +306,9 @@ static enum cs_status parse_space(const struct cli_args *a, struct cs_scenario *
 
 /* The ranked plans in the chosen format; "no feasible plan" when there is none. */
 static enum cs_status write_all(const struct cli_args *a, int fmt, const struct cs_search_result *r,
-                                const struct cs_scenario *su, long gpus, long gbs,
-                                const struct rows *w, int size, int argc, char **argv,
-                                struct cs_error *err) {
+                                const struct cs_scenario *su, const struct cs_search_space *sp,
+                                long gpus, long gbs, const struct rows *w, int size, int argc,
+                                char **argv, struct cs_error *err) {
   FILE *f = cli_open_out(cli_get(&verb, a, "output"), err);
   if (!f) return CS_ERR_IO;
   char head[4096];
@@ -328,9 +328,11 @@ static enum cs_status write_all(const struct cli_args *a, int fmt, const struct 
   else
     write_table(f, r, w, head);
   enum cs_status st = cli_close_out(f, err);
-  char hint[320] = "";
-  if (st == CS_OK && r->n == 0 && r->stats.points == 0)
-    cs_search_empty_hint(gpus, (int)gbs, hint, sizeof hint);
+  char hint[640] = "";
+  if (st == CS_OK && r->n == 0 && r->stats.points == 0) {
+    struct cs_search_inputs in = cs_scenario_search_inputs(su);
+    cs_search_empty_hint(&in, sp, hint, sizeof hint);
+  }
   if (st == CS_OK && r->n == 0)
     st = cs_error_set(err, CS_ERR_RANGE,
                       "no feasible plan: %ld points, %ld invalid, %ld do not "
@@ -379,7 +381,7 @@ int cs_cmd_search(int argc, char **argv) {
     st = cs_search_band(&in, &r, w.banded, &err);
   }
   if (st == CS_OK && rank == 0)
-    st = write_all(&a, fmt, &r, &su, gpus, gbs, &w, size, argc, argv, &err);
+    st = write_all(&a, fmt, &r, &su, &sp, gpus, gbs, &w, size, argc, argv, &err);
   if (st != CS_OK && rank == 0) rc = cli_fail("search", &err);
 #ifdef CS_HAVE_MPI
   if (mpi) MPI_Finalize();

@@ -180,6 +180,12 @@ int cs_cmd_size_network(int argc, char **argv) {
   else if (f)
     write_json(f, &su, &z, tt, argc, argv);
   if (f) st = cli_close_out(f, &err);
+  /* the table says it per family; no family with a plan at all is a failed run */
+  int any = 0;
+  for (int i = 0; st == CS_OK && i < z.nf; i++)
+    any |= z.rows[i].feasible;
+  if (st == CS_OK && !any && z.nf > 0)
+    st = cs_error_set(&err, CS_ERR_RANGE, "no family has a feasible plan: %s", z.rows[0].reason);
   int rc = st != CS_OK ? cli_fail("size-network", &err) : 0;
   cs_sizenet_fini(&z);
   cs_scenario_fini(&su);

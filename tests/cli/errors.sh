@@ -408,7 +408,12 @@ expect 2 "--plan: plan item 2 \"tp=4\": tp given twice" -- predict $W --plan "tp
 expect 2 "--nodes: expected a list of integers, got an empty item 2 in \"1,,4\"" -- predict $W --plan dp=8 --nodes 1,,4
 expect 2 "--sizes: expected a list of message sizes, got an empty item 3" -- coll --sizes 8,16,
 # 126 (P16): an empty space says why
-expect 1 "no feasible plan: 0 points.*greatest common divisor is 1.*e.g. 3200" -- search -w gpt3-175b --gpu h100-sxm -t dgx-h100 --nodes 400 --gbs 3201
+expect 1 "no feasible plan: 0 points.*greatest common divisor is 1\).*nearest global batch with a split is 3200" -- search -w gpt3-175b --gpu h100-sxm -t dgx-h100 --nodes 400 --gbs 3201
+# the same when the two share large divisors but the rest does not split: 3200 / dp must be
+# tp x pp, both dividing 96 (2^5 x 3), so dp holds the 25: a gbs that 25 divides (1525, not 1550)
+# or a GPU count of 2s and 3s only (384 nodes = 3072 GPUs; 432 is further)
+expect 1 "greatest common divisor is 128\).*nearest global batch with a split is 1525, the nearest node count 384 \(3072 GPUs\)" -- search -w gpt3-175b --gpu h100-sxm -t dgx-h100 --nodes 400 --gbs 1536
+expect 1 "no feasible plan for gpt3-175b on 3200 GPUs with gbs=1536.*nearest global batch with a split is 1525" -- size-network -w gpt3-175b --gpu h100-sxm -t dgx-h100 -N 400 --gbs 1536 --family tp+pp -q
 # P13: node ranges: a:b doubles (said in --help), a:b:+k steps, a:b:xf multiplies
 ok "P13 help" "a:b:\+k steps by k" "" -- coll --help
 ok "P13 step" "" "" -- coll --nodes 50:400:+50 -g 8 --sizes 1G --format csv

@@ -606,6 +606,18 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
   return status;
 }
 
+/* The points' canonical order: collective, algorithm, protocol, shape, size, time, row. */
+static int point_cmp(const void *a, const void *b) {
+  const struct point *x = a, *y = b;
+  const double kx[] = {x->q.coll,  x->q.algo,  x->q.proto, x->q.nodes,    x->q.gpus_per_node,
+                       x->q.ranks, x->q.bytes, x->t,       (double)x->row};
+  const double ky[] = {y->q.coll,  y->q.algo,  y->q.proto, y->q.nodes,    y->q.gpus_per_node,
+                       y->q.ranks, y->q.bytes, y->t,       (double)y->row};
+  for (size_t i = 0; i < sizeof kx / sizeof kx[0]; i++)
+    if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
+  return 0;
+}
+
 /* Selects the rows of meas to fit into pb (pb->pts allocated here, pb->model the defaults with
  * every forced algorithm enabled): those of o's configuration, launch, in-place choice and shape
  * selection, each in a group per (algorithm, protocol, shape), *ngroups of them; the largest shape
@@ -665,21 +677,27 @@ static enum cs_status select_points(const struct cs_meas_set *meas, const struct
     pt->row = i;
     /* a forced algorithm the default model does not offer is enabled: the system has it */
     if (r->algo != CS_ALGO_AUTO) pb->model.algo_enabled |= 1u << r->algo;
-    int g;
-    for (g = 0; g < *ngroups; g++)
-      if (groups[g].a == r->algo && groups[g].p == r->proto && groups[g].n == r->ranks &&
-          groups[g].N == r->nodes && groups[g].g == r->gpus_per_node)
-        break;
-    if (g == *ngroups && *ngroups < MAX_GROUPS) {
-      groups[g].a = r->algo, groups[g].p = r->proto, groups[g].n = r->ranks;
-      groups[g].N = r->nodes, groups[g].g = r->gpus_per_node;
-      (*ngroups)++;
-    }
-    pt->group = g < MAX_GROUPS ? g : MAX_GROUPS - 1;
     if (r->nodes > cal->quality.max_nodes) cal->quality.max_nodes = r->nodes;
     if (r->ranks > cal->quality.max_ranks) cal->quality.max_ranks = r->ranks;
     if (r->gpus_per_node > cal->quality.max_gpus_per_node)
       cal->quality.max_gpus_per_node = r->gpus_per_node;
+  }
+  /* one order whatever the files' (the fit of an ill-determined parameter can land in another of
+   * its near-equal optima when only the order of the sums changes), then the groups in it */
+  if (pb->n > 1) qsort(pb->pts, pb->n, sizeof *pb->pts, point_cmp);
+  for (size_t i = 0; i < pb->n; i++) {
+    const struct cs_coll_query *q = &pb->pts[i].q;
+    int g;
+    for (g = 0; g < *ngroups; g++)
+      if (groups[g].a == q->algo && groups[g].p == q->proto && groups[g].n == q->ranks &&
+          groups[g].N == q->nodes && groups[g].g == q->gpus_per_node)
+        break;
+    if (g == *ngroups && *ngroups < MAX_GROUPS) {
+      groups[g].a = q->algo, groups[g].p = q->proto, groups[g].n = q->ranks;
+      groups[g].N = q->nodes, groups[g].g = q->gpus_per_node;
+      (*ngroups)++;
+    }
+    pb->pts[i].group = g < MAX_GROUPS ? g : MAX_GROUPS - 1;
   }
   if (n_cfg) note(res, "skipped %zu rows of other configurations (fit them with --config)", n_cfg);
   if (n_launch)

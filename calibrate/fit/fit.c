@@ -637,7 +637,7 @@ static enum cs_status select_points(const struct cs_meas_set *meas, const struct
   } groups[MAX_GROUPS];
   *ngroups = 0;
   /* the search starts from NCCL's own model, whatever the priors' centres: on the published
-   * multi-node runs a start at the defaults' slower tree finds worse optima (docs/model.md) */
+   * multi-node runs a start at the defaults' slower tree extrapolated worse (docs/model.md) */
   cs_model_nccl_tuning(&pb->model);
   for (size_t i = 0; i < meas->n; i++) {
     const struct cs_meas_row *r = &meas->rows[i];

@@ -230,7 +230,7 @@ size_t cs_scenario_links(const struct cs_scenario *s, long nodes, int what_if, c
   int n = nodes > 1 && topo->net.nics > 0 ? 2 : 1;
   struct cs_topo_group grp;
   struct cs_cal shape = *s->calp; /* shallow: nothing of it is freed */
-  char links[512] = "";
+  char links[768] = "";
   if (cs_topo_map_shape(topo, n, topo->node.gpus, 0, &grp, NULL) != CS_OK) return 0;
   cs_topo_cal_apply(topo, &grp, what_if ? CS_TOPO_NET_WHAT_IF : 0, &shape);
   cs_topo_cal_sources(&shape, n, links, sizeof links);

@@ -244,6 +244,14 @@ static void precedence(void **state) {
   assert_non_null(strstr(buf, "(fit +-"));
   assert_non_null(strstr(buf, "net    bw"));
   assert_non_null(strstr(buf, "(topology)"));
+  /* across nodes the tree's own latencies too, with their source (no data on them: default) */
+  char tree[96];
+  snprintf(tree, sizeof tree, "tree ll/ll128/simple %.2f/%.2f/%.2f us (default)",
+           c.model.tree_hop[CS_TIER_NET][0] * 1e6, c.model.tree_hop[CS_TIER_NET][1] * 1e6,
+           c.model.tree_hop[CS_TIER_NET][2] * 1e6);
+  assert_non_null(strstr(buf, tree));
+  cs_topo_cal_sources(&c, 1, buf, sizeof buf);
+  assert_null(strstr(buf, "tree ll"));
 }
 
 /* Identifiability: the socket configuration of the 2 x H200 logs (NCCL_P2P_DISABLE=1;

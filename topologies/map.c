@@ -378,20 +378,22 @@ static void put(char *buf, size_t len, size_t *k, const char *fmt, ...) {
   if (*k > len) *k = len;
 }
 
-/* "hop ll/ll128/simple 0.60/1.90/3.40 us (default)", with each protocol's source when they
+/* "hop ll/ll128/simple 0.60/1.90/3.40 us (default)" (the ring's per-step latencies; tree: the
+ * tree's per-level ones, "tree ll/ll128/simple ..."), with each protocol's source when they
  * differ and the standard errors of fitted ones. */
-static void put_hops(const struct cs_cal *cal, int tier, char *buf, size_t len, size_t *k) {
+static void put_hops(const struct cs_cal *cal, int tier, int tree, char *buf, size_t len,
+                     size_t *k) {
   static const char *const tn[CS_TIER_COUNT] = {"nvlink", "pcie", "net"};
   int idx[CS_PROTO_COUNT], same = 1;
   char name[32];
   for (int p = 0; p < CS_PROTO_COUNT; p++) {
-    snprintf(name, sizeof name, "hop.%s.%s", tn[tier], cs_proto_name(p));
+    snprintf(name, sizeof name, "%s.%s.%s", tree ? "tree_hop" : "hop", tn[tier], cs_proto_name(p));
     idx[p] = cs_model_param_index(name);
     same &= cal->source[idx[p]] == cal->source[idx[0]];
   }
-  put(buf, len, k, "hop ll/ll128/simple");
+  put(buf, len, k, "%s ll/ll128/simple", tree ? "tree" : "hop");
   for (int p = 0; p < CS_PROTO_COUNT; p++)
-    put(buf, len, k, "%s%.2f", p ? "/" : " ", cal->model.hop[tier][p] * 1e6);
+    put(buf, len, k, "%s%.2f", p ? "/" : " ", cs_model_param_get(&cal->model, idx[p]) * 1e6);
   put(buf, len, k, " us (");
   for (int p = 0; p < CS_PROTO_COUNT; p++) {
     if (same && p > 0) break;
@@ -421,7 +423,12 @@ void cs_topo_cal_sources(const struct cs_cal *cal, int nodes, char *buf, size_t 
         cs_cal_source_name(cal->source[i]));
     if (cal->source[i] == CS_SRC_FIT) put(buf, len, &k, " +-%.1f%%", 100 * cs_cal_param_se(cal, i));
     put(buf, len, &k, "), ");
-    put_hops(cal, t, buf, len, &k);
+    put_hops(cal, t, 0, buf, len, &k);
+    /* across nodes the tree's levels have their own latency (and default: docs/constants.md) */
+    if (t == CS_TIER_NET) {
+      put(buf, len, &k, ", ");
+      put_hops(cal, t, 1, buf, len, &k);
+    }
   }
   buf[k < len ? k : len - 1] = '\0';
 }

@@ -245,7 +245,7 @@ struct coll_run {
   size_t n;
   struct cs_topology topo;
   int have_topo;
-  char links[512];      /* the sources of the widest shape's links */
+  char links[768];      /* the sources of the widest shape's links */
   int links_net, intra; /* that shape crosses the network; its intra-node tier (-1: none) */
   enum cs_param_source src_net;
 };

@@ -93,10 +93,11 @@ void cs_model_nccl_tuning(struct cs_model *m) {
 
 /* The tree's network side as published multi-node runs show it, LL / LL128 / Simple, us: the
  * geometric means over four clusters (ALCF Polaris, CSCS Alps, ABCI 2.0 A and V; each fitted on
- * all its node counts with NCCL's constants as prior, `tests/bench/net_anchors.sh`, 2026-11-28)
- * of the latency per tree level across nodes and of the per-stage pipeline overhead of the tree.
- * NCCL's own are 5.0 / 8.5 / 14 and none; every cluster's tree is slower across nodes than NCCL's
- * model says (docs/constants.md has each cluster's value). */
+ * all its node counts with NCCL's constants as prior: the "anchors" lines of
+ * tests/bench/coll_public.sh, 2026-11-28) of the latency per tree level across nodes and of the
+ * tree's per-stage pipeline overhead. NCCL's are 5.0 / 8.5 / 14 and no pipeline term (0.1 us
+ * here); the means are above them in every protocol, 10 of the 12 clusters' values too
+ * (docs/constants.md has each). */
 static const double pub_tree_hop_net_us[CS_PROTO_COUNT] = {7.10, 12.2, 32.7};
 static const double pub_pipe_tree_us[CS_PROTO_COUNT] = {114.0, 6.72, 7.33};
 

@@ -185,7 +185,7 @@ void cs_model_nccl_tuning(struct cs_model *m);
 
 /* Fills m with the default constants: NCCL's (cs_model_nccl_tuning) but for the tree's network
  * side, tree_hop[net] and pipe[tree], which take what published multi-node runs show (slower than
- * NCCL's model at every cluster measured; docs/constants.md). What a prediction uses for a
+ * NCCL's model; docs/constants.md). What a prediction uses for a
  * parameter no calibration measured, and the centre of the fit's prior. */
 void cs_model_defaults(struct cs_model *m);
 

@@ -120,9 +120,12 @@ void cs_search_empty_hint(const struct cs_search_inputs *in, const struct cs_sea
     long t = a % b;
     a = b, b = t;
   }
-  /* the nearest batch with a split (gbs = a multiple of the GPU count always has dp = GPUs) */
-  long near = gbs;
-  for (long d = 1; d <= gpus; d++) {
+  /* the nearest batch with a split (gbs = a multiple of the GPU count always has dp = GPUs),
+   * and below the nearest GPU count with one: each looked for within HINT_REACH steps, which
+   * bounds the time on absurd sizes (millions of GPUs) */
+  enum { HINT_REACH = 2048 };
+  long near = 0;
+  for (long d = 1; d <= gpus && d <= HINT_REACH; d++) {
     if (gbs - d >= 1 && has_split(&r, gpus, gbs - d)) {
       near = gbs - d;
       break;
@@ -135,7 +138,7 @@ void cs_search_empty_hint(const struct cs_search_inputs *in, const struct cs_sea
   /* the nearest GPU count with a split at this batch, in whole nodes where gpus is whole nodes */
   int gpn = in->topology->node.gpus > 0 ? in->topology->node.gpus : 1;
   long step = gpus % gpn == 0 ? gpn : 1, other = 0;
-  for (long d = step; d <= gpus && !other; d += step) {
+  for (long d = step; d <= gpus && d <= HINT_REACH * step && !other; d += step) {
     if (gpus - d >= step && has_split(&r, gpus - d, gbs))
       other = gpus - d;
     else if (has_split(&r, gpus + d, gbs))
@@ -145,8 +148,10 @@ void cs_search_empty_hint(const struct cs_search_inputs *in, const struct cs_sea
                    "; no split of the %ld GPUs fits gbs=%ld: dp divides both (their greatest "
                    "common divisor is %ld) and %ld / dp = tp x pp x cp, with tp up to %d dividing "
                    "the heads and the FFN, pp dividing the %d blocks, cp up to %d dividing the "
-                   "sequence; the nearest global batch with a split is %ld",
-                   gpus, gbs, a, gpus, r.max_tp, r.nblocks, r.max_cp, near);
+                   "sequence",
+                   gpus, gbs, a, gpus, r.max_tp, r.nblocks, r.max_cp);
+  if (near && n > 0 && (size_t)n < len)
+    n += snprintf(buf + n, len - (size_t)n, "; the nearest global batch with a split is %ld", near);
   if (other && n > 0 && (size_t)n < len) {
     if (step > 1)
       snprintf(buf + n, len - (size_t)n, ", the nearest node count %ld (%ld GPUs)", other / gpn,

@@ -1,16 +1,12 @@
 /* extrap.c — how far a calibration's own data says it extrapolates in node count (fit.h,
  * cs_fit_extrapolation). */
 #include <math.h>
-#include <string.h>
 
 #include "fit.h"
 
-/* Whether row r is one the fit of opts used: its configuration and launch (o->launch, the one the
- * fit chose), one timed group (out-of-place unless the fit takes in-place rows too). */
+/* Whether the fit of o (o->launch: the one the fit chose) used row r. */
 static int counts(const struct cs_meas_row *r, const struct cs_fit_opts *o) {
-  const char *cfg = o->config ? o->config : "";
-  return strcmp(r->config, cfg) == 0 && (o->launch < 0 || (int)r->launch == o->launch) &&
-         (o->with_in_place || !r->in_place) && r->time_us > 0 && r->nodes >= 1;
+  return cs_fit_row_selected(r, o, o->launch);
 }
 
 enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,

@@ -291,10 +291,10 @@ struct selection {
   int launch;
 };
 
-static int row_selected(const struct cs_meas_row *r, const struct cs_fit_opts *o, int launch) {
+int cs_fit_row_selected(const struct cs_meas_row *r, const struct cs_fit_opts *o, int launch) {
   const char *cfg = o->config ? o->config : "";
   if (strcmp(r->config, cfg) != 0) return 0;
-  if ((int)r->launch != launch) return 0;
+  if (launch >= 0 && (int)r->launch != launch) return 0;
   if (r->in_place && !o->with_in_place) return 0;
   if (r->ranks < 2 || !(r->time_us > 0)) return 0;
   return 1;
@@ -653,7 +653,7 @@ static enum cs_status select_points(const struct cs_meas_set *meas, const struct
       n_inplace++;
       continue;
     }
-    if (!row_selected(r, o, launch)) {
+    if (!cs_fit_row_selected(r, o, launch)) {
       n_single++;
       continue;
     }

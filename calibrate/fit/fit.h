@@ -82,6 +82,11 @@ void cs_fit_result_fini(struct cs_fit_result *res);
 enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                           struct cs_cal *cal, struct cs_fit_result *res, struct cs_error *err);
 
+/* Whether a fit of opts uses row r among the rows launched as launch (enum cs_launch; < 0: any
+ * launch): its configuration, its launch, out-of-place unless opts takes in-place rows too, two
+ * ranks or more and a positive time. */
+int cs_fit_row_selected(const struct cs_meas_row *r, const struct cs_fit_opts *o, int launch);
+
 /* How far the data says the calibration extrapolates in node count: with rows (of opts's
  * configuration) at three node counts or more, fits the rows below the largest count again (no
  * cross-validation) and predicts the rows at it; the rms of ln(predicted / measured) over those

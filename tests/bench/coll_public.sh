@@ -36,9 +36,10 @@ tmp=${2:-$(mktemp -d)}
 mkdir -p "$tmp"
 data=$(cd "$(dirname "$0")/../data/public" && pwd)
 
-# "coll nodes bytes t lo hi" of calibration CAL's predictions at the measured sizes (all_gather's
-# are rounded to the rank count, so not powers of two) of the node counts given; with $pred_bw
-# set, the network's rate given as a user would (what a calibration of one node never measured)
+# "coll nodes bytes t lo hi" of calibration CAL's predictions (CAL "": the defaults) at the
+# measured sizes (all_gather's are rounded to the rank count, so not powers of two) of the node
+# counts given; with $pred_bw set, the network's rate given as a user would (what no calibration
+# or a calibration of one node never measured)
 predict() { # DIR CAL GPN COLLS NODES...
   local dir=$1 cal=$2 gpn=$3 colls=$4 c n sizes
   shift 4
@@ -47,7 +48,7 @@ predict() { # DIR CAL GPN COLLS NODES...
       sizes=$(awk -F, '!/^#/ && $1 != "collective" && $15 == 0 && $8 >= 1024 { printf "%s%s", s, $8; s = "," }' \
         "$dir/$c-$n.csv")
       [ -n "$sizes" ] || continue
-      "$cs" coll --cal "$cal" ${pred_bw:+--net-bw "$pred_bw"} --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv 2>>"$tmp/discard" |
+      "$cs" coll ${cal:+--cal "$cal"} ${pred_bw:+--net-bw "$pred_bw"} --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" --format csv 2>>"$tmp/discard" |
         awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
     done
   done
@@ -86,20 +87,6 @@ score() { # LABEL POINTS
       printf "%-56s points %4d  median |error| %6.1f%%  max %6.1f%%  coverage %5.1f%%  median half-width %5.1f%%\n",
         label, n, 100 * me, 100 * err[n], 100 * in_band / n, 100 * mh
     }'
-}
-
-# "coll nodes bytes t lo hi" of the defaults (and calibration CAL, if not "") at NET_BW per node
-nocal() { # DIR CAL GPN COLLS NET_BW NODES...
-  local dir=$1 cal=$2 gpn=$3 colls=$4 netbw=$5 c n sizes
-  shift 5
-  for c in $colls; do
-    for n in "$@"; do
-      sizes=$(awk -F, '!/^#/ && $1 != "collective" && $15 == 0 && $8 >= 1024 { printf "%s%s", s, $8; s = "," }' \
-        "$dir/$c-$n.csv")
-      "$cs" coll ${cal:+--cal "$cal"} --net-bw "$netbw" --coll "$c" --nodes "$n" -g "$gpn" --sizes "$sizes" \
-        --format csv 2>>"$tmp/discard" | awk -F, 'NR > 1 { print $1, $2, $5, $8, $9, $10 }'
-    done
-  done
 }
 
 # the anchored parameters, and "name value_us" of those a calibration FILE fitted
@@ -148,27 +135,29 @@ fit_score() {
   rm -f "$cal"
   "$cs" fit "${files[@]}" --config "$(cat "$dir/tag")" --no-cv -q --force "$@" -o "$cal" \
     2>>"$tmp/discard" || true
-  predict "$dir" "$cal" "$gpn" "$colls" "${rest[@]}" >"$dir/p.txt"
-  measured "$dir" "$colls" "${rest[@]}" >"$dir/m.txt"
+  score_rest "$name: $label" "$pool" "$name" "$gpn" "$colls" "$cal" "${rest[@]}"
+}
+
+# score_rest LABEL POOL NAME GPN "COLLS" CAL RESTNODES...: CAL's predictions (predict) at the
+# cluster's RESTNODES against the measurements, scored per collective, added to POOL
+score_rest() {
+  local label=$1 pool=$2 dir=$tmp/$3 gpn=$4 colls=$5 cal=$6 c
+  shift 6
+  predict "$dir" "$cal" "$gpn" "$colls" "$@" >"$dir/p.txt"
+  measured "$dir" "$colls" "$@" >"$dir/m.txt"
   for c in $colls; do
     : >"$dir/s.txt"
     points "$dir/p.txt" "$dir/m.txt" "$dir/s.txt" "$c"
-    score "$name: $label: $c" "$dir/s.txt"
+    score "$label: $c" "$dir/s.txt"
   done
   points "$dir/p.txt" "$dir/m.txt" "$tmp/pool-$pool.txt"
 }
 
-# nocal_score LABEL POOL NAME GPN "COLLS" NET_BW CAL "RESTNODES"
+# nocal_score LABEL POOL NAME GPN "COLLS" NET_BW CAL "RESTNODES": no fit, the network's nominal
+# rate given (CAL "": the defaults; else a partial calibration of default-sourced values)
 nocal_score() {
-  local label=$1 pool=$2 name=$3 gpn=$4 colls=$5 netbw=$6 cal=$7 rest=($8) dir=$tmp/$3 c
-  nocal "$dir" "$cal" "$gpn" "$colls" "$netbw" "${rest[@]}" >"$dir/p.txt"
-  measured "$dir" "$colls" "${rest[@]}" >"$dir/m.txt"
-  for c in $colls; do
-    : >"$dir/s.txt"
-    points "$dir/p.txt" "$dir/m.txt" "$dir/s.txt" "$c"
-    score "$name: $label, $netbw per node: $c" "$dir/s.txt"
-  done
-  points "$dir/p.txt" "$dir/m.txt" "$tmp/pool-$pool.txt"
+  local pred_bw=$6 rest=($8)
+  score_rest "$3: $1, $6 per node" "$2" "$3" "$4" "$5" "$7" "${rest[@]}"
 }
 
 # cluster NAME GPN "COLLS" "NODES" FIT1 FIT2 NET_BW: every figure of one cluster (header above)

@@ -25,7 +25,7 @@ log "machine"
 cat "$R/machine.txt" | head -12
 
 log "build commscale-run"
-NH=$(dirname "$(dirname "$(find /usr/local/cuda/include /usr/include /usr/local -maxdepth 3 -name nccl.h 2>/dev/null | head -1)")")
+NH=$(dirname "$(dirname "$(find /usr/local/cuda/include /usr/include /usr/local -maxdepth 3 -name nccl.h 2>>"$OUT/discard" | head -1)")")
 t0=$(now)
 cmake -S . -B build-gpu -DCS_RUNNER_ONLY=ON -DCS_WITH_NCCL=ON -DCS_WITH_MPI=ON -DCS_WERROR=ON \
   -DCMAKE_BUILD_TYPE=Release >"$R/build.log" 2>&1 && \
@@ -94,9 +94,9 @@ grep -i "commscale-run\|mpirun\|exited" "$R/kill.txt" | head -6
 rows1=$(grep -vc '^#' "$R/kill.csv")
 "${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$R/kill.csv" --resume >"$R/resume.txt" 2>&1
 log "resume: exit $?, rows $((rows1 - 1)) -> $(( $(grep -vc '^#' "$R/kill.csv") - 1 ))"
-"${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$R/nokill.csv" --overwrite >/dev/null 2>&1
+"${MPI[@]}" "$RUN" "${ARGS[@]}" -o "$R/nokill.csv" --overwrite >>"$R/discard" 2>&1
 key() { grep -v '^#' "$1" | tail -n +2 | cut -d, -f1-8,15-17 | sort; }
-if diff <(key "$R/kill.csv") <(key "$R/nokill.csv") >/dev/null; then log "resumed CSV has the same rows as an uninterrupted run"; else log "resumed CSV DIFFERS"; fi
+if diff <(key "$R/kill.csv") <(key "$R/nokill.csv") >>"$R/discard"; then log "resumed CSV has the same rows as an uninterrupted run"; else log "resumed CSV DIFFERS"; fi
 
 log "hang one rank (SIGSTOP before its first measurement), --timeout 10s"
 t0=$(now)

@@ -27,7 +27,7 @@ el() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
 head -6 "$OUT/machine.txt"
 
 log "build commscale-run"
-NH=$(dirname "$(dirname "$(find /usr/local/cuda/include /usr/include /usr/local -maxdepth 3 -name nccl.h 2>/dev/null | head -1)")")
+NH=$(dirname "$(dirname "$(find /usr/local/cuda/include /usr/include /usr/local -maxdepth 3 -name nccl.h 2>>"$OUT/discard" | head -1)")")
 t0=$(now)
 cmake -S . -B build-gpu -DCS_RUNNER_ONLY=ON -DCS_WITH_NCCL=ON -DCS_WITH_MPI=ON -DCS_WERROR=ON \
   -DCMAKE_BUILD_TYPE=Release >"$OUT/build.log" 2>&1 &&

@@ -143,7 +143,7 @@ int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target
   if (max_nodes > q->max_nodes && miss > CS_CAL_EXTRAP_WARN)
     snprintf(w[n++], 256,
              "beyond %d nodes: the calibration's own check (%d nodes predicted from %d) missed "
-             "by %.0f%% (rms, log), so its band there is wide",
+             "by %.0f%% (log, beyond the fit's noise), so its band there is wide",
              q->max_nodes, q->extrap_to, q->extrap_from, 100 * miss);
   return n;
 }
@@ -387,6 +387,29 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
   return var > 0 ? var : 0.0;
 }
 
+double cs_cal_resid_scale(const struct cs_cal_quality *q, enum cs_coll c,
+                          const struct cs_coll_pred *pred, double bytes) {
+  if (q->n_resid <= 0 || !(bytes >= 1)) return NAN;
+  long o = lround(log2(bytes));
+  for (int i = 0; i < q->n_resid; i++) {
+    const struct cs_cal_resid *r = &q->resid[i];
+    if (r->coll == c && r->algo == pred->algo && r->proto == pred->proto && r->octave == o)
+      return r->rms_ln;
+  }
+  return NAN;
+}
+
+double cs_cal_unmeasured_doublings(const struct cs_cal_quality *q, int nodes) {
+  if (q->max_nodes < 1 || nodes < 1) return 0;
+  if (nodes > q->max_nodes) return log2((double)nodes / q->max_nodes);
+  double d = q->n_node_counts > 0 ? INFINITY : 0;
+  for (int i = 0; i < q->n_node_counts; i++) {
+    double x = fabs(log2((double)nodes / q->node_counts[i]));
+    if (x < d) d = x;
+  }
+  return d;
+}
+
 enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_query *q,
                               struct cs_coll_pred *pred, double *lo, double *hi,
                               struct cs_error *err) {
@@ -397,11 +420,15 @@ enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_que
   double noise = isfinite(cal->quality.noise_rel) && cal->quality.noise_rel > 0
                      ? log1p(cal->quality.noise_rel)
                      : 0.0;
-  /* beyond the measured node count each doubling adds an independent error: what the
+  /* where the fit missed this size range by more than its overall noise, that is the scale */
+  double local = cs_cal_resid_scale(&cal->quality, q->coll, pred, q->bytes);
+  if (local > noise) noise = local;
+  /* each doubling away from the measured node counts adds an independent error: what the
    * calibration's own data showed (quality.extrap_sd), else CS_CAL_EXTRAP_SD */
-  if (q->nodes > 1 && cal->quality.max_nodes >= 1 && q->nodes > cal->quality.max_nodes) {
+  double away = q->nodes > 1 ? cs_cal_unmeasured_doublings(&cal->quality, q->nodes) : 0;
+  if (away > 0) {
     double k = isfinite(cal->quality.extrap_sd) ? cal->quality.extrap_sd : CS_CAL_EXTRAP_SD;
-    double ex = k * sqrt(log2((double)q->nodes / cal->quality.max_nodes));
+    double ex = k * sqrt(away);
     noise = sqrt(noise * noise + ex * ex);
   }
   double s = sqrt(log_variance(cal, &cal->model, q, pred) + noise * noise);

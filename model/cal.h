@@ -61,6 +61,21 @@ struct cs_cal_cv {
   double median_rel_err, max_rel_err;
 };
 
+/* The fit's residual scale by message size, where it exceeds the fit's overall noise: for one
+ * collective and the algorithm and protocol the model picks, the root mean square ln residual of
+ * the fitted points within one octave of 2^octave bytes (CS_CAL_RESID_MIN_POINTS or more). Where
+ * the model misfits a range of sizes, the band there widens to what the misfit was; elsewhere the
+ * fit's robust noise (noise_rel) stands. */
+#define CS_CAL_MAX_NODE_COUNTS 64
+#define CS_CAL_MAX_RESID 512
+#define CS_CAL_RESID_MIN_POINTS 3
+struct cs_cal_resid {
+  unsigned char coll, algo, proto; /* enum cs_coll, cs_algo, cs_proto (never auto) */
+  signed char octave;              /* round(log2(bytes)) of the window's centre, 0..62 */
+  int points;                      /* fitted points inside the window */
+  double rms_ln;                   /* their root mean square ln(predicted / measured) */
+};
+
 struct cs_cal_quality {
   int points, outliers, iterations, converged;
   double noise_rel; /* robust scale of relative residuals */
@@ -68,13 +83,18 @@ struct cs_cal_quality {
   double aic[2];      /* per enum cs_net_form; NAN when that form was not fitted */
   int net_determined; /* 1 if the data spans more than one node count */
   int max_nodes, max_ranks, max_gpus_per_node; /* the measured shapes' extent */
+  /* the distinct node counts measured, ascending (n_node_counts 0: not recorded, older files) */
+  int node_counts[CS_CAL_MAX_NODE_COUNTS];
+  int n_node_counts;
   /* ln-time sd per sqrt(doubling) beyond max_nodes that the calibration's own data shows
-   * (cs_fit_extrapolation: extrap_from nodes predicting extrap_to); NAN = not measured, then
-   * CS_CAL_EXTRAP_SD */
+   * (cs_fit_extrapolation: extrap_from nodes predicting extrap_to, beyond the fit's noise); NAN =
+   * not measured, then CS_CAL_EXTRAP_SD */
   double extrap_sd;
   int extrap_from, extrap_to;
   struct cs_cal_cv cv[CS_CAL_MAX_CV];
   int n_cv;
+  struct cs_cal_resid resid[CS_CAL_MAX_RESID]; /* ordered by coll, algo, proto, octave */
+  int n_resid;
   /* The fit's quality gate (calibrate/fit.h): "" when passed, else why it failed; forced = 1 when
    * the calibration was written anyway (commscale fit --force). Prediction verbs warn on both. */
   char gate[256];
@@ -123,7 +143,8 @@ enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *
 #define CS_CAL_MAX_WARN 6
 
 /* cs_cal_warnings names a prediction beyond the measured nodes when the calibration's own
- * extrapolation check (quality.extrap_sd) missed by more than this (rms, log) over its doublings:
+ * extrapolation check (quality.extrap_sd) missed by more than this (log, beyond the fit's noise)
+ * over its doublings:
  * policy, as the fit's quality gate (25%, calibrate/fit.h) is. */
 #define CS_CAL_EXTRAP_WARN 0.25
 
@@ -139,9 +160,20 @@ enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *
 int cs_cal_warnings(const struct cs_cal *cal, const char *target_gpu, int target_intra,
                     int max_nodes, enum cs_param_source src_net, char w[][256]);
 
-/* The rms log miss of the calibration's own extrapolation check over its doublings
- * (quality.extrap_sd x sqrt(log2(extrap_to / extrap_from))); NAN when there was none. */
+/* The log miss (beyond the fit's noise) of the calibration's own extrapolation check over its
+ * doublings (quality.extrap_sd x sqrt(log2(extrap_to / extrap_from))); NAN when there was none. */
 double cs_cal_extrap_miss(const struct cs_cal_quality *q);
+
+/* The ln-time residual scale the fit showed near `bytes` for the pair a prediction picked
+ * (pred->algo, pred->proto) of collective c: the entry of q->resid whose octave is
+ * round(log2(bytes)), else NAN (the overall noise_rel applies). */
+double cs_cal_resid_scale(const struct cs_cal_quality *q, enum cs_coll c,
+                          const struct cs_coll_pred *pred, double bytes);
+
+/* How many doublings a prediction at `nodes` lies from what the calibration measured: beyond the
+ * largest count, log2(nodes / max_nodes); inside the range, the distance in doublings to the
+ * nearest measured count (0 at one of them, and always 0 when the counts were not recorded). */
+double cs_cal_unmeasured_doublings(const struct cs_cal_quality *q, int nodes);
 
 /* Relative standard error of parameter i (sqrt of its ln-variance), NAN when not fitted. */
 double cs_cal_param_se(const struct cs_cal *cal, int i);
@@ -151,20 +183,23 @@ double cs_cal_param_se(const struct cs_cal *cal, int i);
  * calibration's own data could not say (quality.extrap_sd: fewer than three node counts). Set from
  * published multi-node runs of four clusters (tests/data/public: ALCF Polaris, CSCS Alps, ABCI 2.0
  * A100 and V100), fitted on their node counts up to 4 (Polaris: 2 and 8) and predicted at the
- * rest, sizes >= 1 KiB, 311 points: the least value, in steps of 0.025, with which 90% of the
- * measurements fall inside the band (91.0%; 84.6% at 0.1, 66.6% without). Each cluster scored
- * with the value the other three give (leave one cluster out): 98.6%, 95.5%, 84.4%, 79.2%
- * inside, 92.6% pooled. A band width, never a prediction; docs/model.md has the command. */
-#define CS_CAL_EXTRAP_SD 0.175
+ * rest, sizes >= 1 KiB, 311 points, every calibration taking this one value: the least value, in
+ * steps of 0.025, with which 90% or more of every cluster's measurements fall inside the band
+ * (Polaris 94.6%, Alps 100%, ABCI A100 90.6%, ABCI V100 91.7%; at 0.2 ABCI A100 84.4%). Chosen
+ * from three clusters and scored on the fourth it is 0.25 every time: 94.6%, 100%, 90.6%, 91.7%.
+ * It was 0.175 (90% pooled) when the fit could write a model other than the one it had fitted
+ * (fit.c find_parameters). A band width, never a prediction; docs/model.md. */
+#define CS_CAL_EXTRAP_SD 0.25
 
 /* Predicts q with cal->model and a band [lo, hi] (seconds) covering ~95%: the fitted parameters'
  * covariance and the prior uncertainty of the default parameters that no measurement determined
  * (cs_model_param_prior_sd; CS_SRC_USER parameters count as exact) propagated through the model
  * (delta method in log space, +-1.96 sigma), together with the fit's robust residual scale
- * (quality.noise_rel: the band is for one measurement, not only for the model's mean) and, when q
- * spans more nodes than the calibration measured (quality.max_nodes), quality.extrap_sd (else
- * CS_CAL_EXTRAP_SD) per sqrt(doubling) beyond them; widened to include the other network-latency
- * form there. */
+ * (quality.noise_rel: the band is for one measurement, not only for the model's mean), or where
+ * larger the fit's residual scale near q's size for the pair picked (cs_cal_resid_scale), and, when
+ * q spans a node count the calibration did not measure, quality.extrap_sd (else CS_CAL_EXTRAP_SD)
+ * per sqrt(doubling) of its distance from the measured counts (cs_cal_unmeasured_doublings); beyond
+ * the largest, widened to include the other network-latency form. */
 enum cs_status cs_cal_predict(const struct cs_cal *cal, const struct cs_coll_query *q,
                               struct cs_coll_pred *pred, double *lo, double *hi,
                               struct cs_error *err);

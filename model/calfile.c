@@ -1,16 +1,9 @@
-/* calfile.c — calibration.yaml, written and read back; see calfile.h, schema in
- * docs/calibration.md.
+/* calfile.c — calibration.yaml read back (calfile.h, cs_calfile_read; schema in
+ * docs/calibration.md).
  *
- * Writing: the whole calibration is checked first (finite, non-negative parameters, a covariance
- * that matches the fitted set), so that the writer never produces a file the reader would refuse;
- * then it is printed with plain fprintf into a temporary file in the target's directory, which is
- * renamed over the target only when every byte reached the disk. Numbers are written with ten
- * significant digits (round trip within 1e-9 relative), quantities with their unit (times in us,
- * bandwidths in GBps, windows in B), strings always double-quoted with every non-ASCII character
- * escaped, so that a configuration like "NCCL_ALGO=Ring;NCCL_PROTO=LL" or a path holding ": " or
- * "#" survives, and the file stays plain ASCII.
+ * Written by calwrite.c.
  *
- * Reading: the document is loaded through yamlcfg.h (libyaml's document API, which refuses
+ * The document is loaded through yamlcfg.h (libyaml's document API, which refuses
  * aliases, duplicate keys and deep nesting and keeps every node's line and column). The reader
  * fills a private struct cs_cal starting from cs_cal_init() defaults, section by section in a
  * fixed order whatever the order in the file (version first, so that a newer file is reported as
@@ -29,285 +22,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "calmpi.h"
-#include "wfile.h"
+#include "calnames.h"
 #include "yamlcfg.h"
 
-#define NUM_FMT "%.10g"
 #define SYM_TOL 1e-9
 
-static const char *const net_form_names[] = {"ring-linear", "tree-log"};
-static const char *const select_names[] = {"nccl", "fastest", "nccl-table"};
-static const char *const source_names[] = {"default", "fit", "user", "topology"};
-static const char *const intra_names[] = {"nvlink", "pcie"}; /* enum cs_tier order */
-
-/* ==== writing ================================================================================ */
-
-/* A dimensionless number, or null when it is not finite (statistics that were not computed). */
-static void put_num(FILE *f, double v) {
-  if (isfinite(v))
-    fprintf(f, NUM_FMT, v);
-  else
-    fputs("null", f);
-}
-
-/* Parameter i's value with the unit cs_model_param_unit(i) asks for. */
-static void put_param_value(FILE *f, int i, double v) {
-  const char *u = cs_model_param_unit(i);
-  if (strcmp(u, "s") == 0)
-    fprintf(f, NUM_FMT "us", v * 1e6);
-  else if (strcmp(u, "Bps") == 0)
-    fprintf(f, NUM_FMT "GBps", v / 1e9);
-  else if (strcmp(u, "B") == 0)
-    fprintf(f, NUM_FMT "B", v);
-  else
-    fprintf(f, NUM_FMT, v);
-}
-
-static int fit_position(const struct cs_cal *cal, int i) {
-  for (int k = 0; k < cal->n_fit; k++)
-    if (cal->fit_index[k] == i) return k;
-  return -1;
-}
-
-/* Refuses what the reader would refuse, so that a written file always reads back. */
-static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *err) {
-  char name[64];
-  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
-    double v = cs_model_param_get(&cal->model, i);
-    if (!isfinite(v) || v < 0)
-      return cs_error_set(err, CS_ERR_NUMERIC, "cannot write calibration: parameter %s is %g",
-                          cs_model_param_name(i, name, sizeof name), v);
-    if (cal->source[i] < CS_SRC_DEFAULT || cal->source[i] > CS_SRC_TOPO)
-      return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: parameter %s has no source",
-                          cs_model_param_name(i, name, sizeof name));
-    if (cal->source[i] == CS_SRC_FIT && fit_position(cal, i) < 0)
-      return cs_error_set(err, CS_ERR_RANGE,
-                          "cannot write calibration: parameter %s is fitted but has no covariance",
-                          cs_model_param_name(i, name, sizeof name));
-  }
-  if (cal->n_fit < 0 || cal->n_fit > CS_MODEL_NPARAMS || (cal->n_fit > 0 && cal->cov == NULL))
-    return cs_error_set(err, CS_ERR_RANGE,
-                        "cannot write calibration: covariance of %d parameters "
-                        "is missing",
-                        cal->n_fit);
-  for (int k = 0; k < cal->n_fit; k++) {
-    int i = cal->fit_index[k];
-    if (i < 0 || i >= CS_MODEL_NPARAMS || cal->source[i] != CS_SRC_FIT || fit_position(cal, i) != k)
-      return cs_error_set(err, CS_ERR_RANGE,
-                          "cannot write calibration: covariance entry %d is not "
-                          "a distinct fitted parameter",
-                          k);
-    for (int j = 0; j < cal->n_fit; j++)
-      if (!isfinite(cal->cov[k * cal->n_fit + j]))
-        return cs_error_set(err, CS_ERR_NUMERIC,
-                            "cannot write calibration: covariance is not finite");
-    if (cal->cov[k * cal->n_fit + k] < 0)
-      return cs_error_set(err, CS_ERR_NUMERIC, "cannot write calibration: negative variance of %s",
-                          cs_model_param_name(i, name, sizeof name));
-  }
-  if (cal->model.intra != CS_TIER_NVLINK && cal->model.intra != CS_TIER_PCIE)
-    return cs_error_set(err, CS_ERR_RANGE,
-                        "cannot write calibration: intra-node tier is not "
-                        "nvlink or pcie");
-  if ((unsigned)cal->model.net_form > CS_NET_TREE_LOG ||
-      (unsigned)cal->model.select > CS_SELECT_NCCL_TABLE)
-    return cs_error_set(err, CS_ERR_RANGE,
-                        "cannot write calibration: unknown net form or selection");
-  if (cal->model.algo_enabled == 0 || (cal->model.algo_enabled >> CS_ALGO_COUNT) != 0)
-    return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: no valid algorithm enabled");
-  for (int p = 0; p < CS_PROTO_COUNT; p++)
-    if (!isfinite(cal->alt_hop_net[p]) || cal->alt_hop_net[p] < 0)
-      return cs_error_set(err, CS_ERR_NUMERIC,
-                          "cannot write calibration: alternative hop.net.%s "
-                          "is %g",
-                          cs_proto_name(p), cal->alt_hop_net[p]);
-  if (cal->prov.n_sources < 0 || cal->prov.n_sources > CS_CAL_MAX_SOURCES ||
-      cal->quality.n_cv < 0 || cal->quality.n_cv > CS_CAL_MAX_CV)
-    return cs_error_set(err, CS_ERR_RANGE,
-                        "cannot write calibration: too many sources or "
-                        "cross-validation entries");
-  return CS_OK;
-}
-
-/* The optional steps section (sim/stepfit.h), written only when a steps fit filled it. */
-static void emit_steps(FILE *f, const struct cs_cal_steps *s) {
-  if (!s->fitted) return;
-  fputs("steps:\n  source: ", f);
-  cs_yaml_write_string(f, s->source);
-  static const char *const keys[] = {"compute_scale",   "compute_scale_se", "host",
-                                     "host_se",         "interference",     "interference_se",
-                                     "corr_scale_host", "median_rel_err",   "max_rel_err"};
-  const double v[] = {s->compute_scale,   s->compute_scale_se, s->host_s,
-                      s->host_s_se,       s->interference,     s->interference_se,
-                      s->corr_scale_host, s->median_rel_err,   s->max_rel_err};
-  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
-    fprintf(f, "\n  %s: ", keys[k]);
-    if ((k == 2 || k == 3) && isfinite(v[k]))
-      fprintf(f, "%.9gs", v[k]);
-    else
-      put_num(f, v[k]);
-  }
-  fprintf(f, "\n  points: %d\n", s->points);
-}
-
-/* The provenance block of a calibration file: where the measurements came from (pv). */
-static void emit_provenance(FILE *f, const struct cs_cal_prov *pv) {
-  fputs("provenance:\n", f);
-  static const struct {
-    const char *key;
-    size_t off;
-  } pstr[] = {{"tool", offsetof(struct cs_cal_prov, tool)},
-              {"created", offsetof(struct cs_cal_prov, created)},
-              {"gpu", offsetof(struct cs_cal_prov, gpu)},
-              {"nccl", offsetof(struct cs_cal_prov, nccl)},
-              {"hosts", offsetof(struct cs_cal_prov, hosts)},
-              {"config", offsetof(struct cs_cal_prov, config)},
-              {"launch", offsetof(struct cs_cal_prov, launch)}};
-  for (size_t k = 0; k < sizeof pstr / sizeof pstr[0]; k++) {
-    fprintf(f, "  %s: ", pstr[k].key);
-    cs_yaml_write_string(f, (const char *)pv + pstr[k].off);
-    fputc('\n', f);
-  }
-  if (pv->n_sources == 0)
-    fputs("  sources: []\n", f);
-  else
-    fputs("  sources:\n", f);
-  for (int s = 0; s < pv->n_sources; s++) {
-    fputs("    - ", f);
-    cs_yaml_write_string(f, pv->sources[s]);
-    fputc('\n', f);
-  }
-}
-
-/* The covariance block: the fitted parameters' names and their covariance matrix (empty when
- * nothing was fitted). */
-static void emit_covariance(FILE *f, const struct cs_cal *cal) {
-  char name[64];
-  fputs("covariance:\n", f);
-  if (cal->n_fit == 0) {
-    fputs("  params: []\n  matrix: []\n", f);
-  } else {
-    fputs("  params: [", f);
-    for (int k = 0; k < cal->n_fit; k++)
-      fprintf(f, "%s%s", k ? ", " : "", cs_model_param_name(cal->fit_index[k], name, sizeof name));
-    fputs("]\n  matrix:\n", f);
-    for (int r = 0; r < cal->n_fit; r++) {
-      fputs("    - [", f);
-      for (int c = 0; c < cal->n_fit; c++) {
-        if (c) fputs(", ", f);
-        put_num(f, cal->cov[r * cal->n_fit + c]);
-      }
-      fputs("]\n", f);
-    }
-  }
-}
-
-static void emit(FILE *f, const struct cs_cal *cal) {
-  const struct cs_cal_prov *pv = &cal->prov;
-  const struct cs_cal_quality *q = &cal->quality;
-  const struct cs_model *m = &cal->model;
-  char name[64];
-
-  fputs("# commscale calibration: a fitted collective cost model (schema: docs/calibration.md)\n",
-        f);
-  fprintf(f, "version: %d\n", CS_CAL_VERSION);
-
-  emit_provenance(f, pv);
-
-  fputs("system:\n", f);
-  fprintf(f, "  intra_tier: %s\n", intra_names[m->intra]);
-  fprintf(f, "  net_form: %s\n", net_form_names[m->net_form]);
-  fprintf(f, "  select: %s\n", select_names[m->select]);
-  fputs("  algorithms: [", f);
-  for (int a = 0, first = 1; a < CS_ALGO_COUNT; a++)
-    if (m->algo_enabled & (1u << a)) {
-      fprintf(f, "%s%s", first ? "" : ", ", cs_algo_name(a));
-      first = 0;
-    }
-  fputs("]\n", f);
-  fprintf(f, "  measured: {max_nodes: %d, max_ranks: %d, max_gpus_per_node: %d}\n", q->max_nodes,
-          q->max_ranks, q->max_gpus_per_node);
-
-  fputs("parameters:\n", f);
-  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
-    fprintf(f, "  %s: {value: ", cs_model_param_name(i, name, sizeof name));
-    put_param_value(f, i, cs_model_param_get(m, i));
-    int k = cal->source[i] == CS_SRC_FIT ? fit_position(cal, i) : -1;
-    if (k >= 0) {
-      fputs(", se_rel: ", f);
-      put_num(f, sqrt(cal->cov[k * cal->n_fit + k]));
-    }
-    fprintf(f, ", source: %s}\n", source_names[cal->source[i]]);
-  }
-
-  emit_covariance(f, cal);
-
-  fputs("alternative:\n", f);
-  fprintf(f, "  net_form: %s\n", net_form_names[m->net_form == CS_NET_RING_LINEAR]);
-  for (int p = 0; p < CS_PROTO_COUNT; p++)
-    fprintf(f, "  hop.net.%s: " NUM_FMT "us\n", cs_proto_name(p), cal->alt_hop_net[p] * 1e6);
-
-  fputs("quality:\n", f);
-  fprintf(f, "  points: %d\n  outliers: %d\n  iterations: %d\n  converged: %s\n", q->points,
-          q->outliers, q->iterations, q->converged ? "true" : "false");
-  static const struct {
-    const char *key;
-    size_t off;
-  } qnum[] = {{"noise_rel", offsetof(struct cs_cal_quality, noise_rel)},
-              {"median_rel_err", offsetof(struct cs_cal_quality, median_rel_err)},
-              {"p90_rel_err", offsetof(struct cs_cal_quality, p90_rel_err)},
-              {"max_rel_err", offsetof(struct cs_cal_quality, max_rel_err)},
-              {"extrap_sd", offsetof(struct cs_cal_quality, extrap_sd)}};
-  for (size_t k = 0; k < sizeof qnum / sizeof qnum[0]; k++) {
-    fprintf(f, "  %s: ", qnum[k].key);
-    put_num(f, *(const double *)((const char *)q + qnum[k].off));
-    fputc('\n', f);
-  }
-  fprintf(f, "  aic: {%s: ", net_form_names[0]);
-  put_num(f, q->aic[0]);
-  fprintf(f, ", %s: ", net_form_names[1]);
-  put_num(f, q->aic[1]);
-  fprintf(f, "}\n  net_determined: %s\n", q->net_determined ? "true" : "false");
-  if (isfinite(q->extrap_sd))
-    fprintf(f, "  extrap_from: %d\n  extrap_to: %d\n", q->extrap_from, q->extrap_to);
-  if (q->gate[0]) {
-    fputs("  gate: ", f);
-    cs_yaml_write_string(f, q->gate);
-    fprintf(f, "\n  forced: %s\n", q->forced ? "true" : "false");
-  }
-
-  if (q->n_cv == 0)
-    fputs("cross_validation: []\n", f);
-  else
-    fputs("cross_validation:\n", f);
-  for (int c = 0; c < q->n_cv; c++) {
-    fputs("  - {held_out: ", f);
-    cs_yaml_write_string(f, q->cv[c].group);
-    fprintf(f, ", points: %d, median_rel_err: ", q->cv[c].points);
-    put_num(f, q->cv[c].median_rel_err);
-    fputs(", max_rel_err: ", f);
-    put_num(f, q->cv[c].max_rel_err);
-    fputs("}\n", f);
-  }
-  emit_steps(f, &cal->steps);
-  cs_calmpi_emit(f, &cal->mpi);
-}
-
-enum cs_status cs_calfile_write(const char *path, const struct cs_cal *cal, struct cs_error *err) {
-  enum cs_status st = check_writable(cal, err);
-  if (st != CS_OK) return st;
-  /* a temporary beside the file renamed over it; a device, FIFO or stdout written through */
-  struct cs_wfile *w;
-  if ((st = cs_wfile_open(path, &w, err)) != CS_OK) return st;
-  emit(cs_wfile_fp(w), cal);
-  return cs_wfile_commit(w, err);
-}
-
-/* ==== reading ================================================================================ */
+const char *const cs_cal_net_form_names[2] = {"ring-linear", "tree-log"};
+const char *const cs_cal_select_names[3] = {"nccl", "fastest", "nccl-table"};
+const char *const cs_cal_source_names[4] = {"default", "fit", "user", "topology"};
+const char *const cs_cal_intra_names[2] = {"nvlink", "pcie"}; /* enum cs_tier order */
 
 struct rd {
   const struct cs_yaml *d;
@@ -587,6 +312,39 @@ static enum cs_status read_provenance(struct rd *r, int map) {
   return CS_OK;
 }
 
+/* A list at node of at most max entries, their number in *n. */
+static enum cs_status need_list(const struct rd *r, int node, const char *what, const char *example,
+                                size_t max, size_t *n) {
+  enum cs_status st = need(r, node, CS_YAML_SEQ, what, example);
+  if (st != CS_OK) return st;
+  *n = cs_yaml_len(r->d, node);
+  if (*n > max)
+    return bad(r, cs_yaml_item(r->d, node, max), "%s: expected at most %zu entries (the limit)",
+               what, max);
+  return CS_OK;
+}
+
+/* system.measured.node_counts: distinct whole numbers 1..1e8 in ascending order, at most
+ * CS_CAL_MAX_NODE_COUNTS, none above max_nodes (read before them). */
+static enum cs_status read_node_counts(struct rd *r, int seq) {
+  struct cs_cal_quality *q = &r->cal->quality;
+  size_t n;
+  enum cs_status st =
+      need_list(r, seq, "system.measured.node_counts", "[1, 2, 4]", CS_CAL_MAX_NODE_COUNTS, &n);
+  if (st != CS_OK) return st;
+  for (size_t i = 0; i < n && st == CS_OK; i++) {
+    int item = cs_yaml_item(r->d, seq, i);
+    st = read_int(r, item, "system.measured.node_counts", 1, 100000000, &q->node_counts[i]);
+    if (st == CS_OK && i > 0 && q->node_counts[i] <= q->node_counts[i - 1])
+      st = bad(r, item, "system.measured.node_counts: expected distinct counts in ascending order");
+    if (st == CS_OK && q->max_nodes > 0 && q->node_counts[i] > q->max_nodes)
+      st = bad(r, item, "system.measured.node_counts: %d is above max_nodes (%d)",
+               q->node_counts[i], q->max_nodes);
+  }
+  if (st == CS_OK) q->n_node_counts = (int)n;
+  return st;
+}
+
 static enum cs_status read_system(struct rd *r, int map) {
   static const char *const keys[] = {"intra_tier", "net_form", "select", "algorithms", "measured"};
   struct cs_model *m = &r->cal->model;
@@ -594,13 +352,13 @@ static enum cs_status read_system(struct rd *r, int map) {
   enum cs_status st = need(r, map, CS_YAML_MAP, "system", NULL);
   if (st == CS_OK) st = collect(r, map, "system", keys, 5, v);
   if (st == CS_OK && v[0] &&
-      (st = read_name(r, v[0], "system.intra_tier", intra_names, 2, &x)) == CS_OK)
+      (st = read_name(r, v[0], "system.intra_tier", cs_cal_intra_names, 2, &x)) == CS_OK)
     m->intra = (enum cs_tier)x;
   if (st == CS_OK && v[1] &&
-      (st = read_name(r, v[1], "system.net_form", net_form_names, 2, &x)) == CS_OK)
+      (st = read_name(r, v[1], "system.net_form", cs_cal_net_form_names, 2, &x)) == CS_OK)
     m->net_form = (enum cs_net_form)x;
   if (st == CS_OK && v[2] &&
-      (st = read_name(r, v[2], "system.select", select_names, 3, &x)) == CS_OK)
+      (st = read_name(r, v[2], "system.select", cs_cal_select_names, 3, &x)) == CS_OK)
     m->select = (enum cs_select)x;
   if (st == CS_OK && v[3]) {
     const char *names[CS_ALGO_COUNT];
@@ -621,17 +379,18 @@ static enum cs_status read_system(struct rd *r, int map) {
     if (st == CS_OK) m->algo_enabled = bits;
   }
   if (st == CS_OK && v[4]) {
-    static const char *const mk[] = {"max_nodes", "max_ranks", "max_gpus_per_node"};
+    static const char *const mk[] = {"max_nodes", "max_ranks", "max_gpus_per_node", "node_counts"};
     struct cs_cal_quality *q = &r->cal->quality;
     int *dst[] = {&q->max_nodes, &q->max_ranks, &q->max_gpus_per_node};
-    int mv[3];
+    int mv[4];
     if ((st = need(r, v[4], CS_YAML_MAP, "system.measured", NULL)) == CS_OK)
-      st = collect(r, v[4], "system.measured", mk, 3, mv);
+      st = collect(r, v[4], "system.measured", mk, 4, mv);
     for (int k = 0; k < 3 && st == CS_OK; k++) {
       char what[48];
       snprintf(what, sizeof what, "system.measured.%s", mk[k]);
       if (mv[k]) st = read_int(r, mv[k], what, 0, 100000000, dst[k]);
     }
+    if (st == CS_OK && mv[3]) st = read_node_counts(r, mv[3]);
   }
   return st;
 }
@@ -694,7 +453,7 @@ static enum cs_status read_parameters(struct rd *r, int map) {
     snprintf(what, sizeof what, "%s.se_rel", name);
     if (v[1] && (st = read_num(r, v[1], what, NONNEG | NULLABLE, &se)) != CS_OK) return st;
     snprintf(what, sizeof what, "%s.source", name);
-    if (v[2] && (st = read_name(r, v[2], what, source_names, 4, &src)) != CS_OK) return st;
+    if (v[2] && (st = read_name(r, v[2], what, cs_cal_source_names, 4, &src)) != CS_OK) return st;
     if (src == CS_SRC_FIT && !(value > 0))
       return bad(r, v[0],
                  "%s: expected a positive value for a fitted parameter (the fit works "
@@ -793,14 +552,56 @@ static enum cs_status read_alternative(struct rd *r, int map) {
   enum cs_status st = need(r, map, CS_YAML_MAP, "alternative", NULL);
   if (st == CS_OK) st = collect(r, map, "alternative", keys, 4, v);
   if (st == CS_OK && v[0]) {
-    if ((st = read_name(r, v[0], "alternative.net_form", net_form_names, 2, &form)) != CS_OK)
+    if ((st = read_name(r, v[0], "alternative.net_form", cs_cal_net_form_names, 2, &form)) != CS_OK)
       return st;
     if (form == (int)r->cal->model.net_form)
       return bad(r, v[0], "alternative.net_form: expected the form other than system.net_form (%s)",
-                 net_form_names[1 - form]);
+                 cs_cal_net_form_names[1 - form]);
   }
   for (int p = 0; p < CS_PROTO_COUNT && st == CS_OK; p++)
     if (v[1 + p]) st = read_qty(r, v[1 + p], keys[1 + p], CS_UNIT_TIME, 0, &r->cal->alt_hop_net[p]);
+  return st;
+}
+
+/* quality.residuals: entries of struct cs_cal_resid, each a map of its six keys. */
+static enum cs_status read_resid(struct rd *r, int seq) {
+  static const char *const keys[] = {"collective", "algorithm", "protocol",
+                                     "octave",     "points",    "rms_ln"};
+  const char *colls[CS_COLL_COUNT], *algos[CS_ALGO_COUNT], *protos[CS_PROTO_COUNT];
+  for (int i = 0; i < CS_COLL_COUNT; i++)
+    colls[i] = cs_coll_name(i);
+  for (int i = 0; i < CS_ALGO_COUNT; i++)
+    algos[i] = cs_algo_name(i);
+  for (int i = 0; i < CS_PROTO_COUNT; i++)
+    protos[i] = cs_proto_name(i);
+  struct cs_cal_quality *q = &r->cal->quality;
+  size_t n;
+  enum cs_status st = need_list(r, seq, "quality.residuals", NULL, CS_CAL_MAX_RESID, &n);
+  if (st != CS_OK) return st;
+  for (size_t i = 0; i < n && st == CS_OK; i++) {
+    int item = cs_yaml_item(r->d, seq, i), v[6], c = 0, a = 0, p = 0, o = 0, pts = 0;
+    double rms = NAN;
+    if ((st = need(r, item, CS_YAML_MAP, "quality.residuals entry",
+                   "{collective: all_reduce, algorithm: tree, protocol: ll128, octave: 20, "
+                   "points: 9, rms_ln: 0.21}")) != CS_OK)
+      return st;
+    if ((st = collect(r, item, "quality.residuals entry", keys, 6, v)) != CS_OK) return st;
+    for (int k = 0; k < 6; k++)
+      if (v[k] == 0)
+        return bad(r, item, "quality.residuals entry: missing required key \"%s\"", keys[k]);
+    st = read_name(r, v[0], "quality.residuals.collective", colls, CS_COLL_COUNT, &c);
+    if (st == CS_OK)
+      st = read_name(r, v[1], "quality.residuals.algorithm", algos, CS_ALGO_COUNT, &a);
+    if (st == CS_OK)
+      st = read_name(r, v[2], "quality.residuals.protocol", protos, CS_PROTO_COUNT, &p);
+    if (st == CS_OK) st = read_int(r, v[3], "quality.residuals.octave", 0, 62, &o);
+    if (st == CS_OK) st = read_int(r, v[4], "quality.residuals.points", 1, 2147483647L, &pts);
+    if (st == CS_OK) st = read_num(r, v[5], "quality.residuals.rms_ln", NONNEG, &rms);
+    if (st == CS_OK)
+      q->resid[i] = (struct cs_cal_resid){
+          (unsigned char)c, (unsigned char)a, (unsigned char)p, (signed char)o, pts, rms};
+  }
+  if (st == CS_OK) q->n_resid = (int)n;
   return st;
 }
 
@@ -808,15 +609,16 @@ static enum cs_status read_quality(struct rd *r, int map) {
   static const char *const keys[] = {"points",    "outliers",       "iterations",  "converged",
                                      "noise_rel", "median_rel_err", "p90_rel_err", "max_rel_err",
                                      "aic",       "net_determined", "gate",        "forced",
-                                     "extrap_sd", "extrap_from",    "extrap_to"};
+                                     "extrap_sd", "extrap_from",    "extrap_to",   "residuals"};
   struct cs_cal_quality *q = &r->cal->quality;
   int *ints[] = {&q->points, &q->outliers, &q->iterations, &q->extrap_from, &q->extrap_to};
   static const int ik[] = {0, 1, 2, 13, 14};
   double *nums[] = {&q->noise_rel, &q->median_rel_err, &q->p90_rel_err, &q->max_rel_err};
-  int v[15];
+  int v[16];
   char what[40];
   enum cs_status st = need(r, map, CS_YAML_MAP, "quality", NULL);
-  if (st == CS_OK) st = collect(r, map, "quality", keys, 15, v);
+  if (st == CS_OK) st = collect(r, map, "quality", keys, 16, v);
+  if (st == CS_OK && v[15]) st = read_resid(r, v[15]);
   if (st == CS_OK && v[12])
     st = read_num(r, v[12], "quality.extrap_sd", NONNEG | NULLABLE, &q->extrap_sd);
   if (st == CS_OK && v[10]) st = read_str(r, v[10], "quality.gate", q->gate, sizeof q->gate);
@@ -834,9 +636,9 @@ static enum cs_status read_quality(struct rd *r, int map) {
     int a[2];
     if ((st = need(r, v[8], CS_YAML_MAP, "quality.aic", "{ring-linear: -120.5, tree-log: null}")) ==
         CS_OK)
-      st = collect(r, v[8], "quality.aic", net_form_names, 2, a);
+      st = collect(r, v[8], "quality.aic", cs_cal_net_form_names, 2, a);
     for (int f = 0; f < 2 && st == CS_OK; f++) {
-      snprintf(what, sizeof what, "quality.aic.%s", net_form_names[f]);
+      snprintf(what, sizeof what, "quality.aic.%s", cs_cal_net_form_names[f]);
       if (a[f]) st = read_num(r, a[f], what, NULLABLE, &q->aic[f]);
     }
   }
@@ -847,12 +649,9 @@ static enum cs_status read_quality(struct rd *r, int map) {
 static enum cs_status read_cv(struct rd *r, int seq) {
   static const char *const keys[] = {"held_out", "points", "median_rel_err", "max_rel_err"};
   struct cs_cal_quality *q = &r->cal->quality;
-  enum cs_status st = need(r, seq, CS_YAML_SEQ, "cross_validation", NULL);
+  size_t n;
+  enum cs_status st = need_list(r, seq, "cross_validation", NULL, CS_CAL_MAX_CV, &n);
   if (st != CS_OK) return st;
-  size_t n = cs_yaml_len(r->d, seq);
-  if (n > CS_CAL_MAX_CV)
-    return bad(r, cs_yaml_item(r->d, seq, CS_CAL_MAX_CV),
-               "cross_validation: expected at most %d entries (the limit)", CS_CAL_MAX_CV);
   for (size_t i = 0; i < n && st == CS_OK; i++) {
     int item = cs_yaml_item(r->d, seq, i), v[4];
     struct cs_cal_cv *c = &q->cv[i];

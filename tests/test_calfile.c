@@ -78,6 +78,8 @@ static void make_cal(struct cs_cal *cal) {
   q->max_nodes = 4;
   q->max_ranks = 32;
   q->max_gpus_per_node = 8;
+  q->node_counts[0] = 1, q->node_counts[1] = 2, q->node_counts[2] = 4;
+  q->n_node_counts = 3;
   snprintf(q->cv[0].group, sizeof q->cv[0].group, "ring/ll n=2 N=1 g=2");
   q->cv[0].points = 28;
   q->cv[0].median_rel_err = 0.0312345;
@@ -87,6 +89,10 @@ static void make_cal(struct cs_cal *cal) {
   q->cv[1].median_rel_err = NAN;
   q->cv[1].max_rel_err = NAN;
   q->n_cv = 2;
+  q->resid[0] =
+      (struct cs_cal_resid){CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL128, 20, 9, 0.2134567891};
+  q->resid[1] = (struct cs_cal_resid){CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 0, 3, 0};
+  q->n_resid = 2;
 }
 
 static void assert_same_double(double a, double b) {
@@ -138,12 +144,24 @@ static void assert_same_cal(const struct cs_cal *a, const struct cs_cal *b) {
   assert_int_equal(x->max_nodes, y->max_nodes);
   assert_int_equal(x->max_ranks, y->max_ranks);
   assert_int_equal(x->max_gpus_per_node, y->max_gpus_per_node);
+  assert_int_equal(x->n_node_counts, y->n_node_counts);
+  for (int k = 0; k < x->n_node_counts; k++)
+    assert_int_equal(x->node_counts[k], y->node_counts[k]);
   assert_int_equal(x->n_cv, y->n_cv);
   for (int c = 0; c < x->n_cv; c++) {
     assert_string_equal(x->cv[c].group, y->cv[c].group);
     assert_int_equal(x->cv[c].points, y->cv[c].points);
     assert_same_double(x->cv[c].median_rel_err, y->cv[c].median_rel_err);
     assert_same_double(x->cv[c].max_rel_err, y->cv[c].max_rel_err);
+  }
+  assert_int_equal(x->n_resid, y->n_resid);
+  for (int r = 0; r < x->n_resid; r++) {
+    assert_int_equal(x->resid[r].coll, y->resid[r].coll);
+    assert_int_equal(x->resid[r].algo, y->resid[r].algo);
+    assert_int_equal(x->resid[r].proto, y->resid[r].proto);
+    assert_int_equal(x->resid[r].octave, y->resid[r].octave);
+    assert_int_equal(x->resid[r].points, y->resid[r].points);
+    assert_same_double(x->resid[r].rms_ln, y->resid[r].rms_ln);
   }
 }
 
@@ -323,6 +341,17 @@ static void bad_files(void **state) {
       {"cv_unknown.yaml", "3:43", "unknown key \"mean\" in cross_validation entry"},
       {"too_many_cv.yaml", "67:5", "expected at most 64 entries (the limit)"},
       {"too_many_sources.yaml", "20:7", "expected at most 16 source files (the limit)"},
+      {"resid_coll.yaml", "4:20",
+       "quality.residuals.collective: expected all_reduce, all_gather, reduce_scatter, "
+       "broadcast, reduce, all_to_all or send_recv, got \"allreduce\""},
+      {"resid_octave.yaml", "4:74",
+       "quality.residuals.octave: expected a whole number from 0 to 62, got 70"},
+      {"resid_missing.yaml", "4:7", "quality.residuals entry: missing required key \"rms_ln\""},
+      {"resid_negative.yaml", "4:97", "quality.residuals.rms_ln: expected a non-negative number"},
+      {"counts_order.yaml", "3:48",
+       "system.measured.node_counts: expected distinct counts in ascending order"},
+      {"counts_above.yaml", "3:45", "system.measured.node_counts: 8 is above max_nodes (4)"},
+      {"resid_not_list.yaml", "3:14", "quality.residuals: expected a list, found a mapping"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char path[512], where[600];

@@ -305,26 +305,31 @@ static void band(void **state) {
   cs_cal_fini(&cal);
 }
 
-/* Beyond the calibration's largest node count each doubling adds 0.175 in log time, in
+/* Beyond the calibration's largest node count each doubling adds CS_CAL_EXTRAP_SD in log time, in
  * quadrature (model/cal.h): at 64 nodes a calibration that measured 16 (two doublings) has a
- * log-sigma of at least sqrt(s0^2 + 2 x 0.175^2), s0 that of one that measured 64; the other
- * network form may widen it further, never narrow it. */
+ * log-sigma of at least sqrt(s0^2 + 2 x CS_CAL_EXTRAP_SD^2), s0 that of one that measured 64; the
+ * other network form may widen it further, never narrow it. */
 static void extrapolation_band(void **state) {
   (void)state;
   struct cs_cal cal;
   cs_cal_init(&cal);
   cal.quality.net_determined = 1;
   cal.quality.max_nodes = 64;
+  /* every parameter exact and a 2% noise: the band is the noise and the extrapolation term */
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++)
+    cal.source[i] = CS_SRC_USER;
+  cal.quality.noise_rel = 0.02;
   struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 512, 64, 8, 1 << 20};
   struct cs_coll_pred pr;
   double lo, hi;
   assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
   const double t = pr.time, s0 = log(hi / t) / 1.96;
-  assert_true(s0 > 0);
+  assert_close(s0, log1p(0.02), 1e-9);
   cal.quality.max_nodes = 16;
   assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
   assert_close(pr.time, t, 1e-12);
-  const double s = sqrt(s0 * s0 + 2 * 0.175 * 0.175);
+  const double s = sqrt(s0 * s0 + 2 * CS_CAL_EXTRAP_SD * CS_CAL_EXTRAP_SD);
+  assert_true(s > s0 * 1.01); /* the term is not lost in the rest */
   assert_true(hi >= t * exp(1.96 * s) * (1 - 1e-9));
   assert_true(lo <= t * exp(-1.96 * s) * (1 + 1e-9));
   /* within the measured range nothing is added */
@@ -335,6 +340,18 @@ static void extrapolation_band(void **state) {
   assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
   assert_close(hi16, hi, 1e-12);
   assert_close(lo16, lo, 1e-12);
+  /* inside the range, a count the calibration did not measure is as far from what it did as the
+   * nearest measured count: 4 nodes between 1 and 16 measured is two doublings from either */
+  cal.quality.max_nodes = 16;
+  cal.quality.node_counts[0] = 1, cal.quality.node_counts[1] = 16;
+  cal.quality.n_node_counts = 2;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo16, &hi16, NULL), CS_OK);
+  assert_close(log(hi16 / pr.time) / 1.96, s0, 1e-9); /* 16 was measured */
+  q.nodes = 4, q.ranks = 32;
+  assert_close(cs_cal_unmeasured_doublings(&cal.quality, 4), 2.0, 1e-12);
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  assert_close(log(hi / pr.time) / 1.96, s, 1e-9);
+  assert_close(log(pr.time / lo) / 1.96, s, 1e-9);
   cs_cal_fini(&cal);
 }
 

@@ -1,8 +1,10 @@
 /* extrap.c — how far a calibration's own data says it extrapolates in node count (fit.h,
  * cs_fit_extrapolation). */
 #include <math.h>
+#include <stdlib.h>
 
 #include "fit.h"
+#include "stats.h"
 
 /* Whether the fit of o (o->launch: the one the fit chose) used row r. */
 static int counts(const struct cs_meas_row *r, const struct cs_fit_opts *o) {
@@ -46,9 +48,11 @@ enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct
   cs_cal_init(&held);
   struct cs_error sub_err = {0};
   if (st == CS_OK && cs_fit_run(&sub, &o, &held, NULL, &sub_err) == CS_OK) {
-    double ss = 0;
-    long n = 0;
-    for (size_t i = 0; i < meas->n; i++) {
+    /* |ln(predicted / measured)| of the top count's rows */
+    double *e = malloc((meas->n ? meas->n : 1) * sizeof *e);
+    if (e == NULL) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; e != NULL && i < meas->n; i++) {
       const struct cs_meas_row *r = &meas->rows[i];
       if (!counts(r, opts) || r->nodes != top) continue;
       struct cs_coll_query q = {r->coll,  r->algo,          r->proto, r->ranks,
@@ -56,15 +60,24 @@ enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct
       struct cs_coll_pred pr;
       double lo, hi;
       if (cs_cal_predict(&held, &q, &pr, &lo, &hi, NULL) != CS_OK || !(pr.time > 0)) continue;
-      double e = log(pr.time / (r->time_us * 1e-6));
-      ss += e * e;
-      n++;
+      e[n++] = fabs(log(pr.time / (r->time_us * 1e-6)));
     }
     if (n > 0) {
-      cal->quality.extrap_sd = sqrt(ss / (double)n) / sqrt(log2((double)top / next));
+      /* the rms over the rows within three robust scales (1.4826 x the median miss), as the fit
+       * treats outliers (a few erratic rows do not set the band at every size), net of the noise
+       * the band adds anyway (the held-in fit's overall noise) */
+      double cut = 3 * 1.4826 * cs_stats_median(e, n), ss = 0;
+      size_t kept = 0;
+      for (size_t i = 0; i < n; i++)
+        if (e[i] <= cut) ss += e[i] * e[i], kept++;
+      double s = kept ? sqrt(ss / (double)kept) : 0;
+      double g = isfinite(held.quality.noise_rel) ? log1p(held.quality.noise_rel) : 0;
+      s = s > g ? sqrt(s * s - g * g) : 0;
+      cal->quality.extrap_sd = s / sqrt(log2((double)top / next));
       cal->quality.extrap_from = next;
       cal->quality.extrap_to = top;
     }
+    free(e);
   }
   cs_cal_fini(&held);
   cs_meas_set_fini(&sub);

@@ -499,6 +499,24 @@ static enum cs_status fill_result(const struct cs_meas_set *meas, const struct c
 static void fill_provenance(struct cs_cal *cal, const struct cs_meas_set *meas,
                             const struct cs_fit_opts *o, int launch);
 
+/* The residual table of the final model over the points not held out (cs_fit_resid_table), above
+ * the fit's robust noise. Errors: CS_ERR_NOMEM. */
+static enum cs_status resid_table(struct cs_cal *cal, const struct problem *pb,
+                                  struct cs_error *err) {
+  struct cs_coll_query *q = malloc((pb->n ? pb->n : 1) * sizeof *q);
+  double *t = malloc((pb->n ? pb->n : 1) * sizeof *t);
+  enum cs_status st = CS_OK;
+  if (q == NULL || t == NULL) st = cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  size_t k = 0;
+  for (size_t i = 0; st == CS_OK && i < pb->n; i++)
+    if (!pb->pts[i].held_out) q[k] = pb->pts[i].q, t[k++] = pb->pts[i].t;
+  double noise = isfinite(cal->quality.noise_rel) ? log1p(cal->quality.noise_rel) : 0;
+  if (st == CS_OK) st = cs_fit_resid_table(&cal->model, q, t, k, noise, &cal->quality, err);
+  free(q);
+  free(t);
+  return st;
+}
+
 enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_opts *opts,
                           struct cs_cal *cal, struct cs_fit_result *res, struct cs_error *err) {
   struct cs_fit_opts o;
@@ -611,6 +629,7 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
     status = fit_quality(cal, &best, best_cov_scale, iters_total, net_determined, max_nodes,
                          ngroups, &o, res, err);
   }
+  if (status == CS_OK) status = resid_table(cal, &best, err);
   if (status == CS_OK && res) status = fill_result(meas, cal, &best, res, err);
   if (status == CS_OK) fill_provenance(cal, meas, &o, launch);
   free(cov_store[0]);
@@ -629,6 +648,20 @@ static int point_cmp(const void *a, const void *b) {
   for (size_t i = 0; i < sizeof kx / sizeof kx[0]; i++)
     if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
   return 0;
+}
+
+/* Adds nodes to q's ascending list of distinct measured node counts (while there is room). */
+static void add_node_count(struct cs_cal_quality *q, int nodes) {
+  int i = 0;
+  while (i < q->n_node_counts && q->node_counts[i] < nodes)
+    i++;
+  if ((i < q->n_node_counts && q->node_counts[i] == nodes) ||
+      q->n_node_counts == CS_CAL_MAX_NODE_COUNTS)
+    return;
+  memmove(&q->node_counts[i + 1], &q->node_counts[i],
+          (size_t)(q->n_node_counts - i) * sizeof q->node_counts[0]);
+  q->node_counts[i] = nodes;
+  q->n_node_counts++;
 }
 
 /* Selects the rows of meas to fit into pb (pb->pts allocated here, pb->model the defaults with
@@ -691,6 +724,7 @@ static enum cs_status select_points(const struct cs_meas_set *meas, const struct
     /* a forced algorithm the default model does not offer is enabled: the system has it */
     if (r->algo != CS_ALGO_AUTO) pb->model.algo_enabled |= 1u << r->algo;
     if (r->nodes > cal->quality.max_nodes) cal->quality.max_nodes = r->nodes;
+    add_node_count(&cal->quality, r->nodes);
     if (r->ranks > cal->quality.max_ranks) cal->quality.max_ranks = r->ranks;
     if (r->gpus_per_node > cal->quality.max_gpus_per_node)
       cal->quality.max_gpus_per_node = r->gpus_per_node;

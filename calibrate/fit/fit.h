@@ -87,10 +87,22 @@ enum cs_status cs_fit_run(const struct cs_meas_set *meas, const struct cs_fit_op
  * ranks or more and a positive time. */
 int cs_fit_row_selected(const struct cs_meas_row *r, const struct cs_fit_opts *o, int launch);
 
+/* The residual table of a fit (cal.h, struct cs_cal_resid): for the n points (queries q, measured
+ * seconds t), each under the pair model m picks for it, per collective, algorithm and protocol and
+ * per whole octave of size, the rms ln residual of the points within one octave; entries of
+ * CS_CAL_RESID_MIN_POINTS points or more whose rms exceeds noise_ln go into out->resid (the first
+ * CS_CAL_MAX_RESID by collective, algorithm, protocol and octave). Points the model cannot price
+ * are left out. Errors: CS_ERR_NOMEM. */
+enum cs_status cs_fit_resid_table(const struct cs_model *m, const struct cs_coll_query *q,
+                                  const double *t, size_t n, double noise_ln,
+                                  struct cs_cal_quality *out, struct cs_error *err);
+
 /* How far the data says the calibration extrapolates in node count: with rows (of opts's
  * configuration) at three node counts or more, fits the rows below the largest count again (no
  * cross-validation) and predicts the rows at it; the rms of ln(predicted / measured) over those
- * rows, per square root of the doublings between the two largest counts, goes into
+ * rows within three robust scales of zero (1.4826 x their median |ln|: erratic rows left out, as
+ * the fit treats outliers), less in quadrature the held-in fit's noise (the band adds that
+ * anyway), per square root of the doublings between the two largest counts, goes into
  * cal->quality.extrap_sd (with extrap_from / extrap_to, the two counts), which cs_cal_predict uses
  * for the band beyond the measured node count in place of CS_CAL_EXTRAP_SD. Fewer node counts, or
  * a held-in fit that fails: extrap_sd stays NAN. Errors: CS_ERR_NOMEM. */

@@ -110,13 +110,28 @@ static void print_quality(FILE *o, const struct cs_cal *cal) {
     fprintf(
         o,
         "# extrapolation: refitted without the %d-node rows, those predicted from %d nodes "
-        "miss by %.1f%% (rms, log); the band beyond %d nodes widens by that per sqrt(doubling)\n",
+        "miss by %.1f%% (log, beyond the fit's noise); the band beyond %d nodes widens by that per "
+        "sqrt(doubling)\n",
         q->extrap_to, q->extrap_from, 100 * cs_cal_extrap_miss(q), q->max_nodes);
   else if (q->net_determined)
     fprintf(o,
             "# extrapolation: fewer than three node counts measured; the band beyond %d nodes "
             "widens by the default %.3f per sqrt(doubling) (model/cal.h)\n",
             q->max_nodes, CS_CAL_EXTRAP_SD);
+  if (q->n_resid > 0) {
+    /* the widest misfit window, the one the band widens most for */
+    int w = 0;
+    for (int i = 1; i < q->n_resid; i++)
+      if (q->resid[i].rms_ln > q->resid[w].rms_ln) w = i;
+    const struct cs_cal_resid *r = &q->resid[w];
+    char size[32];
+    cs_units_format_size(ldexp(1, r->octave), size, sizeof size);
+    fprintf(o,
+            "# band by size: %d size windows missed by more than the noise (quality.residuals), "
+            "the widest %s %s/%s around %s by %.1f%% (rms, log); the band there widens to it\n",
+            q->n_resid, cs_coll_name(r->coll), cs_algo_name(r->algo), cs_proto_name(r->proto), size,
+            100 * r->rms_ln);
+  }
   if (q->n_cv > 0) {
     fprintf(o, "# cross-validation: each shape held out, the rest refitted, the held-out shape "
                "predicted\n");

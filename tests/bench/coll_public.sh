@@ -24,6 +24,8 @@
 #     other three's anchors as prior (--prior FILE) and with NCCL's constants (--prior nccl);
 #  7. fit on the node counts up to 4 with the other three's anchors as prior; and 1. again with
 #     NCCL's constants as prior (--prior nccl: the fits before the anchors);
+#  8. leave one node count out: each count but the smallest predicted from a fit on all the
+#     cluster's other counts (the band's check the issue asks for);
 # each: median and max |error| of time against the measurement, band coverage (share of
 # measurements inside time_lo..time_hi) and median band half-width. Targets (issue 16): median
 # <= 8%, max <= 20%, coverage >= 90%. The fit runs with --force (a calibration the quality gate
@@ -188,6 +190,14 @@ cluster() {
     "$r1" --prior "$dir/loco.yaml"
   fit_score "fit $f1, NCCL's constants as prior" 1n "$name" "$gpn" "$colls" "${fit1[*]}" "$r1" \
     --prior nccl
+  # leave one node count out: every count but the smallest, fitted from all the others
+  local n k rest
+  for n in "${all[@]:1}"; do
+    rest=()
+    for k in "${all[@]}"; do [ "$k" = "$n" ] || rest+=("$k"); done
+    fit_score "leave $n out (fit $(IFS=,; echo "${rest[*]}"))" L "$name" "$gpn" "$colls" \
+      "${rest[*]}" "$n" >>"$tmp/loco-lines.txt"
+  done
 }
 
 echo "# coll_public: published nccl-tests runs of four clusters (tests/data/public), sizes >= 1 KiB"
@@ -205,7 +215,8 @@ done
 anchor_file "$tmp/anchors.yaml" $clusters
 printf '%-8s %s\n' "geomean" "$(awk '/value/ { sub(":", "", $1); v = $3; sub(",", "", v); print $1, v }' \
   "$tmp/anchors.yaml" | sort | awk '{ printf "%s %s  ", $1, $2 }')"
-for p in 0 1 2 5 6 6l 6n 7 1n; do : >"$tmp/pool-$p.txt"; done
+for p in 0 1 2 5 6 6l 6n 7 1n L; do : >"$tmp/pool-$p.txt"; done
+: >"$tmp/loco-lines.txt"
 # nominal network rate per node: Polaris 2 x 200 Gb/s, Alps 4 x 200, ABCI (A) 4 x 200 HDR,
 # ABCI (V) 2 x 100 EDR (each cluster's README)
 cluster polaris 4 "all_reduce all_gather" "2 8 256 540" 2 3 400Gbps
@@ -222,4 +233,8 @@ score "three with 1-node rows: 1-node, the others' anchors prior" "$tmp/pool-6l.
 score "three with 1-node rows: 1-node, NCCL's constants as prior" "$tmp/pool-6n.txt"
 score "all four: fit nodes <= 4, the others' anchors as prior" "$tmp/pool-7.txt"
 score "all four: fit nodes <= 4, NCCL's constants as prior" "$tmp/pool-1n.txt"
+echo "# leave one node count out (issue 16's band check): each count but the smallest predicted"
+echo "# from a fit on all the cluster's other counts"
+cat "$tmp/loco-lines.txt"
+score "all four: leave one node count out" "$tmp/pool-L.txt"
 echo "# conditions: $(nproc) cores, $(date -u +%Y-%m-%dT%H:%MZ), data in $tmp"

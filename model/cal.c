@@ -375,10 +375,12 @@ static double log_variance(const struct cs_cal *cal, const struct cs_model *base
   }
   /* defaults no measurement determined: their prior spread, independently */
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
-    if (!REL(i) || cal->source[i] != CS_SRC_DEFAULT) continue;
+    /* a topology's nominal network rate is not what NCCL reaches over it */
+    int topo_net = cal->source[i] == CS_SRC_TOPO && i == pinfo_bw_net;
+    if (!REL(i) || (cal->source[i] != CS_SRC_DEFAULT && !topo_net)) continue;
     double g = log_gradient(&m, q, i, PICK(i));
     if (g != 0.0) {
-      double sd = cs_model_param_prior_sd(i);
+      double sd = topo_net ? CS_CAL_TOPO_NET_SD : cs_model_param_prior_sd(i);
       var += g * g * sd * sd;
     }
   }

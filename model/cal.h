@@ -191,9 +191,19 @@ double cs_cal_param_se(const struct cs_cal *cal, int i);
  * (fit.c find_parameters). A band width, never a prediction; docs/model.md. */
 #define CS_CAL_EXTRAP_SD 0.25
 
+/* The ln-space spread of the network rate NCCL reaches against a topology's nominal one, which
+ * the band gives bw.net when a topology set it (CS_SRC_TOPO; the prediction keeps the nominal
+ * rate): the root mean square of ln(fitted bw.net / nominal) over the four published clusters of
+ * tests/data/public, each fitted on all its node counts (tests/bench/coll_public.sh's full fits):
+ * ALCF Polaris 39.3 / 50 GB/s, CSCS Alps 109.7 / 100, ABCI 2.0 A100 46.3 / 100, ABCI 2.0 V100
+ * 22.5 / 25 (ln -0.24, +0.09, -0.77, -0.10). Topology latencies and intra-node rates stay exact
+ * (no such data). docs/constants.md. */
+#define CS_CAL_TOPO_NET_SD 0.41
+
 /* Predicts q with cal->model and a band [lo, hi] (seconds) covering ~95%: the fitted parameters'
  * covariance and the prior uncertainty of the default parameters that no measurement determined
- * (cs_model_param_prior_sd; CS_SRC_USER parameters count as exact) propagated through the model
+ * (cs_model_param_prior_sd; CS_SRC_USER parameters count as exact, CS_SRC_TOPO ones too but for
+ * the network rate, CS_CAL_TOPO_NET_SD) propagated through the model
  * (delta method in log space, +-1.96 sigma), together with the fit's robust residual scale
  * (quality.noise_rel: the band is for one measurement, not only for the model's mean), or where
  * larger the fit's residual scale near q's size for the pair picked (cs_cal_resid_scale), and, when

@@ -3,6 +3,7 @@
  * NCCL's constants (cs_model_nccl_tuning) must reproduce NCCL's latencies for the shapes that
  * table was printed for, and choose the protocol where NCCL chose it. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cal.h"
@@ -355,14 +356,58 @@ static void extrapolation_band(void **state) {
   cs_cal_fini(&cal);
 }
 
+/* A topology's nominal network rate is not exact in the band: with every other parameter exact
+ * and no noise, the half-width in ln time of a bandwidth-bound all-reduce across two nodes is
+ * |d ln t / d ln bw.net| x CS_CAL_TOPO_NET_SD (1.96 sigma each way), the derivative taken here by
+ * central differences on the model itself; a rate the user gave stays exact (no band). */
+static void topology_net_band(void **state) {
+  (void)state;
+  struct cs_cal cal;
+  cs_cal_init(&cal);
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++)
+    cal.source[i] = CS_SRC_USER;
+  const int net = cs_model_param_index("bw.net");
+  *cs_model_param(&cal.model, net) = 50e9;
+  cal.quality.net_determined = 1;
+  cal.quality.max_nodes = 2;
+  struct cs_coll_query q = {CS_COLL_ALL_REDUCE, CS_ALGO_AUTO, CS_PROTO_AUTO, 16, 2, 8, 1 << 30};
+  struct cs_coll_pred pr, up, dn;
+  double lo, hi;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  assert_close(hi, pr.time, 1e-12);
+  assert_close(lo, pr.time, 1e-12);
+  cal.source[net] = CS_SRC_TOPO;
+  assert_int_equal(cs_cal_predict(&cal, &q, &pr, &lo, &hi, NULL), CS_OK);
+  struct cs_model m = cal.model;
+  *cs_model_param(&m, net) = 50e9 * exp(1e-3);
+  assert_int_equal(cs_model_predict(&m, &q, &up, NULL), CS_OK);
+  *cs_model_param(&m, net) = 50e9 * exp(-1e-3);
+  assert_int_equal(cs_model_predict(&m, &q, &dn, NULL), CS_OK);
+  double g = log(up.time / dn.time) / 2e-3;
+  printf(
+      "# 1 GiB all_reduce on 2 x 8: d ln t / d ln bw.net = %.3f, band %.1f..%.1f us around %.1f\n",
+      g, lo * 1e6, hi * 1e6, pr.time * 1e6);
+  assert_true(g < -0.5); /* bandwidth-bound: the network rate sets most of it */
+  assert_close(log(hi / pr.time) / 1.96, fabs(g) * CS_CAL_TOPO_NET_SD, 1e-3);
+  assert_close(log(pr.time / lo) / 1.96, fabs(g) * CS_CAL_TOPO_NET_SD, 1e-3);
+  cs_cal_fini(&cal);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(nccl_latencies),     cmocka_unit_test(multinode_latency),
-      cmocka_unit_test(bandwidth),          cmocka_unit_test(window),
-      cmocka_unit_test(own_share),          cmocka_unit_test(selection),
-      cmocka_unit_test(bad_queries),        cmocka_unit_test(param_table),
-      cmocka_unit_test(defaults_vs_nccl),   cmocka_unit_test(band),
-      cmocka_unit_test(ll128_needs_nvlink), cmocka_unit_test(extrapolation_band),
+      cmocka_unit_test(topology_net_band),
+      cmocka_unit_test(nccl_latencies),
+      cmocka_unit_test(multinode_latency),
+      cmocka_unit_test(bandwidth),
+      cmocka_unit_test(window),
+      cmocka_unit_test(own_share),
+      cmocka_unit_test(selection),
+      cmocka_unit_test(bad_queries),
+      cmocka_unit_test(param_table),
+      cmocka_unit_test(defaults_vs_nccl),
+      cmocka_unit_test(band),
+      cmocka_unit_test(ll128_needs_nvlink),
+      cmocka_unit_test(extrapolation_band),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -47,6 +47,9 @@ void cs_cal_fini(struct cs_cal *cal) {
   free(cal->cov);
   cal->cov = NULL;
   cal->n_fit = 0;
+  free(cal->quality.resid);
+  cal->quality.resid = NULL;
+  cal->quality.n_resid = 0;
 }
 
 enum cs_status cs_cal_alloc_cov(struct cs_cal *cal, int n_fit, struct cs_error *err) {

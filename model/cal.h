@@ -93,7 +93,9 @@ struct cs_cal_quality {
   int extrap_from, extrap_to;
   struct cs_cal_cv cv[CS_CAL_MAX_CV];
   int n_cv;
-  struct cs_cal_resid resid[CS_CAL_MAX_RESID]; /* ordered by coll, algo, proto, octave */
+  /* n_resid entries ordered by coll, algo, proto, octave; owned by the cs_cal the quality is in
+   * (cs_cal_fini frees it; shallow copies share it, as they share the covariance) */
+  struct cs_cal_resid *resid;
   int n_resid;
   /* The fit's quality gate (calibrate/fit.h): "" when passed, else why it failed; forced = 1 when
    * the calibration was written anyway (commscale fit --force). Prediction verbs warn on both. */

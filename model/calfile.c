@@ -577,7 +577,11 @@ static enum cs_status read_resid(struct rd *r, int seq) {
   struct cs_cal_quality *q = &r->cal->quality;
   size_t n;
   enum cs_status st = need_list(r, seq, "quality.residuals", NULL, CS_CAL_MAX_RESID, &n);
-  if (st != CS_OK) return st;
+  if (st != CS_OK || n == 0) return st;
+  free(q->resid);
+  q->n_resid = 0;
+  if ((q->resid = malloc(n * sizeof *q->resid)) == NULL)
+    return cs_error_set(r->err, CS_ERR_NOMEM, "out of memory");
   for (size_t i = 0; i < n && st == CS_OK; i++) {
     int item = cs_yaml_item(r->d, seq, i), v[6], c = 0, a = 0, p = 0, o = 0, pts = 0;
     double rms = NAN;

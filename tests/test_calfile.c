@@ -89,6 +89,8 @@ static void make_cal(struct cs_cal *cal) {
   q->cv[1].median_rel_err = NAN;
   q->cv[1].max_rel_err = NAN;
   q->n_cv = 2;
+  q->resid = malloc(2 * sizeof *q->resid);
+  assert_non_null(q->resid);
   q->resid[0] =
       (struct cs_cal_resid){CS_COLL_ALL_REDUCE, CS_ALGO_TREE, CS_PROTO_LL128, 20, 9, 0.2134567891};
   q->resid[1] = (struct cs_cal_resid){CS_COLL_ALL_GATHER, CS_ALGO_RING, CS_PROTO_SIMPLE, 0, 3, 0};

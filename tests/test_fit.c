@@ -5,6 +5,7 @@
  * robustness to outliers, selection of rows by configuration and launch, and the refusals. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <gsl/gsl_errno.h>
@@ -418,6 +419,7 @@ static void residual_band(void **state) {
     assert_int_equal(tab.resid[k].proto, CS_PROTO_SIMPLE);
     assert_close(tab.resid[k].rms_ln, log(1.25) / sqrt(3.0), 1e-9);
   }
+  free(tab.resid);
 
   struct cs_meas_set set;
   cs_meas_set_init(&set);

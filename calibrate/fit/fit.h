@@ -91,8 +91,9 @@ int cs_fit_row_selected(const struct cs_meas_row *r, const struct cs_fit_opts *o
  * seconds t), each under the pair model m picks for it, per collective, algorithm and protocol and
  * per whole octave of size, the rms ln residual of the points within one octave; entries of
  * CS_CAL_RESID_MIN_POINTS points or more whose rms exceeds noise_ln go into out->resid (the first
- * CS_CAL_MAX_RESID by collective, algorithm, protocol and octave). Points the model cannot price
- * are left out. Errors: CS_ERR_NOMEM. */
+ * CS_CAL_MAX_RESID by collective, algorithm, protocol and octave), allocated here (what out held
+ * before is freed; NULL when no entry). Points the model cannot price are left out. Errors:
+ * CS_ERR_NOMEM. */
 enum cs_status cs_fit_resid_table(const struct cs_model *m, const struct cs_coll_query *q,
                                   const double *t, size_t n, double noise_ln,
                                   struct cs_cal_quality *out, struct cs_error *err);

@@ -25,9 +25,17 @@ static int rp_cmp(const void *a, const void *b) {
 enum cs_status cs_fit_resid_table(const struct cs_model *m, const struct cs_coll_query *q,
                                   const double *t, size_t n, double noise_ln,
                                   struct cs_cal_quality *out, struct cs_error *err) {
+  free(out->resid);
+  out->resid = NULL;
   out->n_resid = 0;
   struct rp *p = malloc((n ? n : 1) * sizeof *p);
-  if (p == NULL) return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  struct cs_cal_resid *tab = malloc(CS_CAL_MAX_RESID * sizeof *tab);
+  if (p == NULL || tab == NULL) {
+    free(p);
+    free(tab);
+    return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
+  }
+  out->resid = tab;
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     struct cs_coll_pred pr;
@@ -61,5 +69,9 @@ enum cs_status cs_fit_resid_table(const struct cs_model *m, const struct cs_coll
     }
   }
   free(p);
+  if (out->n_resid == 0) {
+    free(out->resid);
+    out->resid = NULL;
+  }
   return CS_OK;
 }

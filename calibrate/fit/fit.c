@@ -248,12 +248,6 @@ static void point_shapes(const struct problem *pb, int *one_node, int *shared) {
   }
 }
 
-/* Marks which parameters any non-held-out point depends on (at the current model). Without a
- * point on one node the intra-node rate is not fitted: across nodes a transfer runs at the lesser
- * of it and the network's (a smooth minimum), which such data cannot tell apart, and a fit left
- * free to choose moves whichever its prior holds least (on the published ALCF Polaris runs, 2 and
- * 8 nodes, NVLink came out at 4.6-40 GB/s per GPU and the 2 x 200 Gb/s network at its 400 GB/s
- * default); the network's rate is what such data measures. */
 /* Whether any non-held-out point's residual moves with parameter i at pb's model. */
 static int depends_on(struct problem *pb, int i) {
   double *p = cs_model_param(&pb->model, i);
@@ -272,6 +266,12 @@ static int depends_on(struct problem *pb, int i) {
   return used;
 }
 
+/* Marks which parameters any non-held-out point depends on (at the current model). Without a
+ * point on one node the intra-node rate is not fitted: across nodes a transfer runs at the lesser
+ * of it and the network's (a smooth minimum), which such data cannot tell apart, and a fit left
+ * free to choose moves whichever its prior holds least (on the published ALCF Polaris runs, 2 and
+ * 8 nodes, NVLink came out at 4.6-40 GB/s per GPU and the 2 x 200 Gb/s network at its 400 GB/s
+ * default); the network's rate is what such data measures. */
 static void find_parameters(struct problem *pb) {
   pb->np = 0;
   int one_node, shared;
@@ -282,14 +282,22 @@ static void find_parameters(struct problem *pb) {
    * it is asked again there, so that one the start hides but the centre would make matter (a
    * tree pipeline term of 0.1 us under NCCL's constants, 7.33 us under the defaults) is fitted
    * and never changes the fitted predictions behind the fit's back */
-  for (int i = 0; i < CS_MODEL_NPARAMS; i++)
-    if (cs_model_param_prior_sd(i) > 0 && !depends_on(pb, i))
-      *cs_model_param(&pb->model, i) = cs_model_param_get(pb->prior, i);
+  unsigned char used[CS_MODEL_NPARAMS];
+  int moved = 0;
+  for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
+    used[i] = cs_model_param_prior_sd(i) > 0 && depends_on(pb, i);
+    if (cs_model_param_prior_sd(i) > 0 && !used[i]) {
+      double *p = cs_model_param(&pb->model, i), c = cs_model_param_get(pb->prior, i);
+      moved |= *p != c;
+      *p = c;
+    }
+  }
   for (int i = 0; i < CS_MODEL_NPARAMS; i++) {
     double sd = cs_model_param_prior_sd(i);
     if (sd <= 0) continue;
     if (i == intra_bw && !one_node) continue;
-    if (depends_on(pb, i)) {
+    /* asked again only where the centres changed the model */
+    if (moved ? depends_on(pb, i) : used[i]) {
       pb->idx[pb->np] = i;
       pb->x0[pb->np] = log(cs_model_param_get(pb->prior, i));
       pb->sd[pb->np] = sd;

@@ -14,3 +14,7 @@ double cs_stats_median(double *v, size_t n) {
   qsort(v, n, sizeof *v, cmp_double);
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
+
+double cs_stats_robust_scale(double *a, size_t n) {
+  return 1.4826 * cs_stats_median(a, n);
+}

@@ -11,4 +11,10 @@
  * v[n - 1] the maximum. NaNs in v sort to no defined place: callers pass finite values. */
 double cs_stats_median(double *v, size_t n);
 
+/* The robust scale of deviations whose absolute values are a[0..n): 1.4826 x their median, the
+ * median absolute deviation scaled to estimate a normal distribution's standard deviation
+ * (1 / 0.6745, the normal's third quartile). a is sorted as cs_stats_median sorts it; NAN for
+ * n == 0. */
+double cs_stats_robust_scale(double *a, size_t n);
+
 #endif

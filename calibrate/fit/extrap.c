@@ -66,7 +66,7 @@ enum cs_status cs_fit_extrapolation(const struct cs_meas_set *meas, const struct
       /* the rms over the rows within three robust scales (1.4826 x the median miss), as the fit
        * treats outliers (a few erratic rows do not set the band at every size), net of the noise
        * the band adds anyway (the held-in fit's overall noise) */
-      double cut = 3 * 1.4826 * cs_stats_median(e, n), ss = 0;
+      double cut = 3 * cs_stats_robust_scale(e, n), ss = 0;
       size_t kept = 0;
       for (size_t i = 0; i < n; i++)
         if (e[i] <= cut) ss += e[i] * e[i], kept++;

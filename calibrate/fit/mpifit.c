@@ -173,7 +173,7 @@ static int irls(struct pt *p, size_t n, double *r, double *a, unsigned *mask,
       r[i] = (predict_pt(&p[i], theta) - p[i].t) / p[i].t;
       a[i] = fabs(r[i]);
     }
-    double s = 1.4826 * cs_stats_median(a, n), change = 0;
+    double s = cs_stats_robust_scale(a, n), change = 0;
     for (size_t i = 0; i < n && s > 0; i++) {
       double w = fabs(r[i]) <= 1.345 * s ? 1 : 1.345 * s / fabs(r[i]);
       change = fmax(change, fabs(w - p[i].w));
@@ -279,7 +279,7 @@ static void quality(const struct points *P, unsigned mask, struct cs_mpi_fit *f,
   double med = cs_stats_median(r, k);
   for (size_t i = 0; i < k; i++)
     a[i] = fabs(r[i] - med);
-  f->noise_rel = 1.4826 * cs_stats_median(a, k);
+  f->noise_rel = cs_stats_robust_scale(a, k);
   double cv[64];
   int ncv = 0;
   for (int s = 0; s < P->nshapes && ncv < 64 && P->nshapes > 1; s++) {

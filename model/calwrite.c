@@ -108,6 +108,28 @@ static enum cs_status check_writable(const struct cs_cal *cal, struct cs_error *
     return cs_error_set(err, CS_ERR_RANGE,
                         "cannot write calibration: too many sources, "
                         "cross-validation or residual entries");
+  const struct cs_cal_quality *q = &cal->quality;
+  if (q->n_node_counts < 0 || q->n_node_counts > CS_CAL_MAX_NODE_COUNTS)
+    return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: too many node counts");
+  for (int i = 0; i < q->n_node_counts; i++) {
+    int c = q->node_counts[i];
+    if (c < 1 || c > 100000000 || (i > 0 && c <= q->node_counts[i - 1]) ||
+        (q->max_nodes > 0 && c > q->max_nodes))
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "cannot write calibration: measured node counts are not distinct, "
+                          "ascending and within 1..max_nodes");
+  }
+  if (q->n_resid > 0 && q->resid == NULL)
+    return cs_error_set(err, CS_ERR_RANGE, "cannot write calibration: residual entries missing");
+  for (int i = 0; i < q->n_resid; i++) {
+    const struct cs_cal_resid *e = &q->resid[i];
+    if (e->coll >= CS_COLL_COUNT || e->algo >= CS_ALGO_COUNT || e->proto >= CS_PROTO_COUNT ||
+        e->octave < 0 || e->octave > 62 || e->points < 1 || !isfinite(e->rms_ln) || e->rms_ln < 0)
+      return cs_error_set(err, CS_ERR_RANGE,
+                          "cannot write calibration: residual entry %d is not a collective, "
+                          "algorithm, protocol, octave 0..62, points >= 1 and rms >= 0",
+                          i);
+  }
   return CS_OK;
 }
 

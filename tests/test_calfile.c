@@ -262,6 +262,20 @@ static void write_checks(void **state) {
   cs_cal_init(&cal);
   cal.source[param("bw.nvlink")] = CS_SRC_FIT; /* fitted, but no covariance */
   assert_int_equal(cs_calfile_write(path, &cal, &err), CS_ERR_RANGE);
+  /* nor residual entries or node counts the reader would refuse */
+  cs_cal_init(&cal);
+  struct cs_cal_resid bad_resid = {CS_COLL_ALL_REDUCE, CS_ALGO_RING, CS_PROTO_LL, 20, 3, NAN};
+  cal.quality.resid = &bad_resid; /* borrowed: taken back before any cs_cal_fini */
+  cal.quality.n_resid = 1;
+  assert_int_equal(cs_calfile_write(path, &cal, &err), CS_ERR_RANGE);
+  assert_non_null(strstr(err.msg, "residual entry 0"));
+  cal.quality.resid = NULL;
+  cal.quality.n_resid = 0;
+  cal.quality.max_nodes = 4;
+  cal.quality.node_counts[0] = 4, cal.quality.node_counts[1] = 2;
+  cal.quality.n_node_counts = 2;
+  assert_int_equal(cs_calfile_write(path, &cal, &err), CS_ERR_RANGE);
+  assert_non_null(strstr(err.msg, "node counts"));
   /* the old file is untouched by the refusals */
   assert_int_equal(cs_calfile_read(path, &cal, &err), CS_OK);
   /* bytes that are not UTF-8 cannot live in YAML: they come back as '?', the rest intact */

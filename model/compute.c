@@ -31,6 +31,7 @@ enum cs_status cs_compute_init(struct cs_compute *c, const struct cs_gpu *g, int
   c->host_fwd_share = g->host_fwd_share;
   c->band_rel = CS_COMPUTE_BAND_REL;
   c->band_fw = CS_COMPUTE_BAND_FW;
+  c->band_host = CS_COMPUTE_BAND_HOST;
   c->scale = 1;
   return CS_OK;
 }
@@ -201,9 +202,11 @@ void cs_compute_layer_time(const struct cs_compute *c, const struct cs_layer_cos
     t->fwd *= c->host_layer / gpu;
     t->bwd *= c->host_layer / gpu;
   }
+  if (gpu > 0 && t->fwd + t->bwd > gpu) t->host = t->fwd + t->bwd - gpu;
   t->fwd *= c->scale;
   t->bwd *= c->scale;
   t->recompute *= c->scale;
+  t->host *= c->scale;
 }
 
 enum cs_status cs_compute_microbatch(const struct cs_compute *c, const struct cs_workload *w,
@@ -215,7 +218,7 @@ enum cs_status cs_compute_microbatch(const struct cs_compute *c, const struct cs
   memset(sum, 0, sizeof *sum);
   struct cs_layer_cost lc;
   for (size_t i = 0; i < w->nlayer; i++) {
-    struct cs_layer_time t = {0, 0, 0};
+    struct cs_layer_time t = {0, 0, 0, 0};
     if (stage < 0 || cs_workload_layer_stage(w, p, i) == stage) {
       if ((st = cs_workload_layer_cost(w, p, i, &lc, err)) != CS_OK) return st;
       cs_compute_layer_time(c, &lc, &t);
@@ -224,6 +227,7 @@ enum cs_status cs_compute_microbatch(const struct cs_compute *c, const struct cs
     sum->fwd += t.fwd;
     sum->bwd += t.bwd;
     sum->recompute += t.recompute;
+    sum->host += t.host;
   }
   return CS_OK;
 }

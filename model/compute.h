@@ -65,6 +65,14 @@ enum cs_mem_class cs_mem_class_of(const char *op_name);
  */
 #define CS_COMPUTE_BAND_FW 0.268
 
+/* The relative half-width of the host time an eager step waits for beyond its kernels
+ * (cs_layer_time.host): how far the host's time per layer moves between machines of one kind and
+ * between moments on one machine. The 85th percentile of |probe / GPU file - 1| over the host
+ * probes of tests/data/{h100,h200}-compute that the GPU files were not set from (run6/a, run6/b
+ * on two H100 machines, run4 on a second H200; each probe the median of its three widths, as
+ * the files' values are): 0.182. docs/constants.md has the command. */
+#define CS_COMPUTE_BAND_HOST 0.182
+
 struct cs_compute {
   struct cs_gpu gpu;                 /* a copy */
   int precision;                     /* enum cs_precision */
@@ -87,6 +95,9 @@ struct cs_compute {
    * step: CS_COMPUTE_BAND_FW uncalibrated, 0 with a steps calibration (its residuals are in
    * band_rel) */
   double band_fw;
+  /* the same for the host time a step waits for beyond its kernels (cs_layer_time.host):
+   * CS_COMPUTE_BAND_HOST uncalibrated, 0 with a steps calibration (its residuals hold it) */
+  double band_host;
   double scale; /* 1, or measured / modelled after cs_compute_calibrate */
 };
 
@@ -94,6 +105,7 @@ struct cs_compute {
  * backward under the plan's recomputation (and no more). */
 struct cs_layer_time {
   double fwd, bwd, recompute;
+  double host; /* of fwd + bwd: the time the GPU waits for the host beyond its kernels */
 };
 
 /* Prepares c for GPU g at precision prec. CS_ERR_UNSUPPORTED when g has no peak for it

@@ -183,6 +183,7 @@ enum cs_status cs_scenario_load(struct cs_scenario *s, const struct cs_scenario_
     s->compute.step_overhead = s->calp->steps.host_s;
     s->compute.band_rel = cs_cal_steps_band(&s->calp->steps);
     s->compute.band_fw = 0;
+    s->compute.band_host = 0;
     if (sp->interference == 0) s->interference = s->calp->steps.interference;
   }
   if (st == CS_OK && sp->measured != 0) st = cs_scenario_calibrate(s, sp->measured, err);

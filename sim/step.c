@@ -639,6 +639,19 @@ void cs_sim_band(const struct cs_sim_result *r, double u_compute, double u_frame
   if (*lo < 0) *lo = 0;
 }
 
+double cs_sim_compute_band(const struct cs_compute *c, const struct cs_sim_result *r) {
+  double u = c->band_rel * (r->part.compute + r->part.optimizer), h = c->band_host * r->host;
+  return sqrt(u * u + h * h);
+}
+
+/* The time the GPU of r's critical stage waits for an eager host, per step. */
+static double host_time(const struct cs_sim *s, const struct cs_sim_result *r) {
+  double host = 0;
+  for (int c = 0; c < s->v; c++)
+    host += s->C[r->stage * s->v + c].host;
+  return (double)s->m * host;
+}
+
 /* Four schedules in one pass over the pipeline (predicted, low and high levels, and the
  * predicted level with free transfers for the bubble); with NIC sharing, one correction pass:
  * the lengthening measured on the schedules without it, the schedules run again with it. */
@@ -676,7 +689,8 @@ void cs_sim_run(struct cs_sim *s, struct cs_sim_result *r) {
   if (r->step_lo > r->step) r->step_lo = r->step;
   if (r->step_hi < r->step) r->step_hi = r->step;
   r->step_lo_coll = r->step_lo, r->step_hi_coll = r->step_hi;
-  cs_sim_band(r, s->in.compute->band_rel * (r->part.compute + r->part.optimizer),
+  r->host = host_time(s, r);
+  cs_sim_band(r, cs_sim_compute_band(s->in.compute, r),
               cs_plan_gpus(&s->plan) > 1 ? s->in.compute->band_fw * r->step : 0, &r->step_lo,
               &r->step_hi);
   finish(s, r, crit);

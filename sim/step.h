@@ -119,12 +119,13 @@ struct cs_sim_breakdown {
 
 struct cs_sim_result {
   /* s; lo/hi: an ~85% interval: every collective at its band's bounds, widened in quadrature by
-   * the compute's uncertainty (cs_compute.band_rel of the compute and optimizer time) and, above
-   * one GPU, the framework's (cs_compute.band_fw of the step); see cs_sim_band */
+   * the compute's uncertainty (cs_sim_compute_band) and, above one GPU, the framework's
+   * (cs_compute.band_fw of the step); see cs_sim_band */
   double step, step_lo, step_hi;
   double step_lo_coll, step_hi_coll; /* the collectives' part of the band alone */
   struct cs_sim_breakdown part;      /* of the predicted step */
-  int stage;                         /* the critical pipeline stage */
+  double host; /* of part.compute: the GPU waiting for an eager host beyond its kernels */
+  int stage;   /* the critical pipeline stage */
   long gpus, microbatches;
   double samples;               /* per step (the global batch) */
   double tokens;                /* per step; 0 when the workload has no sequence */
@@ -153,10 +154,15 @@ void cs_sim_free(struct cs_sim *s);
 enum cs_status cs_sim_alloc_cached(const struct cs_sim_inputs *in, struct cs_sim_cache *cache,
                                    struct cs_sim **out, struct cs_error *err);
 
+/* The compute's half-width of r's band, seconds: c->band_rel x (compute + optimizer) and
+ * c->band_host x the host time r->host, in quadrature (a host-bound step also carries how far
+ * the host's speed moves between machines). */
+double cs_sim_compute_band(const struct cs_compute *c, const struct cs_sim_result *r);
+
 /* The band of r widened, in quadrature with the collectives' (r->step_lo_coll..step_hi_coll),
  * by u_compute and u_framework (seconds of half-width, independent of each other and of the
  * collectives): *lo = step - sqrt(dl^2 + u_c^2 + u_f^2), *hi likewise, *lo clipped at 0.
- * cs_sim_run uses it with band_rel x (compute + optimizer) and, above one GPU, band_fw x step;
+ * cs_sim_run uses it with cs_sim_compute_band and, above one GPU, band_fw x step;
  * validate with its own framework term (one left out of the section it scores). */
 void cs_sim_band(const struct cs_sim_result *r, double u_compute, double u_framework, double *lo,
                  double *hi);

@@ -45,6 +45,7 @@ struct slayer {
 struct schunk {
   double F[NLEV], B[NLEV];
   double comp, tp[NLEV], cp[NLEV], ep[NLEV], z3[NLEV], interf[NLEV];
+  double host;                 /* of comp: the GPU waiting for an eager host (cs_layer_time) */
   double cpb[NLEV], epb[NLEV]; /* of which in one backward: what may share the NIC */
   double tail[2][NLEV];        /* last partial gradient bucket, DP and EDP */
   size_t first, last;          /* layer index range [first, last] of the chunk, in model order */

@@ -533,6 +533,7 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
     C->epb[l] += x.epb[l];
   }
   C->comp += lt->fwd + lt->bwd + lt->recompute;
+  C->host += lt->host;
   if (chunk == 0) s->first_fwd[stage] += lt->fwd;
   return CS_OK;
 }

@@ -738,8 +738,12 @@ static enum cs_status predict_step(struct cs_val *x, const struct vcase *c, doub
     /* a speedup's two ends share the compute level: only the step's other parts carry it */
     double comp = r.part.compute + r.part.optimizer;
     cw->b.sim = r;
-    cw->b.u_compute = s.compute.band_rel * (c->metric == CS_VAL_SPEEDUP ? r.step - comp : comp);
-    if (cw->b.u_compute < 0) cw->b.u_compute = 0;
+    if (c->metric == CS_VAL_SPEEDUP) {
+      cw->b.u_compute = s.compute.band_rel * (r.step - comp);
+      if (cw->b.u_compute < 0) cw->b.u_compute = 0;
+    } else {
+      cw->b.u_compute = cs_sim_compute_band(&s.compute, &r);
+    }
     cw->b.multi = cs_plan_gpus(plan) > 1 && s.compute.band_fw > 0;
     if (c->metric == CS_VAL_HW_TFLOPS) {
       *v = r.hw_tflops_per_gpu * 1e12;

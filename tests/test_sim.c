@@ -812,6 +812,39 @@ static void test_errors(void **state) {
   cs_sim_pipe_free(NULL);
 }
 
+/* The band of a host-bound step carries the host's spread: one GPU (no collectives, no
+ * framework term), so the half-width is band_rel x (compute + optimizer) and band_host x the
+ * host time in quadrature; the host time is what the layers take beyond their kernels, the same
+ * step with no host model. A GPU-bound step has none. */
+static void test_host_band(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  const char *plan = "dp=1,mbs=1,gbs=2,weight_bytes=4,grad_bytes=4,optim_bytes=8";
+  setup_load(&s, "gpt2-124m", "h100-sxm", "dgx-h100", plan);
+  s.compute.host_fwd_share = 0;
+  s.compute.host_layer = 0;
+  struct cs_sim_result g = predict(&s);
+  assert_true(g.host == 0);
+  s.compute.host_layer = 0.5; /* far above any layer's kernels: every layer waits */
+  struct cs_sim_result h = predict(&s);
+  double layers = (double)s.workload->nlayer;
+  /* two micro-batches, each layer 0.5 s, less what its kernels took without the host */
+  assert_close(h.host, 2 * (layers * 0.5 - (g.part.compute / 2)), 1e-9);
+  assert_close(h.part.compute, 2 * layers * 0.5, 1e-9);
+  double u = CS_COMPUTE_BAND_REL * (h.part.compute + h.part.optimizer);
+  double v = CS_COMPUTE_BAND_HOST * h.host;
+  assert_close(h.step_hi - h.step, sqrt(u * u + v * v), 1e-9);
+  assert_close(h.step - h.step_lo, sqrt(u * u + v * v), 1e-9);
+  /* the GPU-bound step: the compute term alone */
+  double ug = CS_COMPUTE_BAND_REL * (g.part.compute + g.part.optimizer);
+  assert_close(g.step_hi - g.step, ug, 1e-9);
+  /* no host term where band_host is 0 (a steps calibration's residuals hold it) */
+  s.compute.band_host = 0;
+  struct cs_sim_result z = predict(&s);
+  assert_close(z.step_hi - z.step, u, 1e-9);
+  cs_scenario_fini(&s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pipe_bubble),
@@ -835,6 +868,7 @@ int main(void) {
       cmocka_unit_test(test_zero3_units),
       cmocka_unit_test(test_zero3_reuse),
       cmocka_unit_test(test_framework_schedule),
+      cmocka_unit_test(test_host_band),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

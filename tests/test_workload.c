@@ -462,6 +462,8 @@ static void compute_measured_terms(void **state) {
   cs_compute_layer_time(&c, &lc, &t);
   assert_close(t.fwd + t.bwd, 1.0, 1e-12);
   assert_close(t.bwd / t.fwd, (8e-3 + 1e-6) / (4e-3 + 1e-6), 1e-9);
+  /* the GPU waits for the host what the kernels (12.002 ms) leave of its 1 s */
+  assert_close(t.host, 1.0 - 12.002e-3, 1e-12);
   assert_close(cs_compute_host_time(&c, 24), 24, 1e-12);
   /* with the host's forward share s: the layer takes max(max(s H, Gf) + Gb, H). Here Gf =
    * 4.001 ms, Gb = 8.001 ms; H = 1 s: the host rules both phases (0.4 s + 0.6 s) */
@@ -475,17 +477,20 @@ static void compute_measured_terms(void **state) {
   cs_compute_layer_time(&c, &lc, &t);
   assert_close(t.fwd, 6e-3, 1e-12);
   assert_close(t.fwd + t.bwd, 15e-3, 1e-12);
+  assert_close(t.host, 15e-3 - 12.002e-3, 1e-12);
   /* H = 12.5 ms: under the GPU's 12.002 ms total no more, yet the forward waits 5 ms for the
    * host: 5 + 8.001 = 13.001 ms, which the total-only rule (12.5 ms) misses */
   c.host_layer = 12.5e-3;
   cs_compute_layer_time(&c, &lc, &t);
   assert_close(t.fwd, 5e-3, 1e-12);
   assert_close(t.bwd, 8e-3 + 1e-6, 1e-12);
+  assert_close(t.host, 13.001e-3 - 12.002e-3, 1e-12);
   /* H = 8 ms: the GPU rules (the forward's 3.2 ms of host under its 4.001 ms) */
   c.host_layer = 8e-3;
   cs_compute_layer_time(&c, &lc, &t);
   assert_close(t.fwd, 4e-3 + 1e-6, 1e-12);
   assert_close(t.bwd, 8e-3 + 1e-6, 1e-12);
+  assert_true(t.host == 0);
 }
 
 static const struct cs_op *find_op(const struct cs_layer_cost *c, const char *name) {

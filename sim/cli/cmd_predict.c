@@ -67,10 +67,11 @@ static const struct cli_verb verb = {
     "[--nodes 1:400] [--plot PREFIX]",
     "Predict step time, throughput, speedup and scaling efficiency of a plan at many node counts.",
     "step_lo..step_hi: the schedule re-run with every collective at the low and at the high end\n"
-    "of its ~95% band, widened in quadrature by the compute's uncertainty (15% of compute and\n"
-    "optimizer time, or what a steps calibration leaves: docs/constants.md). speedup, eff: "
-    "against\n"
-    "one reference for the whole table, the fastest run at the fewest GPUs (named in the header);\n"
+    "of its ~95% band, widened in quadrature by the compute's uncertainty (9.7% of compute and\n"
+    "optimizer time, 18.2% of the time an eager host holds the GPU), above one GPU the\n"
+    "framework's (26.8% of the step), or what a steps calibration leaves: docs/constants.md.\n"
+    "speedup, eff: against one reference for the whole table, the fastest run at the fewest\n"
+    "GPUs (named in the header);\n"
     "eff = speedup / (GPUs / its GPUs), weak-scaling (marked w) where the batch grows with the\n"
     "GPUs; an eff above 100% is marked * with its reason. eff1: DLPerf's (over one GPU running\n"
     "the same micro-batches), only where the model fits one GPU. TFLOP/s per GPU counts model\n"

@@ -102,6 +102,8 @@ static const struct cs_cfg_field fields[] = {
       "a list-form collective copies each rank's tensor: one kernel per rank"),
     F("host_copy", CS_CFG_QTY, host_copy, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time to issue each of those per-rank copies (rank_copies)"),
+    F("host_step_param", CS_CFG_QTY, host_step_param, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
+      "host time per parameter tensor in the optimizer step (per-tensor checks with a sync)"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])

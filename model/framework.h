@@ -94,14 +94,17 @@ struct cs_framework {
                       bucketed reduction (zero < 3) adds on the compute stream each step: into
                       the reduction buffer before it is reduced, back into the gradients after */
   /* host work, seconds */
-  double host_call;   /* per collective call */
-  double host_module; /* per hooked module per pass (ZeRO-3/FSDP hooks) */
-  double host_rank;   /* per rank per call of a collective taking a list of per-rank tensors */
-  int rank_copies;    /* such a collective also copies each rank's tensor in or out: one kernel
-                         per rank on the collective's stream (the GPU's kernel_overhead each) */
-  double host_copy;   /* host time to issue each such copy: the calling thread dispatches and
-                         launches them one by one, so a call holds the host ranks x host_copy and
-                         the copies' GPU time hides behind it as far as host_copy lasts */
+  double host_call;       /* per collective call */
+  double host_module;     /* per hooked module per pass (ZeRO-3/FSDP hooks) */
+  double host_rank;       /* per rank per call of a collective taking a list of per-rank tensors */
+  int rank_copies;        /* such a collective also copies each rank's tensor in or out: one kernel
+                             per rank on the collective's stream (the GPU's kernel_overhead each) */
+  double host_copy;       /* host time to issue each such copy: the calling thread dispatches and
+                             launches them one by one, so a call holds the host ranks x host_copy and
+                             the copies' GPU time hides behind it as far as host_copy lasts */
+  double host_step_param; /* per parameter tensor in the optimizer step: per-tensor checks that
+                             each wait for the device (DeepSpeed v0.3's overflow test and
+                             gradient norm, an .item() each), exposed */
 };
 
 /* The profile's schema table: *n receives its length. */

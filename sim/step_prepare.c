@@ -306,8 +306,11 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         if (st != CS_OK) return st;
       }
     }
+    /* the hooks run in every pass over the module: forward, backward and, under full
+     * recomputation, the forward re-run inside backward */
     zu->hostf[u] += f->host_module;
-    zu->hostb[u] += f->host_module;
+    zu->hostb[u] +=
+        f->host_module * (1 + (p->recompute == CS_RECOMPUTE_FULL && Li->type == CS_LAYER_BLOCK));
     /* stage3.py prefetch_next_sub_modules (v0.3.16): no prefetch while the gathered parameters
      * reach max_live (stage3_max_live_parameters) */
     double live = gath[u] + (dense > 0 ? lc->params_expert : lc->params);
@@ -617,6 +620,32 @@ static enum cs_status chunk_layers(struct cs_sim *s, const struct prep *P, struc
   return CS_OK;
 }
 
+/* The parameter tensors of layer L as PyTorch modules hold them (each weight matrix, bias and
+ * norm scale a tensor; a block's fused QKV and first FFN matrix one each, as Megatron-LM and
+ * tests/gpu/steps.py build them; an MoE block's experts two or three matrices each), before any
+ * sharding: ZeRO partitions every tensor, so each rank holds a piece of all of them. */
+static double param_tensors(const struct cs_workload *w, const struct cs_layer *L) {
+  const double norm = w->norm == CS_NORM_RMSNORM ? 1 : 1 + (w->bias != 0);
+  const double b = w->bias != 0;
+  switch (L->type) {
+  case CS_LAYER_EMBEDDING:
+    return 1 + (w->max_positions > 0) + (w->type_vocab > 0) + (w->embedding_norm ? norm : 0);
+  case CS_LAYER_BLOCK: {
+    double ffn = 2 * (1 + b);
+    if (L->moe) ffn = 1 + w->experts * (w->ffn_type == CS_FFN_SWIGLU ? 3.0 : 2.0) * (1 + b);
+    return 2 * (1 + b) + ffn + 2 * norm;
+  }
+  case CS_LAYER_HEAD:
+    return norm + !w->tied_embeddings;
+  case CS_LAYER_CONV:
+    return 1 + (L->bias != 0) + 2 * (L->bn != 0);
+  case CS_LAYER_LINEAR:
+    return 1 + (L->bias != 0);
+  default:
+    return 0;
+  }
+}
+
 /* The copies of the gradients (dense and expert parameters of a stage) that a bucketed
  * reduction makes each step on the compute stream (the profile's grad_copies: PyTorch DDP's
  * Reducer copies each gradient into its bucket and, after the all-reduce, back; DeepSpeed's
@@ -771,6 +800,10 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
   for (int sg = 0; sg < pp && st == CS_OK; sg++)
     s->opt[sg] = cs_sim_optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]) +
                  grad_copy_time(s, dense[sg * 2], dense[sg * 2 + 1]);
+  /* the optimizer step's per-tensor checks (host_step_param), each waiting for the device */
+  for (size_t i = 0; i < nl && st == CS_OK && s->fw.host_step_param > 0; i++)
+    s->opt[cs_workload_layer_stage(w, p, i)] +=
+        s->fw.host_step_param * param_tensors(w, &w->layer[i]);
   if (st == CS_OK && pp > 1) st = stage_p2p(s, err);
   free(P.z);
   free(P.dense);

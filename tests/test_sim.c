@@ -352,6 +352,20 @@ static void test_zero3_units(void **state) {
   f.fetch_norm = 0;
   assert_true(rz.step > r0.step);
   assert_close(rz.step, rn.step, 1e-12);
+  /* hooks per unit and pass (host_module): 98 units, forward and backward; under full
+   * recomputation a block's forward hooks run once more inside backward (96 block units) */
+  f.host_module = 1e-3;
+  struct cs_sim_result rm = run_in(&in, 1);
+  assert_close(rm.step - r0.step, 98 * 2 * 1e-3, 1e-9);
+  f.host_module = 0;
+  /* per parameter tensor in the optimizer step (host_step_param): GPT-3 1.3B holds token and
+   * position embeddings, 24 blocks of 4 weights, 4 biases and two layer norms of 2 tensors, and
+   * the final norm's 2 (the head is tied): 2 + 24 x 12 + 2 = 292 */
+  f.host_step_param = 1e-4;
+  struct cs_sim_result rp = run_in(&in, 1);
+  assert_close(rp.part.optimizer - r0.part.optimizer, 292 * 1e-4, 1e-12);
+  assert_close(rp.step - r0.step, 292 * 1e-4, 1e-9);
+  f.host_step_param = 0;
   /* hidden behind the units' kernels when the framework does not synchronise */
   f.sync_per_fetch = 0;
   f.host_rank = 1e-7;
@@ -416,6 +430,14 @@ static void test_zero3_reuse(void **state) {
   f.max_reuse = 0;
   struct cs_sim_result r0 = run_in(&in, 1);
   assert_true(r1.step < r0.step);
+  /* the hooks run in the recomputed forward too: on the serial schedule (serial_units) 96
+   * block units three times, the embedding and the final norm twice */
+  serial_units(&f);
+  f.regather_recompute = 1;
+  struct cs_sim_result rs = run_in(&in, 1);
+  f.host_module = 1e-3;
+  struct cs_sim_result rm = run_in(&in, 1);
+  assert_close(rm.step - rs.step, (96 * 3 + 2 * 2) * 1e-3, 1e-9);
   cs_scenario_fini(&s);
 }
 

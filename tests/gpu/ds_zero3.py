@@ -14,10 +14,10 @@ here: torch._six.inf, and empty tensorboardX, mpi4py and psutil modules where th
 Modes:
   single  one GPU, no DeepSpeed: the model in fp16, forward + backward of one micro-batch timed
           (the compute reference a prediction is pinned to: `measured`)
-  zero3   DeepSpeed ZeRO-3 over all ranks of torchrun: fp16 with dynamic loss scaling, the
-          stage-3 defaults of v0.3.13 (overlap_comm, contiguous_gradients off, reduce and
-          all-gather buckets 5e8, prefetch bucket 5e7, max live 1e9, persistence 1e5), Adam
-          (torch.optim.Adam, fused) over the fp32 partitions
+  zero3   DeepSpeed over all ranks of torchrun at ZeRO stage --stage (3 unless given): fp16
+          with dynamic loss scaling, the defaults of v0.3.13 (stage 3: overlap_comm,
+          contiguous_gradients off, reduce and all-gather buckets 5e8, prefetch bucket 5e7, max
+          live 1e9, persistence 1e5), Adam (torch.optim.Adam, fused) over the fp32 master copy
 
 Each step: engine(x) -> loss; engine.backward(loss); engine.step(); then a device sync. Step
 times are host wall times (DeepSpeed's ZeRO-3 synchronises the device on every fetch), the
@@ -64,6 +64,8 @@ def shim():
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--mode", choices=["single", "zero3"], default="zero3")
+    p.add_argument("--stage", type=int, default=3, choices=[0, 1, 2, 3],
+                   help="ZeRO stage of the DeepSpeed run (default 3)")
     p.add_argument("--ds-path", default=os.environ.get("DS_PATH", ""))
     p.add_argument("--layers", type=int, default=24)
     p.add_argument("--hidden", type=int, default=2048)
@@ -129,7 +131,7 @@ def main():
         "train_micro_batch_size_per_gpu": a.mbs,
         "gradient_accumulation_steps": 1,
         "fp16": {"enabled": True, "initial_scale_power": 12},
-        "zero_optimization": {"stage": 3},
+        "zero_optimization": {"stage": a.stage},
         "steps_per_print": 1000000,
         "wall_clock_breakdown": False,
     }
@@ -172,7 +174,7 @@ def main():
         with open(a.profile, "w") as f:
             f.write(out.getvalue())
     med = statistics.median(times)
-    say(f"# result mode=zero3 world={world} step_ms={1e3 * med:.3f} "
+    say(f"# result mode=zero3 stage={a.stage} world={world} step_ms={1e3 * med:.3f} "
         f"fwdbwd_ms={1e3 * statistics.median(fb):.3f} "
         f"min_ms={1e3 * min(times):.3f} max_ms={1e3 * max(times):.3f} overflow_steps={skipped} "
         f"peak_gib={torch.cuda.max_memory_allocated(dev) / 2**30:.2f}")

@@ -11,9 +11,10 @@
 #   rm DS_PATH/deepspeed/ops/op_builder; mv DS_PATH/op_builder DS_PATH/deepspeed/ops/
 #   write DS_PATH/deepspeed/git_version_info_installed.py (version, git_hash, git_branch,
 #     installed_ops = {}, compatible_ops = {}, torch_info)
-#   in deepspeed/runtime/engine.py use torch._utils' _flatten_dense_tensors and
-#     _unflatten_dense_tensors in place of UtilsBuilder().load() (a JIT-built op of the same
-#     functions); in deepspeed/ops/__init__.py drop `from . import sparse_attention`
+#   in deepspeed/runtime/engine.py (and zero/stage2.py, for --stage 2) use torch._utils'
+#     _flatten_dense_tensors and _unflatten_dense_tensors in place of UtilsBuilder().load() (a
+#     JIT-built op of the same functions); in deepspeed/ops/__init__.py drop
+#     `from . import sparse_attention`
 # (no other change to DeepSpeed's code). Needs: python3 with PyTorch, torchrun, mpirun, cmake,
 # CUDA and NCCL. Writes OUTDIR/{calib_n2.csv,calib_p2poff.csv,*.log,summary.txt,machine.txt}.
 set -u

@@ -25,6 +25,7 @@ maximum over ranks; printed one per step, then the median; the last line is a `#
 of key=value pairs (step_ms, fwdbwd_ms in single mode).
 """
 import argparse
+import json
 import math
 import os
 import statistics
@@ -77,6 +78,8 @@ def parse():
     p.add_argument("--warmup", type=int, default=4)
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--attention", default="sdpa")
+    p.add_argument("--zero", default="{}",
+                   help='JSON merged into zero_optimization, e.g. {"stage3_prefetch_bucket_size": 0}')
     p.add_argument("--profile", default="", help="rank 0: cProfile the timed steps, top functions to this file")
     return p.parse_args()
 
@@ -131,7 +134,7 @@ def main():
         "train_micro_batch_size_per_gpu": a.mbs,
         "gradient_accumulation_steps": 1,
         "fp16": {"enabled": True, "initial_scale_power": 12},
-        "zero_optimization": {"stage": a.stage},
+        "zero_optimization": dict({"stage": a.stage}, **json.loads(a.zero)),
         "steps_per_print": 1000000,
         "wall_clock_breakdown": False,
     }

@@ -68,16 +68,9 @@ def parse():
     p.add_argument("--stage", type=int, default=3, choices=[0, 1, 2, 3],
                    help="ZeRO stage of the DeepSpeed run (default 3)")
     p.add_argument("--ds-path", default=os.environ.get("DS_PATH", ""))
-    p.add_argument("--layers", type=int, default=24)
-    p.add_argument("--hidden", type=int, default=2048)
-    p.add_argument("--heads", type=int, default=16)
-    p.add_argument("--ffn", type=int, default=8192)
-    p.add_argument("--vocab", type=int, default=50304)
-    p.add_argument("--seq", type=int, default=2048)
-    p.add_argument("--mbs", type=int, default=8)
+    steps.model_args(p)
     p.add_argument("--warmup", type=int, default=4)
     p.add_argument("--steps", type=int, default=10)
-    p.add_argument("--attention", default="sdpa")
     p.add_argument("--zero", default="{}",
                    help='JSON merged into zero_optimization, e.g. {"stage3_prefetch_bucket_size": 0}')
     p.add_argument("--profile", default="", help="rank 0: cProfile the timed steps, top functions to this file")

@@ -249,10 +249,8 @@ class GPT(nn.Module):
 
 # ---------------------------------------------------------------------------------------------
 
-def parse():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mode", choices=["single", "ddp", "fsdp", "tp"], default="single")
+def model_args(p):
+    """The GPT's shape and the micro-batch, as every driver of this model takes them."""
     p.add_argument("--layers", type=int, default=24)
     p.add_argument("--hidden", type=int, default=2048)
     p.add_argument("--heads", type=int, default=16)
@@ -262,6 +260,13 @@ def parse():
     p.add_argument("--mbs", type=int, default=8, help="samples per micro-batch (default 8)")
     p.add_argument("--attention", choices=["sdpa", "megatron-v1"], default="sdpa",
                    help="attention core: flash (SDPA, default) or the unfused megatron-v1 code")
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--mode", choices=["single", "ddp", "fsdp", "tp"], default="single")
+    model_args(p)
     p.add_argument("--accum", type=int, default=1, help="micro-batches per step per replica")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=15)

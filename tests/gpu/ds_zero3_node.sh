@@ -27,18 +27,9 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 S=tests/gpu/ds_zero3.py
-now() { date +%s.%N; }
-run() { # name, seconds, command...
-  local name=$1 lim=$2; shift 2
-  local t0; t0=$(now)
-  echo "## $name: $*" | tee -a "$OUT/summary.txt"
-  timeout "$lim" "$@" >"$OUT/$name.log" 2>&1
-  local rc=$?
-  grep -h '^# result' "$OUT/$name.log" | tee -a "$OUT/summary.txt"
-  [ $rc -eq 0 ] || { echo "## $name failed rc=$rc"; tail -25 "$OUT/$name.log"; } | tee -a "$OUT/summary.txt"
-  awk -v a="$t0" -v b="$(now)" -v n="$name" 'BEGIN { printf "## %s took %.1f s\n", n, b - a }' |
-    tee -a "$OUT/summary.txt"
-}
+# shellcheck source=run_lib.sh
+. "$(dirname "$0")/run_lib.sh"
+run() { local name=$1 lim=$2; shift 2; run_logged "$OUT" "$lim" "$name" "$@"; } # name, seconds, command...
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
   nvidia-smi topo -m; nproc; grep -m1 'model name' /proc/cpuinfo

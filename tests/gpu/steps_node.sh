@@ -15,18 +15,9 @@ mkdir -p "$W"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 S=tests/gpu/steps.py
-now() { date +%s.%N; }
-run() { # name, command...
-  local name=$1; shift
-  local t0; t0=$(now)
-  echo "## $name: $*" | tee -a "$W/summary.txt"
-  timeout 200 "$@" >"$W/$name.log" 2>&1
-  local rc=$?
-  grep -h '^# result' "$W/$name.log" | tee -a "$W/summary.txt"
-  [ $rc -eq 0 ] || { echo "## $name failed rc=$rc"; tail -15 "$W/$name.log"; } | tee -a "$W/summary.txt"
-  awk -v a="$t0" -v b="$(now)" -v n="$name" 'BEGIN { printf "## %s took %.1f s\n", n, b - a }' |
-    tee -a "$W/summary.txt"
-}
+# shellcheck source=run_lib.sh
+. "$(dirname "$0")/run_lib.sh"
+run() { run_logged "$W" 200 "$@"; } # name, command...
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
   nvidia-smi topo -m; nproc

@@ -1,0 +1,19 @@
+# run_lib.sh -- sourced by the node scripts of tests/gpu: one logged, time-limited run.
+#
+# run_logged DIR SECONDS NAME COMMAND...: runs COMMAND under `timeout SECONDS` with its output in
+# DIR/NAME.log; appends to DIR/summary.txt (and prints) the command, the log's `# result` lines,
+# on failure its exit status and the log's last 25 lines, and the time it took.
+now() { date +%s.%N; }
+run_logged() {
+  local dir=$1 lim=$2 name=$3
+  shift 3
+  local t0
+  t0=$(now)
+  echo "## $name: $*" | tee -a "$dir/summary.txt"
+  timeout "$lim" "$@" >"$dir/$name.log" 2>&1
+  local rc=$?
+  grep -h '^# result' "$dir/$name.log" | tee -a "$dir/summary.txt"
+  [ $rc -eq 0 ] || { echo "## $name failed rc=$rc"; tail -25 "$dir/$name.log"; } | tee -a "$dir/summary.txt"
+  awk -v a="$t0" -v b="$(now)" -v n="$name" 'BEGIN { printf "## %s took %.1f s\n", n, b - a }' |
+    tee -a "$dir/summary.txt"
+}

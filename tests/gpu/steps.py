@@ -272,6 +272,8 @@ def parse():
     p.add_argument("--steps", type=int, default=15)
     p.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket in MiB (default 25)")
     p.add_argument("--device", default="cuda", help="cuda, or cpu for a smoke test (gloo)")
+    p.add_argument("--trace", default="",
+                   help="rank 0: a torch.profiler chrome trace of the last timed step to this file")
     return p.parse_args()
 
 
@@ -365,7 +367,12 @@ def main():
         return (e1 - e0) * 1e3 if cpu else e0.elapsed_time(e1)
 
     fb, st, loss = [], [], None
+    tracer = None
     for it in range(a.warmup + a.steps):
+        if it == a.warmup + a.steps - 1 and a.trace and rank == 0 and not cpu:
+            tracer = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                        torch.profiler.ProfilerActivity.CUDA])
+            tracer.__enter__()
         if not cpu:
             torch.cuda.synchronize()
         if it == a.warmup and not cpu:
@@ -391,6 +398,9 @@ def main():
         if it >= a.warmup:
             fb.append(dt(e0, e1))
             st.append(dt(e0, e2))
+    if tracer is not None:
+        tracer.__exit__(None, None, None)
+        tracer.export_chrome_trace(a.trace)
     lossv = loss.detach().float().item() * a.accum
 
     # The step of the job is the slowest rank's.

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# host_probe_node.sh -- the host time PyTorch's own data-parallel wrappers add per layer, on one
+# node of 2 GPUs: steps.py's GPT at the 1.3B widths with next to no compute (sequence 8,
+# micro-batch 1) at 4 and 20 layers, as plain bf16 on one GPU and under DDP and FSDP2 on 2 GPUs
+# (with a profiler trace of one step of each at 20 layers).
+# What a wrapper adds per layer beyond its collectives is the slope over layers of its step
+# against the profile's own prediction of the same probe (tests/data/h200x2-steps/README.md).
+#
+# usage (repository root): tests/gpu/host_probe_node.sh OUTDIR
+# Needs python3 with PyTorch and torchrun.
+set -u
+OUT=${1:?usage: host_probe_node.sh OUTDIR}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
+S=tests/gpu/steps.py
+# shellcheck source=run_lib.sh
+. "$(dirname "$0")/run_lib.sh"
+run() { local name=$1 lim=$2; shift 2; run_logged "$OUT" "$lim" "$name" "$@"; } # name, seconds, command...
+TR="torchrun --standalone --nproc_per_node=2"
+nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/machine.txt" 2>&1
+
+PROBE="--seq 8 --mbs 1 --warmup 5 --steps 15"
+# at 20 layers a profiler trace of the last step of each, summarised by trace_overlap.py (GPU
+# busy with kernels, NCCL, idle: what the host holds up)
+for L in 4 20; do
+  T=()
+  [ "$L" = 20 ] && T=(--trace "$OUT/trace-single-l$L.json")
+  run probe-single-l$L 90 env CUDA_VISIBLE_DEVICES=0 python3 $S --mode single $PROBE --layers $L "${T[@]}"
+  for M in ddp fsdp; do
+    [ "$L" = 20 ] && T=(--trace "$OUT/trace-$M-l$L.json")
+    run probe-$M-l$L 120 env CUDA_VISIBLE_DEVICES=0,1 $TR $S --mode $M $PROBE --layers $L "${T[@]}"
+  done
+done
+for f in "$OUT"/trace-*.json; do
+  [ -f "$f" ] || continue
+  python3 tests/gpu/trace_overlap.py "$f" "$(basename "$f" .json)" >>"$OUT/traces.txt" 2>&1
+  gzip -9 "$f"
+done
+ls -la "$OUT"

@@ -105,6 +105,11 @@ struct cs_framework {
   double host_step_param; /* per parameter tensor in the optimizer step: per-tensor checks that
                              each wait for the device (DeepSpeed v0.3's overflow test and
                              gradient norm, an .item() each), exposed */
+  double host_grad_param; /* per parameter tensor in a gradient reduction after backward: each
+                             gradient flattened into and copied back out of the reduction buffer
+                             by the host one tensor at a time (DeepSpeed v0.3's
+                             allreduce_gradients), exposed; priced with the optimizer phase,
+                             which follows it */
 };
 
 /* The profile's schema table: *n receives its length. */

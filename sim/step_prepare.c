@@ -800,10 +800,11 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
   for (int sg = 0; sg < pp && st == CS_OK; sg++)
     s->opt[sg] = cs_sim_optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]) +
                  grad_copy_time(s, dense[sg * 2], dense[sg * 2 + 1]);
-  /* the optimizer step's per-tensor checks (host_step_param), each waiting for the device */
-  for (size_t i = 0; i < nl && st == CS_OK && s->fw.host_step_param > 0; i++)
-    s->opt[cs_workload_layer_stage(w, p, i)] +=
-        s->fw.host_step_param * param_tensors(w, &w->layer[i]);
+  /* the optimizer step's per-tensor checks (host_step_param), each waiting for the device, and
+   * the per-tensor copies of a reduction after backward (host_grad_param), which precedes it */
+  const double per_tensor = s->fw.host_step_param + s->fw.host_grad_param;
+  for (size_t i = 0; i < nl && st == CS_OK && per_tensor > 0; i++)
+    s->opt[cs_workload_layer_stage(w, p, i)] += per_tensor * param_tensors(w, &w->layer[i]);
   if (st == CS_OK && pp > 1) st = stage_p2p(s, err);
   free(P.z);
   free(P.dense);

@@ -366,6 +366,13 @@ static void test_zero3_units(void **state) {
   assert_close(rp.part.optimizer - r0.part.optimizer, 292 * 1e-4, 1e-12);
   assert_close(rp.step - r0.step, 292 * 1e-4, 1e-9);
   f.host_step_param = 0;
+  /* per parameter tensor of a reduction after backward (host_grad_param): the same 292 tensors,
+   * priced with the optimizer phase that follows it */
+  f.host_grad_param = 2e-4;
+  struct cs_sim_result rg = run_in(&in, 1);
+  assert_close(rg.part.optimizer - r0.part.optimizer, 292 * 2e-4, 1e-12);
+  assert_close(rg.step - r0.step, 292 * 2e-4, 1e-9);
+  f.host_grad_param = 0;
   /* hidden behind the units' kernels when the framework does not synchronise */
   f.sync_per_fetch = 0;
   f.host_rank = 1e-7;

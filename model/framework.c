@@ -105,7 +105,7 @@ static const struct cs_cfg_field fields[] = {
     F("host_step_param", CS_CFG_QTY, host_step_param, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time per parameter tensor in the optimizer step (per-tensor checks with a sync)"),
     F("host_grad_param", CS_CFG_QTY, host_grad_param, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
-      "host time per parameter tensor in a gradient reduction after backward"),
+      "host time per parameter tensor of the gradient reduction (in or after backward)"),
 };
 #undef F
 #define NFIELDS (sizeof fields / sizeof fields[0])

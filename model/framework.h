@@ -105,11 +105,11 @@ struct cs_framework {
   double host_step_param; /* per parameter tensor in the optimizer step: per-tensor checks that
                              each wait for the device (DeepSpeed v0.3's overflow test and
                              gradient norm, an .item() each), exposed */
-  double host_grad_param; /* per parameter tensor in a gradient reduction after backward: each
-                             gradient flattened into and copied back out of the reduction buffer
-                             by the host one tensor at a time (DeepSpeed v0.3's
-                             allreduce_gradients), exposed; priced with the optimizer phase,
-                             which follows it */
+  double host_grad_param; /* per parameter tensor of the gradient reduction's host work, in
+                             backward hooks or after backward (DeepSpeed: each gradient copied
+                             into and out of the reduction buffer one tensor at a time). The host
+                             does it while the GPU still runs the backward it issued; what
+                             outlasts that is priced with the optimizer phase */
 };
 
 /* The profile's schema table: *n receives its length. */

@@ -361,6 +361,8 @@ struct prep {
   double *cf, *cb;        /* [nl * NLEV] compute alone of the forward, backward */
   double *dense;          /* [pp * 2] dense and expert parameters per stage, then pg */
   double *pg;             /* [pp * 2] ZeRO-1/2 weight bytes to gather, DP and EDP */
+  double *slack;          /* [pp] backward GPU time per stage that the host runs ahead of */
+  double *grad_host;      /* [pp] host_grad_param time per stage */
   struct zunits *zu;      /* [nl] ZeRO-3 gather units when byunits, else NULL */
   int byunits;            /* ZeRO-3 priced per gather unit (zero3_by_units) */
 };
@@ -383,12 +385,14 @@ static enum cs_status prep_alloc(const struct cs_sim *s, struct prep *P, struct 
   double *z = P->z;
   P->fdur = z, P->bdur = z + nl * NLEV, P->agf = z + 2 * nl * NLEV, P->agb = z + 3 * nl * NLEV;
   P->rs = z + 4 * nl * NLEV, P->cf = z + 5 * nl * NLEV, P->cb = z + 6 * nl * NLEV;
-  P->dense = calloc((size_t)s->pp * 4, sizeof *P->dense);
+  P->dense = calloc((size_t)s->pp * 6, sizeof *P->dense);
   if (!P->dense) {
     free(P->z);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
   }
   P->pg = P->dense + (size_t)s->pp * 2;
+  P->slack = P->dense + (size_t)s->pp * 4;
+  P->grad_host = P->dense + (size_t)s->pp * 5;
   P->byunits = s->plan.zero == 3 && zero3_by_units(s);
   P->zu = P->byunits ? calloc(nl + 1, sizeof *P->zu) : NULL;
   if (P->byunits && !P->zu) {
@@ -620,6 +624,18 @@ static enum cs_status chunk_layers(struct cs_sim *s, const struct prep *P, struc
   return CS_OK;
 }
 
+/* How long the GPU still runs a layer's backward after the host has issued it (lt as priced):
+ * the backward's time less the host's share of host_layer for it (host_fwd_share, or the
+ * backward's share of the layer when that split is not known), 0 where the host sets the pace.
+ * Host work after backward (host_grad_param) runs in that time. */
+static double backward_slack(const struct cs_compute *c, const struct cs_layer_time *lt) {
+  double all = lt->fwd + lt->bwd;
+  if (!(c->host_layer > 0) || !(all > 0)) return lt->bwd;
+  double share = c->host_fwd_share > 0 ? 1 - c->host_fwd_share : lt->bwd / all;
+  double hb = c->host_layer * share * c->scale;
+  return lt->bwd > hb ? lt->bwd - hb : 0;
+}
+
 /* The parameter tensors of layer L as PyTorch modules hold them (each weight matrix, bias and
  * norm scale a tensor; a block's fused QKV and first FFN matrix one each, as Megatron-LM and
  * tests/gpu/steps.py build them; an MoE block's experts two or three matrices each), before any
@@ -781,6 +797,7 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
       cs_compute_layer_time(c, &lc, &lt);
     }
     st = prepare_layer(s, &P, i, &lc, &lt, err);
+    P.slack[cs_workload_layer_stage(w, p, i)] += backward_slack(c, &lt);
   }
   /* DataParallel: no buckets, the gradients are reduced to GPU 0 each micro-batch */
   double dp_grad = 0;
@@ -800,11 +817,18 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
   for (int sg = 0; sg < pp && st == CS_OK; sg++)
     s->opt[sg] = cs_sim_optimizer_time(c, p, dense[sg * 2], dense[sg * 2 + 1]) +
                  grad_copy_time(s, dense[sg * 2], dense[sg * 2 + 1]);
-  /* the optimizer step's per-tensor checks (host_step_param), each waiting for the device, and
-   * the per-tensor copies of a reduction after backward (host_grad_param), which precedes it */
-  const double per_tensor = s->fw.host_step_param + s->fw.host_grad_param;
-  for (size_t i = 0; i < nl && st == CS_OK && per_tensor > 0; i++)
-    s->opt[cs_workload_layer_stage(w, p, i)] += per_tensor * param_tensors(w, &w->layer[i]);
+  /* the optimizer step's per-tensor checks (host_step_param), each waiting for the device; the
+   * per-tensor work of a reduction after backward (host_grad_param), which the host does while
+   * the GPU still runs the last micro-batch's backward: what outlasts it */
+  const struct cs_framework *f = &s->fw;
+  for (size_t i = 0; i < nl && st == CS_OK && f->host_step_param + f->host_grad_param > 0; i++) {
+    int sg = cs_workload_layer_stage(w, p, i);
+    double n = param_tensors(w, &w->layer[i]);
+    s->opt[sg] += f->host_step_param * n;
+    P.grad_host[sg] += f->host_grad_param * n;
+  }
+  for (int sg = 0; sg < pp && st == CS_OK; sg++)
+    if (P.grad_host[sg] > P.slack[sg]) s->opt[sg] += P.grad_host[sg] - P.slack[sg];
   if (st == CS_OK && pp > 1) st = stage_p2p(s, err);
   free(P.z);
   free(P.dense);

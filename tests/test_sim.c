@@ -366,12 +366,20 @@ static void test_zero3_units(void **state) {
   assert_close(rp.part.optimizer - r0.part.optimizer, 292 * 1e-4, 1e-12);
   assert_close(rp.step - r0.step, 292 * 1e-4, 1e-9);
   f.host_step_param = 0;
-  /* per parameter tensor of a reduction after backward (host_grad_param): the same 292 tensors,
-   * priced with the optimizer phase that follows it */
-  f.host_grad_param = 2e-4;
-  struct cs_sim_result rg = run_in(&in, 1);
-  assert_close(rg.part.optimizer - r0.part.optimizer, 292 * 2e-4, 1e-12);
-  assert_close(rg.step - r0.step, 292 * 2e-4, 1e-9);
+  /* per parameter tensor of a reduction after backward (host_grad_param): the host does it while
+   * the GPU still runs the backward it issued, so a little of it (292 x 1 us) hides there; what
+   * outlasts the backward is priced with the optimizer phase, each further second per tensor
+   * 292 seconds */
+  f.host_grad_param = 1e-6;
+  struct cs_sim_result rg0 = run_in(&in, 1);
+  assert_close(rg0.step, r0.step, 1e-12);
+  f.host_grad_param = 1.0;
+  struct cs_sim_result rg1 = run_in(&in, 1);
+  f.host_grad_param = 2.0;
+  struct cs_sim_result rg2 = run_in(&in, 1);
+  assert_close(rg2.part.optimizer - rg1.part.optimizer, 292.0, 1e-9);
+  assert_close(rg2.step - rg1.step, 292.0, 1e-6);
+  assert_true(rg1.step - r0.step < 292.0 && rg1.step - r0.step > 291.0);
   f.host_grad_param = 0;
   /* hidden behind the units' kernels when the framework does not synchronise */
   f.sync_per_fetch = 0;

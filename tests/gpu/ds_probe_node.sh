@@ -13,15 +13,11 @@
 set -u
 OUT=${1:?usage: ds_probe_node.sh OUTDIR DS_PATH}
 DS=${2:?usage: ds_probe_node.sh OUTDIR DS_PATH}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 S=tests/gpu/ds_zero3.py
 # shellcheck source=run_lib.sh
 . "$(dirname "$0")/run_lib.sh"
-run() { local name=$1 lim=$2; shift 2; run_logged "$OUT" "$lim" "$name" "$@"; } # name, seconds, command...
+node_init "$OUT"
 TR="torchrun --standalone --nproc_per_node=2"
-nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/machine.txt" 2>&1
 
 run smoke 150 env CUDA_VISIBLE_DEVICES=0,1 $TR $S --ds-path "$DS" --layers 2 --hidden 512 \
   --heads 8 --ffn 2048 --seq 512 --mbs 2 --warmup 1 --steps 1

@@ -10,18 +10,14 @@
 set -u
 OUT=${1:?usage: ds_stages_node.sh OUTDIR DS_PATH}
 DS=${2:?usage: ds_stages_node.sh OUTDIR DS_PATH}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 S=tests/gpu/ds_zero3.py
 # shellcheck source=run_lib.sh
 . "$(dirname "$0")/run_lib.sh"
-run() { local name=$1 lim=$2; shift 2; run_logged "$OUT" "$lim" "$name" "$@"; } # name, seconds, command...
+node_init "$OUT"
 TR="torchrun --standalone --nproc_per_node=2"
 W="--hidden 768 --heads 12 --ffn 3072"
 PROBE="$W --seq 8 --mbs 1 --warmup 3 --steps 10"
 GPT2="$W --layers 12 --seq 1024 --mbs 4 --warmup 3 --steps 10"
-nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/machine.txt" 2>&1
 
 for L in 4 20; do
   run probe-single-l$L 60 env CUDA_VISIBLE_DEVICES=0 python3 $S --mode single $PROBE --layers $L

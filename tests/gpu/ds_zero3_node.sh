@@ -22,14 +22,10 @@ OUT=${1:?usage: ds_zero3_node.sh OUTDIR DS_PATH [NGPUS] [MODEL OPTIONS...]}
 DS=${2:?usage: ds_zero3_node.sh OUTDIR DS_PATH [NGPUS] [MODEL OPTIONS...]}
 N=${3:-2}
 shift 3 2>/dev/null || shift $#
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 S=tests/gpu/ds_zero3.py
 # shellcheck source=run_lib.sh
 . "$(dirname "$0")/run_lib.sh"
-run() { local name=$1 lim=$2; shift 2; run_logged "$OUT" "$lim" "$name" "$@"; } # name, seconds, command...
+node_init "$OUT"
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
   nvidia-smi topo -m; nproc; grep -m1 'model name' /proc/cpuinfo

@@ -10,15 +10,11 @@
 # Needs python3 with PyTorch and torchrun.
 set -u
 OUT=${1:?usage: host_probe_node.sh OUTDIR}
-mkdir -p "$OUT"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 S=tests/gpu/steps.py
 # shellcheck source=run_lib.sh
 . "$(dirname "$0")/run_lib.sh"
-run() { local name=$1 lim=$2; shift 2; run_logged "$OUT" "$lim" "$name" "$@"; } # name, seconds, command...
+node_init "$OUT"
 TR="torchrun --standalone --nproc_per_node=2"
-nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/machine.txt" 2>&1
 
 PROBE="--seq 8 --mbs 1 --warmup 5 --steps 15"
 # at 20 layers a profiler trace of the last step of each, summarised by trace_overlap.py (GPU

@@ -104,6 +104,8 @@ static const struct cs_cfg_field fields[] = {
       "host time to issue each of those per-rank copies (rank_copies)"),
     F("host_step_param", CS_CFG_QTY, host_step_param, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time per parameter tensor in the optimizer step (per-tensor checks with a sync)"),
+    F("host_prefetch", CS_CFG_QTY, host_prefetch, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
+      "host time per unit the prefetch looks ahead at, each fetch (until prefetch_params)"),
     F("host_grad_param", CS_CFG_QTY, host_grad_param, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time per parameter tensor of the gradient reduction (in or after backward)"),
 };

@@ -105,6 +105,10 @@ struct cs_framework {
   double host_step_param; /* per parameter tensor in the optimizer step: per-tensor checks that
                              each wait for the device (DeepSpeed v0.3's overflow test and
                              gradient norm, an .item() each), exposed */
+  double host_prefetch;   /* per unit the prefetch looks ahead at, each fetch: the host walks
+                             the units that follow in the pass until their parameters reach
+                             prefetch_params (DeepSpeed's get_params_to_prefetch), so thin units
+                             cost more walking each */
   double host_grad_param; /* per parameter tensor of the gradient reduction's host work, in
                              backward hooks or after backward (DeepSpeed: each gradient copied
                              into and out of the reduction buffer one tensor at a time). The host

@@ -150,9 +150,10 @@ struct zunits {
 static int zero3_by_units(const struct cs_sim *s) {
   const struct cs_framework *f = &s->fw;
   return f->unit == CS_FW_UNIT_MODULE || f->host_call > 0 || f->host_module > 0 ||
-         f->host_rank > 0 || f->host_copy > 0 || f->rank_copies || f->fetch_norm || f->fetch_zero ||
-         f->gather_copy || !f->zero_reduce_scatter || f->sync_per_fetch || f->persistence > 0 ||
-         f->reduce_dtype == CS_FW_RD_FP32 || !f->reshard_after_forward ||
+         f->host_prefetch > 0 || f->host_rank > 0 || f->host_copy > 0 || f->rank_copies ||
+         f->fetch_norm || f->fetch_zero || f->gather_copy || !f->zero_reduce_scatter ||
+         f->sync_per_fetch || f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 ||
+         !f->reshard_after_forward ||
          (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
 }
 
@@ -202,7 +203,36 @@ static double stream_time(const struct cs_compute *c, double bytes) {
   return rate > 0 ? bytes / rate : 0;
 }
 
-static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_layer *Li,
+/* The layers of stage `stage` before and after layer i. */
+static void stage_neighbours(const struct cs_workload *w, const struct cs_plan *p, size_t i,
+                             int stage, double *before, double *after) {
+  *before = *after = 0;
+  for (size_t j = 0; j < w->nlayer; j++)
+    if (j != i && cs_workload_layer_stage(w, p, j) == stage) *(j < i ? before : after) += 1;
+}
+
+/* The host time of unit u's hooks (of n in layer i, dense parameters) in each pass: host_module
+ * in every pass over the module (forward, backward and, under full recomputation, the forward
+ * re-run inside backward), and the prefetch's walk, host_prefetch per unit it passes: forward the
+ * units after u, backward the ones before it (every layer of the stage taken as n units of this
+ * layer's size), until they hold prefetch_params. */
+static void unit_hooks(const struct cs_sim *s, size_t i, int stage, const struct cs_layer *Li,
+                       int u, int n, double dense, struct zunits *zu) {
+  const struct cs_framework *f = &s->fw;
+  const struct cs_plan *p = &s->plan;
+  const int rerun = p->recompute == CS_RECOMPUTE_FULL && Li->type == CS_LAYER_BLOCK;
+  zu->hostf[u] += f->host_module;
+  zu->hostb[u] += f->host_module * (1 + rerun);
+  if (!(f->host_prefetch > 0 && f->prefetch_params > 0 && dense > 0)) return;
+  double ahead = f->prefetch_params / (dense / n), nb, na;
+  stage_neighbours(s->in.workload, p, i, stage, &nb, &na);
+  double rf = na * n + (n - 1 - u), rb = nb * n + u;
+  double walk_f = rf < ahead ? rf : ahead, walk_b = rb < ahead ? rb : ahead;
+  zu->hostf[u] += f->host_prefetch * walk_f;
+  zu->hostb[u] += f->host_prefetch * (walk_b + rerun * walk_f);
+}
+
+static enum cs_status zero3_units(struct cs_sim *s, int stage, size_t i, const struct cs_layer *Li,
                                   const struct cs_layer_cost *lc, double zb[2][3],
                                   struct zunits *zu, struct cs_error *err) {
   const struct cs_framework *f = &s->fw;
@@ -306,11 +336,7 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const struct cs_l
         if (st != CS_OK) return st;
       }
     }
-    /* the hooks run in every pass over the module: forward, backward and, under full
-     * recomputation, the forward re-run inside backward */
-    zu->hostf[u] += f->host_module;
-    zu->hostb[u] +=
-        f->host_module * (1 + (p->recompute == CS_RECOMPUTE_FULL && Li->type == CS_LAYER_BLOCK));
+    unit_hooks(s, i, stage, Li, u, n, dense, zu);
     /* stage3.py prefetch_next_sub_modules (v0.3.16): no prefetch while the gathered parameters
      * reach max_live (stage3_max_live_parameters) */
     double live = gath[u] + (dense > 0 ? lc->params_expert : lc->params);
@@ -516,7 +542,7 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
     if (st != CS_OK) return st;
   }
   if (P->byunits) {
-    st = zero3_units(s, stage, Li, lc, x.zb, &P->zu[i], err);
+    st = zero3_units(s, stage, i, Li, lc, x.zb, &P->zu[i], err);
     if (st != CS_OK) return st;
   }
   for (int l = 0; l < NLEV; l++) {

@@ -358,6 +358,18 @@ static void test_zero3_units(void **state) {
   struct cs_sim_result rm = run_in(&in, 1);
   assert_close(rm.step - r0.step, 98 * 2 * 1e-3, 1e-9);
   f.host_module = 0;
+  /* the prefetch's walk (host_prefetch): with a prefetch larger than the model each fetch walks
+   * every unit left in its pass, forward the ones after it, backward the ones before, each other
+   * layer taken as as many units as the fetching one has. Forward: the embedding's 1 unit walks
+   * 25 layers of 1; block k's 4 units (k = 1..24) walk 4 (25 - k) + 3, + 2, + 1, + 0, together
+   * 16 (24 + ... + 1) + 6 x 24 = 4944; the head none: 4969. Backward the same, mirrored. */
+  const double prefetch = f.prefetch_params;
+  f.host_prefetch = 1e-4;
+  f.prefetch_params = 1e15;
+  struct cs_sim_result rw = run_in(&in, 1);
+  assert_close(rw.step - r0.step, 2 * 4969 * 1e-4, 1e-9);
+  f.host_prefetch = 0;
+  f.prefetch_params = prefetch;
   /* per parameter tensor in the optimizer step (host_step_param): GPT-3 1.3B holds token and
    * position embeddings, 24 blocks of 4 weights, 4 biases and two layer norms of 2 tensors, and
    * the final norm's 2 (the head is tied): 2 + 24 x 12 + 2 = 292 */

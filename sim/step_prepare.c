@@ -385,7 +385,8 @@ struct prep {
   double *fdur, *bdur;    /* [nl * NLEV] forward, backward with the blocking collectives */
   double *agf, *agb, *rs; /* [nl * NLEV] ZeRO-3 gathers (forward, backward), reduce-scatters */
   double *cf, *cb;        /* [nl * NLEV] compute alone of the forward, backward */
-  double *dense;          /* [pp * 2] dense and expert parameters per stage, then pg */
+  double *dense;          /* [pp * 2] dense and expert parameters per stage; pg, slack and
+                             grad_host follow it in the same allocation */
   double *pg;             /* [pp * 2] ZeRO-1/2 weight bytes to gather, DP and EDP */
   double *slack;          /* [pp] backward GPU time per stage that the host runs ahead of */
   double *grad_host;      /* [pp] host_grad_param time per stage */

@@ -66,6 +66,8 @@ static const struct cs_cfg_field fields[] = {
       "gathers run beside compute"),
     F("sync_per_fetch", CS_CFG_BOOL, sync_per_fetch, 0, 0, 0, 1, "false", NULL,
       "each fetch synchronises the device, so host work is exposed"),
+    F("prefetch_implicit", CS_CFG_BOOL, prefetch_implicit, 0, 0, 0, 1, "false", NULL,
+      "the next gather is issued when the host reaches its unit (overlaps the GPU's lag only)"),
     F("fetch_norm", CS_CFG_BOOL, fetch_norm, 0, 0, 0, 1, "false", NULL,
       "each fetch computes the norm of every fetched weight (a read of it, serialised)"),
     F("fetch_zero", CS_CFG_BOOL, fetch_zero, 0, 0, 0, 1, "false", NULL,

@@ -74,6 +74,9 @@ struct cs_framework {
   int prefetch_depth;        /* units whose gather is issued ahead (0 = none) */
   int overlap_param;         /* gathers run on a side stream beside compute */
   int sync_per_fetch;        /* each fetch synchronises the device: host work is exposed */
+  int prefetch_implicit;     /* the next unit's gather is issued when the host reaches that unit
+                                (FSDP2's implicit prefetch), so it overlaps only the time the
+                                GPU lags behind the host, not the running unit's whole time */
   int fetch_norm;            /* each fetch reads every fetched weight once more (a norm) */
   int fetch_zero;            /* each gather zero-fills its full-size buffer, then syncs */
   int reshard_after_forward; /* gathered weights freed after forward, gathered again in backward */

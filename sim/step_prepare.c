@@ -31,11 +31,13 @@ double cs_sim_optimizer_time(const struct cs_compute *c, const struct cs_plan *p
  * gathered on the data-parallel stream (one layer ahead with prefetch), gradients reduce-scattered
  * after each layer's backward. dur[i], ag[i], rs[i], cmp[i] per layer (or gather unit) in
  * execution order; pf[i] (NULL = all) says whether the next gather may be issued while unit i
- * runs (a live-parameter limit forbids it). Returns the chunk's duration; *extra receives the
- * interference added to compute. */
+ * runs (a live-parameter limit forbids it); host[i] (NULL = none) delays that issue to when the
+ * host has issued unit i (an implicit prefetch; at most the unit's duration), so a host-bound
+ * unit hides nothing. Returns the
+ * chunk's duration; *extra receives the interference added to compute. */
 static double zero3_chunk(int n, const double *dur, const double *cmp, const double *ag,
-                          const double *rs, int prefetch_all, const int *pf, double interf,
-                          double *extra) {
+                          const double *rs, int prefetch_all, const int *pf, const double *host,
+                          double interf, double *extra) {
   double t = 0, free_at = 0, ag_end = n > 0 ? ag[0] : 0;
   *extra = 0;
   free_at = ag_end;
@@ -44,7 +46,8 @@ static double zero3_chunk(int n, const double *dur, const double *cmp, const dou
     double start = t > ag_end ? t : ag_end;
     double next_end = 0;
     if (i + 1 < n && prefetch) {
-      double issue = free_at > start ? free_at : start;
+      double at = start + (host ? (host[i] < dur[i] ? host[i] : dur[i]) : 0);
+      double issue = free_at > at ? free_at : at;
       next_end = free_at = issue + ag[i + 1];
       double ov = ag[i + 1] < cmp[i] ? ag[i + 1] : cmp[i];
       *extra += (interf - 1) * ov;
@@ -576,13 +579,24 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
  * execution order (forward in model order, backward reversed) through zero3_chunk, with their host
  * work and the profile's prefetch. Sets C->F, C->B, C->z3 and C->interf at l. Errors:
  * CS_ERR_NOMEM. */
+/* The host time of layer i's forward (backward = 0) or backward (1) as the compute model has
+ * it: the GPU file's host_layer split by host_fwd_share (or by the layer's compute when the split
+ * is not known), scaled as the layer's times are; 0 where no eager host is modelled. */
+static double unit_compute_host(const struct cs_compute *c, const struct prep *P, size_t i, int l,
+                                int backward) {
+  if (!(c->host_layer > 0)) return 0;
+  double f = P->cf[i * NLEV + l], b = P->cb[i * NLEV + l];
+  double share = c->host_fwd_share > 0 ? c->host_fwd_share : f + b > 0 ? f / (f + b) : 0.5;
+  return c->host_layer * (backward ? 1 - share : share) * c->scale;
+}
+
 static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct schunk *C, int l,
                                   double F, double B, struct cs_error *err) {
   const struct zunits *zu = P->zu;
   size_t nu = 0;
   for (size_t i = C->first; i <= C->last; i++)
     nu += (size_t)zu[i].n;
-  double *e = malloc(nu * 8 * sizeof *e + 1);
+  double *e = malloc(nu * 10 * sizeof *e + 1);
   int *pf = malloc(nu * 2 * sizeof *pf + 1);
   if (!e || !pf) {
     free(e);
@@ -591,6 +605,8 @@ static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct
   }
   double *d1 = e, *c1 = e + nu, *a1 = e + 2 * nu, *r1 = e + 3 * nu;
   double *d2 = e + 4 * nu, *c2 = e + 5 * nu, *a2 = e + 6 * nu, *r2 = e + 7 * nu;
+  double *h1 = e + 8 * nu, *h2 = e + 9 * nu; /* host time of each unit, forward and backward */
+  const struct cs_compute *cm = s->in.compute;
   size_t j = 0;
   for (size_t i = C->first; i <= C->last; i++)
     for (int u = 0; u < zu[i].n; u++, j++) {
@@ -599,6 +615,7 @@ static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct
       c1[j] = P->cf[i * NLEV + l] * x->frac[u];
       a1[j] = x->agf[u][l];
       r1[j] = 0;
+      h1[j] = x->hostf[u] + unit_compute_host(cm, P, i, l, 0) * x->frac[u];
       pf[j] = x->pf[u];
     }
   j = 0;
@@ -609,12 +626,15 @@ static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct
       c2[j] = P->cb[i * NLEV + l] * x->frac[u];
       a2[j] = x->agb[u][l];
       r2[j] = x->rs[u][l];
+      h2[j] = x->hostb[u] + unit_compute_host(cm, P, i, l, 1) * x->frac[u];
       pf[nu + j] = x->pf[u];
     }
   int pre = s->plan.overlap_param && s->fw.prefetch_depth > 0;
   double x1, x2;
-  double f3 = zero3_chunk((int)nu, d1, c1, a1, r1, pre, pf, s->interference, &x1);
-  double b3 = zero3_chunk((int)nu, d2, c2, a2, r2, pre, pf + nu, s->interference, &x2);
+  const int imp = s->fw.prefetch_implicit;
+  double f3 = zero3_chunk((int)nu, d1, c1, a1, r1, pre, pf, imp ? h1 : NULL, s->interference, &x1);
+  double b3 =
+      zero3_chunk((int)nu, d2, c2, a2, r2, pre, pf + nu, imp ? h2 : NULL, s->interference, &x2);
   free(e);
   free(pf);
   C->interf[l] = x1 + x2;
@@ -642,8 +662,10 @@ static enum cs_status chunk_layers(struct cs_sim *s, const struct prep *P, struc
     r2[j] = P->rs[bi * NLEV + l];
   }
   double x1, x2;
-  double f3 = zero3_chunk(n, d1, c1, a1, r1, s->plan.overlap_param, NULL, s->interference, &x1);
-  double b3 = zero3_chunk(n, d2, c2, a2, r2, s->plan.overlap_param, NULL, s->interference, &x2);
+  double f3 =
+      zero3_chunk(n, d1, c1, a1, r1, s->plan.overlap_param, NULL, NULL, s->interference, &x1);
+  double b3 =
+      zero3_chunk(n, d2, c2, a2, r2, s->plan.overlap_param, NULL, NULL, s->interference, &x2);
   free(e);
   C->interf[l] = x1 + x2;
   C->z3[l] = (f3 - F - x1) + (b3 - B - x2);

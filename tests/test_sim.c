@@ -416,6 +416,22 @@ static void test_zero3_units(void **state) {
   f.overlap_param = 1;
   struct cs_sim_result r5 = run_in(&in, 1);
   assert_true(r5.step <= r0.step);
+  /* behind units the host holds up (0.1 s of hooks each, no sync), a prefetch issued as a unit
+   * starts hides the next gather; one issued when the host reaches the next unit (implicit)
+   * hides none in forward, where it is issued as the unit ends, as without prefetch: at least
+   * the forward's half of what the prefetch hid comes back (backward, where reduce-scatters
+   * queue on the stream, it still goes ahead of them), never more than all of it */
+  f.host_module = 0.1;
+  struct cs_sim_result rx = run_in(&in, 1);
+  f.prefetch_implicit = 1;
+  struct cs_sim_result ri = run_in(&in, 1);
+  f.prefetch_implicit = 0;
+  f.prefetch_depth = 0;
+  struct cs_sim_result rq = run_in(&in, 1);
+  assert_true(rq.step > rx.step);
+  assert_true(ri.step > rx.step + 0.5 * (rq.step - rx.step));
+  assert_true(ri.step <= rq.step);
+  f.host_module = 0;
   cs_scenario_fini(&s);
 }
 

@@ -33,8 +33,8 @@ double cs_sim_optimizer_time(const struct cs_compute *c, const struct cs_plan *p
  * execution order; pf[i] (NULL = all) says whether the next gather may be issued while unit i
  * runs (a live-parameter limit forbids it); host[i] (NULL = none) delays that issue to when the
  * host has issued unit i (an implicit prefetch; at most the unit's duration), so a host-bound
- * unit hides nothing. Returns the
- * chunk's duration; *extra receives the interference added to compute. */
+ * unit hides nothing. Returns the chunk's duration; *extra receives the interference added to
+ * compute. */
 static double zero3_chunk(int n, const double *dur, const double *cmp, const double *ag,
                           const double *rs, int prefetch_all, const int *pf, const double *host,
                           double interf, double *extra) {
@@ -206,20 +206,13 @@ static double stream_time(const struct cs_compute *c, double bytes) {
   return rate > 0 ? bytes / rate : 0;
 }
 
-/* The layers of stage `stage` before and after layer i. */
-static void stage_neighbours(const struct cs_workload *w, const struct cs_plan *p, size_t i,
-                             int stage, double *before, double *after) {
-  *before = *after = 0;
-  for (size_t j = 0; j < w->nlayer; j++)
-    if (j != i && cs_workload_layer_stage(w, p, j) == stage) *(j < i ? before : after) += 1;
-}
-
-/* The host time of unit u's hooks (of n in layer i, dense parameters) in each pass: host_module
- * in every pass over the module (forward, backward and, under full recomputation, the forward
- * re-run inside backward), and the prefetch's walk, host_prefetch per unit it passes: forward the
- * units after u, backward the ones before it (every layer of the stage taken as n units of this
- * layer's size), until they hold prefetch_params. */
-static void unit_hooks(const struct cs_sim *s, size_t i, int stage, const struct cs_layer *Li,
+/* The host time of unit u's hooks (of n in layer Li, dense parameters; around[0] and around[1]
+ * layers of its stage before and after it) in each pass: host_module in every pass over the
+ * module (forward, backward and, under full recomputation, the forward re-run inside backward),
+ * and the prefetch's walk, host_prefetch per unit it passes: forward the units after u, backward
+ * the ones before it (every layer of the stage taken as n units of this layer's size), until they
+ * hold prefetch_params. */
+static void unit_hooks(const struct cs_sim *s, const double around[2], const struct cs_layer *Li,
                        int u, int n, double dense, struct zunits *zu) {
   const struct cs_framework *f = &s->fw;
   const struct cs_plan *p = &s->plan;
@@ -227,17 +220,16 @@ static void unit_hooks(const struct cs_sim *s, size_t i, int stage, const struct
   zu->hostf[u] += f->host_module;
   zu->hostb[u] += f->host_module * (1 + rerun);
   if (!(f->host_prefetch > 0 && f->prefetch_params > 0 && dense > 0)) return;
-  double ahead = f->prefetch_params / (dense / n), nb, na;
-  stage_neighbours(s->in.workload, p, i, stage, &nb, &na);
-  double rf = na * n + (n - 1 - u), rb = nb * n + u;
+  double ahead = f->prefetch_params / (dense / n);
+  double rf = around[1] * n + (n - 1 - u), rb = around[0] * n + u;
   double walk_f = rf < ahead ? rf : ahead, walk_b = rb < ahead ? rb : ahead;
   zu->hostf[u] += f->host_prefetch * walk_f;
   zu->hostb[u] += f->host_prefetch * (walk_b + rerun * walk_f);
 }
 
-static enum cs_status zero3_units(struct cs_sim *s, int stage, size_t i, const struct cs_layer *Li,
-                                  const struct cs_layer_cost *lc, double zb[2][3],
-                                  struct zunits *zu, struct cs_error *err) {
+static enum cs_status zero3_units(struct cs_sim *s, int stage, const double around[2],
+                                  const struct cs_layer *Li, const struct cs_layer_cost *lc,
+                                  double zb[2][3], struct zunits *zu, struct cs_error *err) {
   const struct cs_framework *f = &s->fw;
   const struct cs_plan *p = &s->plan;
   const struct cs_workload *w = s->in.workload;
@@ -339,7 +331,7 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, size_t i, const s
         if (st != CS_OK) return st;
       }
     }
-    unit_hooks(s, i, stage, Li, u, n, dense, zu);
+    unit_hooks(s, around, Li, u, n, dense, zu);
     /* stage3.py prefetch_next_sub_modules (v0.3.16): no prefetch while the gathered parameters
      * reach max_live (stage3_max_live_parameters) */
     double live = gath[u] + (dense > 0 ? lc->params_expert : lc->params);
@@ -388,11 +380,12 @@ struct prep {
   double *fdur, *bdur;    /* [nl * NLEV] forward, backward with the blocking collectives */
   double *agf, *agb, *rs; /* [nl * NLEV] ZeRO-3 gathers (forward, backward), reduce-scatters */
   double *cf, *cb;        /* [nl * NLEV] compute alone of the forward, backward */
-  double *dense;          /* [pp * 2] dense and expert parameters per stage; pg, slack and
-                             grad_host follow it in the same allocation */
+  double *dense;          /* [pp * 2] dense and expert parameters per stage; pg, slack,
+                             grad_host, layers and seen follow it in the same allocation */
   double *pg;             /* [pp * 2] ZeRO-1/2 weight bytes to gather, DP and EDP */
   double *slack;          /* [pp] backward GPU time per stage that the host runs ahead of */
   double *grad_host;      /* [pp] host_grad_param time per stage */
+  double *layers, *seen;  /* [pp] layers per stage; of them prepared so far */
   struct zunits *zu;      /* [nl] ZeRO-3 gather units when byunits, else NULL */
   int byunits;            /* ZeRO-3 priced per gather unit (zero3_by_units) */
 };
@@ -415,7 +408,7 @@ static enum cs_status prep_alloc(const struct cs_sim *s, struct prep *P, struct 
   double *z = P->z;
   P->fdur = z, P->bdur = z + nl * NLEV, P->agf = z + 2 * nl * NLEV, P->agb = z + 3 * nl * NLEV;
   P->rs = z + 4 * nl * NLEV, P->cf = z + 5 * nl * NLEV, P->cb = z + 6 * nl * NLEV;
-  P->dense = calloc((size_t)s->pp * 6, sizeof *P->dense);
+  P->dense = calloc((size_t)s->pp * 8, sizeof *P->dense);
   if (!P->dense) {
     free(P->z);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -423,6 +416,9 @@ static enum cs_status prep_alloc(const struct cs_sim *s, struct prep *P, struct 
   P->pg = P->dense + (size_t)s->pp * 2;
   P->slack = P->dense + (size_t)s->pp * 4;
   P->grad_host = P->dense + (size_t)s->pp * 5;
+  P->layers = P->dense + (size_t)s->pp * 6, P->seen = P->dense + (size_t)s->pp * 7;
+  for (size_t j = 0; j < nl; j++)
+    P->layers[cs_workload_layer_stage(s->in.workload, &s->plan, j)] += 1;
   P->byunits = s->plan.zero == 3 && zero3_by_units(s);
   P->zu = P->byunits ? calloc(nl + 1, sizeof *P->zu) : NULL;
   if (P->byunits && !P->zu) {
@@ -545,8 +541,10 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
     st = cp_ring(s, stage, x.ring, attn_f, attn_b, x.cpf, x.cpb, err);
     if (st != CS_OK) return st;
   }
+  const double around[2] = {P->seen[stage], P->layers[stage] - P->seen[stage] - 1};
+  P->seen[stage] += 1;
   if (P->byunits) {
-    st = zero3_units(s, stage, i, Li, lc, x.zb, &P->zu[i], err);
+    st = zero3_units(s, stage, around, Li, lc, x.zb, &P->zu[i], err);
     if (st != CS_OK) return st;
   }
   for (int l = 0; l < NLEV; l++) {
@@ -575,21 +573,20 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
   return CS_OK;
 }
 
-/* ZeRO-3 by gather unit, level l of chunk C (F, B: its passes without ZeRO-3): the units in
- * execution order (forward in model order, backward reversed) through zero3_chunk, with their host
- * work and the profile's prefetch. Sets C->F, C->B, C->z3 and C->interf at l. Errors:
- * CS_ERR_NOMEM. */
-/* The host time of layer i's forward (backward = 0) or backward (1) as the compute model has
- * it: the GPU file's host_layer split by host_fwd_share (or by the layer's compute when the split
- * is not known), scaled as the layer's times are; 0 where no eager host is modelled. */
-static double unit_compute_host(const struct cs_compute *c, const struct prep *P, size_t i, int l,
-                                int backward) {
+/* The host time of a layer's forward (backward = 0) or backward (1) whose compute takes f and b
+ * as the compute model has it: the GPU file's host_layer split by host_fwd_share (or by f and b
+ * when the split is not known), scaled as the layer's times are; 0 where no eager host is
+ * modelled. */
+static double phase_host(const struct cs_compute *c, double f, double b, int backward) {
   if (!(c->host_layer > 0)) return 0;
-  double f = P->cf[i * NLEV + l], b = P->cb[i * NLEV + l];
   double share = c->host_fwd_share > 0 ? c->host_fwd_share : f + b > 0 ? f / (f + b) : 0.5;
   return c->host_layer * (backward ? 1 - share : share) * c->scale;
 }
 
+/* ZeRO-3 by gather unit, level l of chunk C (F, B: its passes without ZeRO-3): the units in
+ * execution order (forward in model order, backward reversed) through zero3_chunk, with their host
+ * work and the profile's prefetch. Sets C->F, C->B, C->z3 and C->interf at l. Errors:
+ * CS_ERR_NOMEM. */
 static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct schunk *C, int l,
                                   double F, double B, struct cs_error *err) {
   const struct zunits *zu = P->zu;
@@ -607,31 +604,33 @@ static enum cs_status chunk_units(struct cs_sim *s, const struct prep *P, struct
   double *d2 = e + 4 * nu, *c2 = e + 5 * nu, *a2 = e + 6 * nu, *r2 = e + 7 * nu;
   double *h1 = e + 8 * nu, *h2 = e + 9 * nu; /* host time of each unit, forward and backward */
   const struct cs_compute *cm = s->in.compute;
+  const int imp = s->fw.prefetch_implicit;
   size_t j = 0;
   for (size_t i = C->first; i <= C->last; i++)
     for (int u = 0; u < zu[i].n; u++, j++) {
       const struct zunits *x = &zu[i];
+      const double cf = P->cf[i * NLEV + l], cb = P->cb[i * NLEV + l];
       d1[j] = with_host(&s->fw, P->fdur[i * NLEV + l] * x->frac[u] + x->cpf[u], x->hostf[u]);
-      c1[j] = P->cf[i * NLEV + l] * x->frac[u];
+      c1[j] = cf * x->frac[u];
       a1[j] = x->agf[u][l];
       r1[j] = 0;
-      h1[j] = x->hostf[u] + unit_compute_host(cm, P, i, l, 0) * x->frac[u];
+      if (imp) h1[j] = x->hostf[u] + phase_host(cm, cf, cb, 0) * x->frac[u];
       pf[j] = x->pf[u];
     }
   j = 0;
   for (size_t i = C->last + 1; i-- > C->first;)
     for (int u = zu[i].n; u-- > 0; j++) {
       const struct zunits *x = &zu[i];
+      const double cf = P->cf[i * NLEV + l], cb = P->cb[i * NLEV + l];
       d2[j] = with_host(&s->fw, P->bdur[i * NLEV + l] * x->frac[u] + x->cpb[u], x->hostb[u]);
-      c2[j] = P->cb[i * NLEV + l] * x->frac[u];
+      c2[j] = cb * x->frac[u];
       a2[j] = x->agb[u][l];
       r2[j] = x->rs[u][l];
-      h2[j] = x->hostb[u] + unit_compute_host(cm, P, i, l, 1) * x->frac[u];
+      if (imp) h2[j] = x->hostb[u] + phase_host(cm, cf, cb, 1) * x->frac[u];
       pf[nu + j] = x->pf[u];
     }
   int pre = s->plan.overlap_param && s->fw.prefetch_depth > 0;
   double x1, x2;
-  const int imp = s->fw.prefetch_implicit;
   double f3 = zero3_chunk((int)nu, d1, c1, a1, r1, pre, pf, imp ? h1 : NULL, s->interference, &x1);
   double b3 =
       zero3_chunk((int)nu, d2, c2, a2, r2, pre, pf + nu, imp ? h2 : NULL, s->interference, &x2);
@@ -674,14 +673,10 @@ static enum cs_status chunk_layers(struct cs_sim *s, const struct prep *P, struc
 }
 
 /* How long the GPU still runs a layer's backward after the host has issued it (lt as priced):
- * the backward's time less the host's share of host_layer for it (host_fwd_share, or the
- * backward's share of the layer when that split is not known), 0 where the host sets the pace.
+ * the backward's time less the host's share of it (phase_host), 0 where the host sets the pace.
  * Host work after backward (host_grad_param) runs in that time. */
 static double backward_slack(const struct cs_compute *c, const struct cs_layer_time *lt) {
-  double all = lt->fwd + lt->bwd;
-  if (!(c->host_layer > 0) || !(all > 0)) return lt->bwd;
-  double share = c->host_fwd_share > 0 ? 1 - c->host_fwd_share : lt->bwd / all;
-  double hb = c->host_layer * share * c->scale;
+  double hb = phase_host(c, lt->fwd, lt->bwd, 1);
   return lt->bwd > hb ? lt->bwd - hb : 0;
 }
 
@@ -846,7 +841,8 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
       cs_compute_layer_time(c, &lc, &lt);
     }
     st = prepare_layer(s, &P, i, &lc, &lt, err);
-    P.slack[cs_workload_layer_stage(w, p, i)] += backward_slack(c, &lt);
+    if (s->fw.host_grad_param > 0)
+      P.slack[cs_workload_layer_stage(w, p, i)] += backward_slack(c, &lt);
   }
   /* DataParallel: no buckets, the gradients are reduced to GPU 0 each micro-batch */
   double dp_grad = 0;

@@ -73,8 +73,7 @@ def parse():
     p.add_argument("--steps", type=int, default=10)
     p.add_argument("--zero", default="{}",
                    help='JSON merged into zero_optimization, e.g. {"stage3_prefetch_bucket_size": 0}')
-    p.add_argument("--trace", default="",
-                   help="rank 0: a torch.profiler chrome trace of the last timed step to this file")
+    steps.trace_arg(p)
     p.add_argument("--profile", default="", help="rank 0: cProfile the timed steps, top functions to this file")
     return p.parse_args()
 
@@ -138,12 +137,9 @@ def main():
     say(f"# deepspeed {deepspeed.__version__} from {os.path.dirname(deepspeed.__file__)}")
     skipped = 0
     prof = None
-    tracer = None
+    tracer = steps.LastStepTrace(a.trace, a.warmup + a.steps, rank == 0)
     for i in range(a.warmup + a.steps):
-        if i == a.warmup + a.steps - 1 and a.trace and rank == 0:
-            tracer = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                                        torch.profiler.ProfilerActivity.CUDA])
-            tracer.__enter__()
+        tracer.step(i)
         if i == a.warmup and a.profile and rank == 0:
             import cProfile
             prof = cProfile.Profile()
@@ -166,9 +162,7 @@ def main():
             skipped += bool(over)
             say(f"step {i - a.warmup} fwdbwd_ms={1e3 * float(x[0]):.2f} "
                 f"step_ms={1e3 * float(x[1]):.2f} overflow={int(bool(over))} loss={float(loss):.3f}")
-    if tracer is not None:
-        tracer.__exit__(None, None, None)
-        tracer.export_chrome_trace(a.trace)
+    tracer.finish()
     if prof is not None:
         import io
         import pstats

@@ -249,6 +249,32 @@ class GPT(nn.Module):
 
 # ---------------------------------------------------------------------------------------------
 
+class LastStepTrace:
+    """--trace: a torch.profiler chrome trace (CPU and CUDA) of the last of `steps` iterations,
+    written to `path` when `finish` is called; nothing when `on` is false (no path, not rank 0,
+    or no GPU)."""
+
+    def __init__(self, path, steps, on):
+        self.path, self.last, self.on, self.prof = path, steps - 1, bool(path) and on, None
+
+    def step(self, it):
+        """Call at the start of iteration `it`: the profiler starts before the last one."""
+        if self.on and it == self.last:
+            self.prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                           torch.profiler.ProfilerActivity.CUDA])
+            self.prof.__enter__()
+
+    def finish(self):
+        if self.prof is not None:
+            self.prof.__exit__(None, None, None)
+            self.prof.export_chrome_trace(self.path)
+
+
+def trace_arg(p):
+    p.add_argument("--trace", default="",
+                   help="rank 0: a torch.profiler chrome trace of the last timed step to this file")
+
+
 def model_args(p):
     """The GPT's shape and the micro-batch, as every driver of this model takes them."""
     p.add_argument("--layers", type=int, default=24)
@@ -272,8 +298,7 @@ def parse():
     p.add_argument("--steps", type=int, default=15)
     p.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket in MiB (default 25)")
     p.add_argument("--device", default="cuda", help="cuda, or cpu for a smoke test (gloo)")
-    p.add_argument("--trace", default="",
-                   help="rank 0: a torch.profiler chrome trace of the last timed step to this file")
+    trace_arg(p)
     return p.parse_args()
 
 
@@ -367,12 +392,9 @@ def main():
         return (e1 - e0) * 1e3 if cpu else e0.elapsed_time(e1)
 
     fb, st, loss = [], [], None
-    tracer = None
+    tracer = LastStepTrace(a.trace, a.warmup + a.steps, rank == 0 and not cpu)
     for it in range(a.warmup + a.steps):
-        if it == a.warmup + a.steps - 1 and a.trace and rank == 0 and not cpu:
-            tracer = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
-                                                        torch.profiler.ProfilerActivity.CUDA])
-            tracer.__enter__()
+        tracer.step(it)
         if not cpu:
             torch.cuda.synchronize()
         if it == a.warmup and not cpu:
@@ -398,9 +420,7 @@ def main():
         if it >= a.warmup:
             fb.append(dt(e0, e1))
             st.append(dt(e0, e2))
-    if tracer is not None:
-        tracer.__exit__(None, None, None)
-        tracer.export_chrome_trace(a.trace)
+    tracer.finish()
     lossv = loss.detach().float().item() * a.accum
 
     # The step of the job is the slowest rank's.

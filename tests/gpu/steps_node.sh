@@ -11,13 +11,11 @@ set -u
 OUT=${1:?usage: steps_node.sh OUTDIR NGPUS}
 N=${2:?usage: steps_node.sh OUTDIR NGPUS}
 W=$OUT/steps
-mkdir -p "$W"
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export PYTHONUNBUFFERED=1 OMP_NUM_THREADS=4
 S=tests/gpu/steps.py
 # shellcheck source=run_lib.sh
 . "$(dirname "$0")/run_lib.sh"
-run() { run_logged "$W" 200 "$@"; } # name, command...
+node_init "$W"
+run() { run_logged "$W" 200 "$@"; } # name, command... (200 s each)
 
 { nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv
   nvidia-smi topo -m; nproc

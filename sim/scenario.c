@@ -39,8 +39,9 @@ static enum cs_status find(const struct cs_scenario_spec *sp, const char *kind, 
 
 enum cs_status cs_scenario_plan(const char *text, struct cs_plan *p, struct cs_error *err) {
   size_t n = strlen(text);
-  int file =
-      (n > 5 && strcmp(text + n - 5, ".yaml") == 0) || (n > 4 && strcmp(text + n - 4, ".yml") == 0);
+  /* a file names no key: "framework=my.yaml" ends in .yaml but is a plan text */
+  int file = !strchr(text, '=') && ((n > 5 && strcmp(text + n - 5, ".yaml") == 0) ||
+                                    (n > 4 && strcmp(text + n - 4, ".yml") == 0));
   if (!file) return cs_plan_parse(text, p, err);
   struct cs_yaml *d = NULL;
   enum cs_status st = cs_yaml_load(text, &d, err);

@@ -127,7 +127,8 @@ enum cs_status cs_scenario_calibrate(struct cs_scenario *s, double measured_s,
                                      struct cs_error *err);
 
 /* Reads a plan: a plan YAML file (its "plan" section, or the whole document) when text ends in
- * .yaml or .yml, else "key=value,..." text (cs_plan_parse); unnamed keys keep their defaults. */
+ * .yaml or .yml and holds no '=', else "key=value,..." text (cs_plan_parse, whose framework=
+ * may name a profile file); unnamed keys keep their defaults. */
 enum cs_status cs_scenario_plan(const char *text, struct cs_plan *p, struct cs_error *err);
 
 /* The simulator inputs for plan p (borrowed, like everything else in the result). */

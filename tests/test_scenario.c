@@ -55,6 +55,15 @@ static void plan_keys(void **state) {
   assert_null(cs_plan_layout_key("precision=fp8,bucket=1MiB,overlap_tp=true"));
   assert_string_equal(cs_plan_layout_key("precision=fp8, zero=1,tp=2"), "zero");
   assert_null(cs_plan_layout_key(NULL));
+  /* a plan text whose last value names a profile file is a text, not a plan file: the file
+   * (absent here) is opened only when the framework is looked up */
+  struct cs_plan p;
+  struct cs_error err = {0};
+  assert_int_equal(cs_scenario_plan("dp=2,framework=my-profile.yaml", &p, &err), CS_OK);
+  assert_int_equal(p.dp, 2);
+  assert_string_equal(p.framework, "my-profile.yaml");
+  /* a name ending in .yaml with no key is a plan file */
+  assert_int_equal(cs_scenario_plan("no-such-plan.yaml", &p, &err), CS_ERR_IO);
 }
 
 static void by_name(void **state) {

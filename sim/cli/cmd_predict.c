@@ -279,7 +279,8 @@ static int ends_with(const char *s, const char *tail) {
 static enum cs_status parse_plans(const char *text, struct cs_plan *plans, char (*texts)[256],
                                   int *fixed, int *nplan, struct cs_error *err) {
   *nplan = 0;
-  if (!strchr(text, ';') || ends_with(text, ".yaml") || ends_with(text, ".yml")) {
+  if (!strchr(text, ';') ||
+      (!strchr(text, '=') && (ends_with(text, ".yaml") || ends_with(text, ".yml")))) {
     enum cs_status st = cli_setup_plan(text, &plans[0], err);
     if (st != CS_OK) return st;
     snprintf(texts[0], sizeof texts[0], "%s", text);

@@ -74,6 +74,8 @@ static const struct cs_cfg_field fields[] = {
       "each gather first zero-fills its full-size buffer and synchronises the device"),
     F("reshard_after_forward", CS_CFG_BOOL, reshard_after_forward, 0, 0, 0, 1, "true", NULL,
       "weights freed after forward and gathered again for backward"),
+    F("root_unit", CS_CFG_BOOL, root_unit, 0, 0, 0, 1, "true", NULL,
+      "the layers outside the blocks are one unit gathered once per step (FSDP2's root)"),
     F("regather_recompute", CS_CFG_BOOL, regather_recompute, 0, 0, 0, 1, "false", NULL,
       "full recomputation gathers the weights once more"),
     F("overlap_tp", CS_CFG_BOOL, overlap_tp, 0, 0, 0, 1, "false", NULL,

@@ -80,6 +80,8 @@ struct cs_framework {
   int fetch_norm;            /* each fetch reads every fetched weight once more (a norm) */
   int fetch_zero;            /* each gather zero-fills its full-size buffer, then syncs */
   int reshard_after_forward; /* gathered weights freed after forward, gathered again in backward */
+  int root_unit;             /* the layers outside the blocks are one unit, the root: gathered once
+                                in forward and kept for backward, its hooks run once per pass */
   int regather_recompute;    /* full recomputation gathers the weights once more */
   /* other parallelism */
   int overlap_tp;            /* TP collectives overlap GEMMs */

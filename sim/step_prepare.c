@@ -156,7 +156,7 @@ static int zero3_by_units(const struct cs_sim *s) {
          f->host_prefetch > 0 || f->host_rank > 0 || f->host_copy > 0 || f->rank_copies ||
          f->fetch_norm || f->fetch_zero || f->gather_copy || !f->zero_reduce_scatter ||
          f->sync_per_fetch || f->persistence > 0 || f->reduce_dtype == CS_FW_RD_FP32 ||
-         !f->reshard_after_forward ||
+         !f->reshard_after_forward || f->root_unit ||
          (f->regather_recompute && s->plan.recompute == CS_RECOMPUTE_FULL);
 }
 
@@ -227,7 +227,12 @@ static void unit_hooks(const struct cs_sim *s, const double around[2], const str
   zu->hostb[u] += f->host_prefetch * (walk_b + rerun * walk_f);
 }
 
-static enum cs_status zero3_units(struct cs_sim *s, int stage, const double around[2],
+/* Layer Li's gather units into zu: its gathers (zb: the layer's ZeRO-3 bytes per pass) and
+ * reduce-scatters at each level, their host work and copies, and the prefetch each allows. root
+ * (the profile's root_unit, for a layer outside the blocks): 0 not the root; 1 the first layer of
+ * its stage's root, which carries the root's hooks and calls; 2 a later one, whose bytes ride on
+ * them. Errors: those of cs_sim_cost. */
+static enum cs_status zero3_units(struct cs_sim *s, int stage, const double around[2], int root,
                                   const struct cs_layer *Li, const struct cs_layer_cost *lc,
                                   double zb[2][3], struct zunits *zu, struct cs_error *err) {
   const struct cs_framework *f = &s->fw;
@@ -259,7 +264,8 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const double arou
   for (int u = 0; u < n; u++)
     total_w += wt[u];
   const int regather = f->regather_recompute && p->recompute == CS_RECOMPUTE_FULL;
-  const int kb0 = f->reshard_after_forward ? 1 + regather : 0; /* backward gathers */
+  /* backward gathers: none for the root, which stays gathered from forward to backward */
+  const int kb0 = f->reshard_after_forward && !root ? 1 + regather : 0;
   double wb, gb, ob;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
   const double rscale = f->reduce_dtype == CS_FW_RD_FP32 ? 4.0 / gb : 1.0;
@@ -288,7 +294,8 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const double arou
        * calling thread (host_copy): the host holds the call ranks x host_copy, and a copy's GPU
        * time hides behind the next one's issue as far as host_copy lasts */
       double hcopy = f->rank_copies ? f->host_copy : 0;
-      double hc = f->host_call + ranks * (f->host_rank + hcopy);
+      /* a later layer of the root rides on its first layer's call and hooks */
+      double hc = root > 1 ? 0 : f->host_call + ranks * (f->host_rank + hcopy);
       const struct cs_compute *cm = s->in.compute;
       double ko = cm->kernel_overhead;
       double copies = f->rank_copies ? ranks * (ko > hcopy ? ko - hcopy : 0) : 0;
@@ -325,13 +332,14 @@ static enum cs_status zero3_units(struct cs_sim *s, int stage, const double arou
         if (st != CS_OK) return st;
         for (int l = 0; l < NLEV; l++)
           zu->rs[u][l] += t[l] + (f->zero_reduce_scatter ? copies : flat);
-        zu->hostb[u] += f->zero_reduce_scatter ? hc : f->host_call; /* one flat tensor */
+        zu->hostb[u] +=
+            f->zero_reduce_scatter || root > 1 ? hc : f->host_call; /* one flat tensor */
         s->comm_bytes[stage] += s->m * rsb * cs_coll_busbw_factor(rc, (int)ranks);
         st = replica_reduce(s, stage, rsb / ranks, zu->rs[u], &zu->hostb[u], err);
         if (st != CS_OK) return st;
       }
     }
-    unit_hooks(s, around, Li, u, n, dense, zu);
+    if (root < 2) unit_hooks(s, around, Li, u, n, dense, zu);
     /* stage3.py prefetch_next_sub_modules (v0.3.16): no prefetch while the gathered parameters
      * reach max_live (stage3_max_live_parameters) */
     double live = gath[u] + (dense > 0 ? lc->params_expert : lc->params);
@@ -381,11 +389,13 @@ struct prep {
   double *agf, *agb, *rs; /* [nl * NLEV] ZeRO-3 gathers (forward, backward), reduce-scatters */
   double *cf, *cb;        /* [nl * NLEV] compute alone of the forward, backward */
   double *dense;          /* [pp * 2] dense and expert parameters per stage; pg, slack,
-                             grad_host, layers and seen follow it in the same allocation */
+                             grad_host, layers, seen and roots follow it in the same allocation */
   double *pg;             /* [pp * 2] ZeRO-1/2 weight bytes to gather, DP and EDP */
   double *slack;          /* [pp] backward GPU time per stage that the host runs ahead of */
   double *grad_host;      /* [pp] host_grad_param time per stage */
   double *layers, *seen;  /* [pp] layers per stage; of them prepared so far */
+  double *roots;          /* [pp] layers of the stage's root prepared so far (root_unit) */
+  int has_blocks;         /* the workload has transformer blocks (the root is the rest) */
   struct zunits *zu;      /* [nl] ZeRO-3 gather units when byunits, else NULL */
   int byunits;            /* ZeRO-3 priced per gather unit (zero3_by_units) */
 };
@@ -408,7 +418,7 @@ static enum cs_status prep_alloc(const struct cs_sim *s, struct prep *P, struct 
   double *z = P->z;
   P->fdur = z, P->bdur = z + nl * NLEV, P->agf = z + 2 * nl * NLEV, P->agb = z + 3 * nl * NLEV;
   P->rs = z + 4 * nl * NLEV, P->cf = z + 5 * nl * NLEV, P->cb = z + 6 * nl * NLEV;
-  P->dense = calloc((size_t)s->pp * 8, sizeof *P->dense);
+  P->dense = calloc((size_t)s->pp * 9, sizeof *P->dense);
   if (!P->dense) {
     free(P->z);
     return cs_error_set(err, CS_ERR_NOMEM, "out of memory");
@@ -417,8 +427,11 @@ static enum cs_status prep_alloc(const struct cs_sim *s, struct prep *P, struct 
   P->slack = P->dense + (size_t)s->pp * 4;
   P->grad_host = P->dense + (size_t)s->pp * 5;
   P->layers = P->dense + (size_t)s->pp * 6, P->seen = P->dense + (size_t)s->pp * 7;
-  for (size_t j = 0; j < nl; j++)
+  P->roots = P->dense + (size_t)s->pp * 8;
+  for (size_t j = 0; j < nl; j++) {
     P->layers[cs_workload_layer_stage(s->in.workload, &s->plan, j)] += 1;
+    P->has_blocks |= s->in.workload->layer[j].type == CS_LAYER_BLOCK;
+  }
   P->byunits = s->plan.zero == 3 && zero3_by_units(s);
   P->zu = P->byunits ? calloc(nl + 1, sizeof *P->zu) : NULL;
   if (P->byunits && !P->zu) {
@@ -544,7 +557,10 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
   const double around[2] = {P->seen[stage], P->layers[stage] - P->seen[stage] - 1};
   P->seen[stage] += 1;
   if (P->byunits) {
-    st = zero3_units(s, stage, around, Li, lc, x.zb, &P->zu[i], err);
+    int root = 0;
+    if (s->fw.root_unit && P->has_blocks && Li->type != CS_LAYER_BLOCK)
+      root = P->roots[stage]++ > 0 ? 2 : 1;
+    st = zero3_units(s, stage, around, root, Li, lc, x.zb, &P->zu[i], err);
     if (st != CS_OK) return st;
   }
   for (int l = 0; l < NLEV; l++) {

@@ -293,10 +293,12 @@ static struct cs_sim_result run_in(struct cs_sim_inputs *in, int share) {
 }
 
 /* The default profile with ZeRO-3 gathered per weight matrix on a serial schedule: no prefetch,
- * no overlap, a device sync per fetch, so that what a unit adds adds to the step exactly. */
+ * no overlap, a device sync per fetch, so that what a unit adds adds to the step exactly; every
+ * layer outside the blocks its own unit, as DeepSpeed has them (no root_unit). */
 static void serial_units(struct cs_framework *f) {
   cs_framework_default(f);
   f->unit = CS_FW_UNIT_MODULE;
+  f->root_unit = 0;
   f->prefetch_depth = 0;
   f->overlap_param = 0;
   f->sync_per_fetch = 1;
@@ -357,7 +359,22 @@ static void test_zero3_units(void **state) {
   f.host_module = 1e-3;
   struct cs_sim_result rm = run_in(&in, 1);
   assert_close(rm.step - r0.step, 98 * 2 * 1e-3, 1e-9);
+  /* the root (root_unit): the embedding and the final norm are one unit, gathered in forward
+   * only. Its hooks run once per pass (97 hooked units, not 98), and its calls are the
+   * embedding's forward gather and one reduce-scatter (96 x 3 + 2 = 290 calls, not 294); the
+   * backward gather it no longer makes shortens the serial step */
+  f.root_unit = 1;
+  struct cs_sim_result rr0 = run_in(&in, 1);
+  assert_true(rr0.step < rm.step - 2 * 1e-3);
   f.host_module = 0;
+  struct cs_sim_result rr = run_in(&in, 1);
+  assert_close(rr0.step - rr.step, 97 * 2 * 1e-3, 1e-9);
+  assert_true(rr.step < r0.step);
+  f.host_call = 1e-3;
+  struct cs_sim_result rr1 = run_in(&in, 1);
+  assert_close(rr1.step - rr.step, 290 * 1e-3, 1e-9);
+  f.host_call = 0;
+  f.root_unit = 0;
   /* the prefetch's walk (host_prefetch): with a prefetch larger than the model each fetch walks
    * every unit left in its pass, forward the ones after it, backward the ones before, each other
    * layer taken as as many units as the fetching one has. Forward: the embedding's 1 unit walks

@@ -6,10 +6,15 @@
 # What a wrapper adds per layer beyond its collectives is the slope over layers of its step
 # against the profile's own prediction of the same probe (tests/data/h200x2-steps/README.md).
 #
-# usage (repository root): tests/gpu/host_probe_node.sh OUTDIR
+# usage (repository root): tests/gpu/host_probe_node.sh OUTDIR [MODES]
+# MODES (default "single ddp fsdp"): any of single, ddp, fsdp and the FSDP2 variants
+# fsdp-root-default (the root's reshard_after_forward left to fully_shard's default) and
+# fsdp-false (reshard_after_forward=False for the blocks, the root's default); traces for the
+# first three only.
 # Needs python3 with PyTorch and torchrun.
 set -u
-OUT=${1:?usage: host_probe_node.sh OUTDIR}
+OUT=${1:?usage: host_probe_node.sh OUTDIR [MODES]}
+MODES=${2:-single ddp fsdp}
 S=tests/gpu/steps.py
 # shellcheck source=run_lib.sh
 . "$(dirname "$0")/run_lib.sh"
@@ -20,12 +25,16 @@ PROBE="--seq 8 --mbs 1 --warmup 5 --steps 15"
 # at 20 layers a profiler trace of the last step of each, summarised by trace_overlap.py (GPU
 # busy with kernels, NCCL, idle: what the host holds up)
 for L in 4 20; do
-  T=()
-  [ "$L" = 20 ] && T=(--trace "$OUT/trace-single-l$L.json")
-  run probe-single-l$L 90 env CUDA_VISIBLE_DEVICES=0 python3 $S --mode single $PROBE --layers $L "${T[@]}"
-  for M in ddp fsdp; do
-    [ "$L" = 20 ] && T=(--trace "$OUT/trace-$M-l$L.json")
-    run probe-$M-l$L 120 env CUDA_VISIBLE_DEVICES=0,1 $TR $S --mode $M $PROBE --layers $L "${T[@]}"
+  for M in $MODES; do
+    T=()
+    [ "$L" = 20 ] && case $M in single | ddp | fsdp) T=(--trace "$OUT/trace-$M-l$L.json") ;; esac
+    case $M in
+      single) run probe-single-l$L 90 env CUDA_VISIBLE_DEVICES=0 python3 $S --mode single $PROBE --layers $L "${T[@]}" ;;
+      ddp | fsdp) run probe-$M-l$L 120 env CUDA_VISIBLE_DEVICES=0,1 $TR $S --mode $M $PROBE --layers $L "${T[@]}" ;;
+      fsdp-root-default | fsdp-false)
+        run probe-$M-l$L 120 env CUDA_VISIBLE_DEVICES=0,1 $TR $S --mode fsdp --fsdp-reshard "${M#fsdp-}" $PROBE --layers $L ;;
+      *) echo "host_probe_node.sh: unknown mode $M" >&2 ;;
+    esac
   done
 done
 for f in "$OUT"/trace-*.json; do

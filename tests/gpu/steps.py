@@ -297,6 +297,10 @@ def parse():
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=15)
     p.add_argument("--bucket-mb", type=float, default=25.0, help="DDP bucket in MiB (default 25)")
+    p.add_argument("--fsdp-reshard", choices=["true", "root-default", "false"], default="true",
+                   help="FSDP2 reshard_after_forward: true for every block and the root (default), "
+                        "root-default (blocks true, the root's left to fully_shard's default), "
+                        "false (blocks false, the root's default)")
     p.add_argument("--device", default="cuda", help="cuda, or cpu for a smoke test (gloo)")
     trace_arg(p)
     return p.parse_args()
@@ -339,9 +343,10 @@ def main():
         from torch.distributed.fsdp import fully_shard, MixedPrecisionPolicy
         mp = MixedPrecisionPolicy(param_dtype=torch.float32 if cpu else torch.bfloat16,
                                   reduce_dtype=torch.float32)
+        root_kw = {"reshard_after_forward": True} if a.fsdp_reshard == "true" else {}
         for blk in model.blocks:
-            fully_shard(blk, mp_policy=mp, reshard_after_forward=True)
-        fully_shard(model, mp_policy=mp, reshard_after_forward=True)
+            fully_shard(blk, mp_policy=mp, reshard_after_forward=a.fsdp_reshard != "false")
+        fully_shard(model, mp_policy=mp, **root_kw)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
                             fused=not cpu)
 
@@ -417,6 +422,12 @@ def main():
         e2 = stamp()
         if not cpu:
             torch.cuda.synchronize()
+        if it == 0 and a.mode == "fsdp":
+            # after the lazy init of the first step: does the root free its weights after
+            # forward (a post-forward mesh) or keep them for backward (None)?
+            grp = getattr(model._get_fsdp_state(), "_fsdp_param_group", None)
+            say(f"# fsdp reshard={a.fsdp_reshard} root post_forward_mesh_info "
+                f"{'None (kept for backward)' if grp is not None and grp.post_forward_mesh_info is None else 'set (resharded)' if grp is not None else 'unknown'}")
         if it >= a.warmup:
             fb.append(dt(e0, e1))
             st.append(dt(e0, e2))

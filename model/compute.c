@@ -118,6 +118,11 @@ static double gemm_time(const struct cs_compute *c, const struct cs_op *op, doub
                         double k, double flops) {
   double peak = op->attention ? c->peak_attn : c->peak;
   double eff = cs_compute_gemm_efficiency(c, m, n, k);
+  /* fp8 linears on the curve's shape at the fp8 fraction (attention stays 16-bit; a probe table
+   * holds the plan's precision already) */
+  const struct cs_gpu *g = &c->gpu;
+  if (c->precision == CS_PREC_FP8 && !op->attention && !c->table && g->gemm_efficiency_fp8 > 0)
+    eff *= g->gemm_efficiency_fp8 / g->gemm_efficiency;
   double bytes = op->bytes > 0 ? op->bytes : c->elem_bytes * (m * k + k * n + m * n) * op->batch;
   double tc = flops / (peak * eff);
   double tm = bytes / c->mem_bw[CS_MEM_COPY];

@@ -31,6 +31,8 @@ static const struct cs_cfg_field fields[] = {
       "fraction of peak large GEMMs reach"),
     G("gemm_half_dim", CS_CFG_DOUBLE, gemm_half_dim, 0, 0, 0, 1e6, "64",
       "smallest GEMM dimension at which efficiency is half of gemm_efficiency"),
+    G("gemm_efficiency_fp8", CS_CFG_DOUBLE, gemm_efficiency_fp8, 0, 0, 0, 1, "0",
+      "fraction of the fp8 peak large fp8 GEMMs reach (0 = gemm_efficiency)"),
     G("mem_efficiency", CS_CFG_DOUBLE, mem_efficiency, 0, 0, 0.01, 1, "0.8",
       "fraction of hbm_bw that streaming kernels reach"),
     G("norm_efficiency", CS_CFG_DOUBLE, norm_efficiency, 0, 0, 0, 4, "0",

@@ -38,9 +38,11 @@ struct cs_gpu {
   double nvlink_bw; /* bytes/s per GPU, both directions; 0 = none */
   double pcie_bw;   /* bytes/s per direction */
   double peak_fp32, peak_tf32, peak_fp16, peak_bf16, peak_fp8; /* dense FLOP/s; 0 = not offered */
-  double gemm_efficiency; /* the fraction of peak a large GEMM reaches */
-  double gemm_half_dim;   /* the smallest GEMM dimension at which it reaches half of that */
-  double mem_efficiency;  /* the fraction of hbm_bw streaming kernels reach (copies, lookups) */
+  double gemm_efficiency;     /* the fraction of peak a large GEMM reaches */
+  double gemm_half_dim;       /* the smallest GEMM dimension at which it reaches half of that */
+  double gemm_efficiency_fp8; /* fp8 GEMMs: the same curve with this fraction of the fp8 peak
+                                 (0 = gemm_efficiency) */
+  double mem_efficiency;      /* the fraction of hbm_bw streaming kernels reach (copies, lookups) */
   /* memory-bound kernels by class: the fraction of hbm_bw at which the model's byte count of that
    * class runs (enum cs_mem_class order from CS_MEM_NORM; 0 = mem_efficiency) */
   double norm_efficiency, act_efficiency, residual_efficiency, softmax_efficiency, xent_efficiency,

@@ -407,6 +407,32 @@ static void workload_files(void **state) {
 
 /* ---- GPUs and compute time ------------------------------------------------------------------- */
 
+/* fp8 linears on the GEMM curve at gemm_efficiency_fp8 of the fp8 peak; attention GEMMs stay at
+ * the bf16 peak and curve; without the key the fp8 fraction is the bf16 one. A 4096^3 GEMM,
+ * eff = E x 4096 / (4096 + 64), by hand. */
+static void compute_fp8_gemms(void **state) {
+  (void)state;
+  struct cs_error err = {0};
+  struct cs_gpu g;
+  const char *text = "version: 1\nname: t\nmemory: 80GiB\nhbm_bw: 100TBps\n"
+                     "peak_bf16: 1000TFLOPS\npeak_fp8: 2000TFLOPS\ngemm_efficiency: 0.8\n"
+                     "gemm_half_dim: 64\ngemm_efficiency_fp8: 0.6\nkernel_overhead: 1us\n";
+  assert_int_equal(cs_gpu_load_string(text, "t.yaml", &g, &err), CS_OK);
+  const double x = 4096, fl = 2 * x * x * x, shape = x / (x + 64);
+  struct cs_op lin = {"qkv", CS_OP_GEMM, 0, 0, x, x, x, 1, fl, 0, 0, 0};
+  struct cs_op att = lin;
+  att.attention = 1;
+  struct cs_compute c;
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_FP8, &err), CS_OK);
+  assert_close(cs_compute_op_time(&c, &lin, 0), fl / (2000e12 * 0.6 * shape) + 1e-6, 1e-12);
+  assert_close(cs_compute_op_time(&c, &att, 0), fl / (1000e12 * 0.8 * shape) + 1e-6, 1e-12);
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_BF16, &err), CS_OK);
+  assert_close(cs_compute_op_time(&c, &lin, 0), fl / (1000e12 * 0.8 * shape) + 1e-6, 1e-12);
+  g.gemm_efficiency_fp8 = 0;
+  assert_int_equal(cs_compute_init(&c, &g, CS_PREC_FP8, &err), CS_OK);
+  assert_close(cs_compute_op_time(&c, &lin, 0), fl / (2000e12 * 0.8 * shape) + 1e-6, 1e-12);
+}
+
 /* Attention, memory classes and the host floor, against hand-derived times. */
 static void compute_measured_terms(void **state) {
   (void)state;
@@ -807,6 +833,7 @@ int main(void) {
       cmocka_unit_test(plans),
       cmocka_unit_test(workload_files),
       cmocka_unit_test(gpus_and_compute),
+      cmocka_unit_test(compute_fp8_gemms),
       cmocka_unit_test(compute_measured_terms),
       cmocka_unit_test(eager_backward_and_power_limit),
       cmocka_unit_test(megatron_v1_kernels),

@@ -6,6 +6,8 @@ usage: gpu_defaults.py HBM_BW_GBPS PEAK_BF16_TFLOPS FILE...   (probe CSVs and ho
 
   gemm_efficiency, gemm_half_dim   eff = E x/(x + H), x = min(m, n, k), least squares of
                                    log(time) over the bf16 gemm rows (H on a grid, E in closed form)
+  gemm_efficiency_fp8              E of the same curve (that H) over the fp8 gemm rows' fraction
+                                   of the fp8 peak
   attn_efficiency, attn_half_dim,  eff = E p/(p + D) s/(s + S) d/p over the attn_fwd rows of at
   attn_half_seq, attn_bwd_factor   least 100 us (shorter ones time the host's launch), p the head
                                    dimension d padded as FlashAttention-2 pads it (a multiple of
@@ -64,6 +66,17 @@ def main():
     e, h, rms = fit_curve(xs, effs, range(0, 2049, 4))
     out["gemm_efficiency"] = (e, f"fit over {len(g)} bf16 GEMMs, rms log error {rms:.3f}")
     out["gemm_half_dim"] = (h, "")
+    # fp8 GEMMs on the bf16 curve's shape (the same H): E over the fp8 rows' fraction of the fp8
+    # peak (frac_peak, the probe's own datasheet figure), in closed form
+    g8 = [r for r in probe if r["kind"] == "gemm" and r["dtype"] == "fp8" and r.get("frac_peak")]
+    if g8:
+        lg8 = [math.log(float(r["frac_peak"])) -
+               math.log(min(float(r["m"]), float(r["n"]), float(r["k"])) /
+                        (min(float(r["m"]), float(r["n"]), float(r["k"])) + h)) for r in g8]
+        le8 = sum(lg8) / len(lg8)
+        rms8 = math.sqrt(sum((v - le8) ** 2 for v in lg8) / len(lg8))
+        out["gemm_efficiency_fp8"] = (math.exp(le8), f"fit over {len(g8)} fp8 GEMMs at "
+                                      f"gemm_half_dim, rms log error {rms8:.3f}")
     af = [r for r in probe if r["kind"] == "attn_fwd" and float(r["time_us"]) >= 100]
     ab = {(r["m"], r["n"], r["k"]): float(r["time_us"]) for r in probe if r["kind"] == "attn_bwd"}
     best = None

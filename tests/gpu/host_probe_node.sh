@@ -10,7 +10,8 @@
 # MODES (default "single ddp fsdp"): any of single, ddp, fsdp and the FSDP2 variants
 # fsdp-root-default (the root's reshard_after_forward left to fully_shard's default) and
 # fsdp-false (reshard_after_forward=False for the blocks, the root's default); traces for the
-# first three only.
+# first three only. PROBE_EXTRA (environment): more steps.py options for every run, e.g.
+# "--bias off --steps 30" (later options win).
 # Needs python3 with PyTorch and torchrun.
 set -u
 OUT=${1:?usage: host_probe_node.sh OUTDIR [MODES]}
@@ -21,7 +22,7 @@ S=tests/gpu/steps.py
 node_init "$OUT"
 TR="torchrun --standalone --nproc_per_node=2"
 
-PROBE="--seq 8 --mbs 1 --warmup 5 --steps 15"
+PROBE="--seq 8 --mbs 1 --warmup 5 --steps 15 ${PROBE_EXTRA:-}"
 # at 20 layers a profiler trace of the last step of each, summarised by trace_overlap.py (GPU
 # busy with kernels, NCCL, idle: what the host holds up)
 for L in 4 20; do

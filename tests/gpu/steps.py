@@ -18,10 +18,13 @@ Modes (one process per GPU; start the multi-GPU ones with torchrun):
           row-parallel projection and FC2, so 2 all-reduces forward (after the row-parallel
           layers) and 2 backward (before the column-parallel ones) per block; vocabulary-parallel
           embedding and cross-entropy with the tied head
+  dataparallel  one process (plain python3), torch.nn.DataParallel over every visible GPU: the
+          module replicated from GPU 0 each step, --mbs samples per GPU scattered from GPU 0,
+          the losses gathered onto it, the gradients reduced onto it; the optimizer on GPU 0
 
 The per-GPU batch is fixed (the DLPerf definition of speedup): every mode runs --mbs samples per
-micro-batch and --accum micro-batches per step on each model replica; ddp and fsdp have one
-replica per GPU, tp one replica per TP group, so `tp` on 2 GPUs should run with --accum 2 to keep
+micro-batch and --accum micro-batches per step on each model replica; ddp, fsdp and
+dataparallel have one replica per GPU, tp one replica per TP group, so `tp` on 2 GPUs should run with --accum 2 to keep
 the batch per GPU of the 1-GPU run.
 
 Timing: --warmup steps, then --steps timed steps. Each step is bracketed by CUDA events: start,
@@ -94,12 +97,12 @@ def reduce_from_tp(x, group):
 class ColumnLinear(nn.Module):
     """Y = X A with A split by columns over the TP group; the input is replicated."""
 
-    def __init__(self, din, dout, tp, group):
+    def __init__(self, din, dout, tp, group, bias=True):
         super().__init__()
         assert dout % tp == 0
         self.group = group
         self.weight = nn.Parameter(torch.empty(dout // tp, din))
-        self.bias = nn.Parameter(torch.zeros(dout // tp))
+        self.bias = nn.Parameter(torch.zeros(dout // tp)) if bias else None
         nn.init.normal_(self.weight, std=0.02)
 
     def forward(self, x):
@@ -109,17 +112,17 @@ class ColumnLinear(nn.Module):
 class RowLinear(nn.Module):
     """Y = X A with A split by rows; the input is split by columns, partial outputs summed."""
 
-    def __init__(self, din, dout, tp, group, std):
+    def __init__(self, din, dout, tp, group, std, bias=True):
         super().__init__()
         assert din % tp == 0
         self.group = group
         self.weight = nn.Parameter(torch.empty(dout, din // tp))
-        self.bias = nn.Parameter(torch.zeros(dout))
+        self.bias = nn.Parameter(torch.zeros(dout)) if bias else None
         nn.init.normal_(self.weight, std=std)
 
     def forward(self, x):
         y = reduce_from_tp(F.linear(x, self.weight), self.group)
-        return y + self.bias
+        return y if self.bias is None else y + self.bias
 
 
 class _VocabParallelCE(torch.autograd.Function):
@@ -193,12 +196,13 @@ class Block(nn.Module):
         self.hd = h // a.heads
         self.attention = getattr(a, "attention", "sdpa")
         std_out = 0.02 / math.sqrt(2 * a.layers)
-        self.ln1 = nn.LayerNorm(h)
-        self.qkv = ColumnLinear(h, 3 * h, tp, group)
-        self.proj = RowLinear(h, h, tp, group, std_out)
-        self.ln2 = nn.LayerNorm(h)
-        self.fc1 = ColumnLinear(h, a.ffn, tp, group)
-        self.fc2 = RowLinear(a.ffn, h, tp, group, std_out)
+        bias = getattr(a, "bias", "on") == "on"  # off: no bias in any linear or LayerNorm
+        self.ln1 = nn.LayerNorm(h, bias=bias)
+        self.qkv = ColumnLinear(h, 3 * h, tp, group, bias)
+        self.proj = RowLinear(h, h, tp, group, std_out, bias)
+        self.ln2 = nn.LayerNorm(h, bias=bias)
+        self.fc1 = ColumnLinear(h, a.ffn, tp, group, bias)
+        self.fc2 = RowLinear(a.ffn, h, tp, group, std_out, bias)
 
     def forward(self, x):
         b, s, _ = x.shape
@@ -226,7 +230,7 @@ class GPT(nn.Module):
         nn.init.normal_(self.wte, std=0.02)
         nn.init.normal_(self.wpe, std=0.01)
         self.blocks = nn.ModuleList(Block(a, tp, group) for _ in range(a.layers))
-        self.lnf = nn.LayerNorm(a.hidden)
+        self.lnf = nn.LayerNorm(a.hidden, bias=getattr(a, "bias", "on") == "on")
 
     def forward(self, idx, target):
         s = idx.shape[1]
@@ -286,12 +290,18 @@ def model_args(p):
     p.add_argument("--mbs", type=int, default=8, help="samples per micro-batch (default 8)")
     p.add_argument("--attention", choices=["sdpa", "megatron-v1"], default="sdpa",
                    help="attention core: flash (SDPA, default) or the unfused megatron-v1 code")
+    p.add_argument("--bias", choices=["on", "off"], default="on",
+                   help="biases in the linears and LayerNorms (default on, as GPT-2; off: 6 "
+                        "tensors a block instead of 12, as bias-free models have)")
 
 
 def parse():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--mode", choices=["single", "ddp", "fsdp", "tp"], default="single")
+    p.add_argument("--mode", choices=["single", "ddp", "fsdp", "tp", "dataparallel"],
+                   default="single",
+                   help="dataparallel: one process, torch.nn.DataParallel over every visible GPU "
+                        "(--mbs samples per GPU)")
     model_args(p)
     p.add_argument("--accum", type=int, default=1, help="micro-batches per step per replica")
     p.add_argument("--warmup", type=int, default=5)
@@ -317,7 +327,7 @@ def quantile(xs, q):
 def main():
     a = parse()
     cpu = a.device == "cpu"
-    distributed = a.mode != "single"
+    distributed = a.mode not in ("single", "dataparallel")
     if distributed:
         dist.init_process_group("gloo" if cpu else "nccl")
         rank, world = dist.get_rank(), dist.get_world_size()
@@ -330,6 +340,9 @@ def main():
     say = print if rank == 0 else (lambda *x, **k: None)
 
     tp = world if a.mode == "tp" else 1
+    # GPUs and data-parallel replicas: DataParallel's one process drives every visible GPU
+    gpus = torch.cuda.device_count() if a.mode == "dataparallel" and not cpu else world
+    replicas = gpus if a.mode == "dataparallel" else world // tp
     group = dist.group.WORLD if a.mode == "tp" else None
     # Replicated parameters must start equal on every rank: same seed everywhere.
     torch.manual_seed(1234)
@@ -347,6 +360,10 @@ def main():
         for blk in model.blocks:
             fully_shard(blk, mp_policy=mp, reshard_after_forward=a.fsdp_reshard != "false")
         fully_shard(model, mp_policy=mp, **root_kw)
+    elif a.mode == "dataparallel" and not cpu:
+        # replicate the module to every GPU, scatter the batch, gather the outputs on GPU 0 and
+        # reduce the gradients onto it, each step (torch/nn/parallel/data_parallel.py)
+        model = nn.DataParallel(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4, betas=(0.9, 0.95), weight_decay=0.1,
                             fused=not cpu)
 
@@ -358,10 +375,10 @@ def main():
             ver += ", nccl " + (".".join(map(str, v)) if isinstance(v, tuple) else str(v))
     say(f"# steps.py mode={a.mode} world={world} tp={tp} {ver}")
     say(f"# model layers={a.layers} hidden={a.hidden} heads={a.heads} ffn={a.ffn} "
-        f"vocab={a.vocab} seq={a.seq}; parameters on rank 0 before sharding: {nparam_local} "
+        f"vocab={a.vocab} seq={a.seq} bias={a.bias}; parameters on rank 0 before sharding: {nparam_local} "
         f"({nparam_local * tp / 1e9:.3f} B in the model)")
-    say(f"# batch mbs={a.mbs} accum={a.accum} replicas={world // tp} "
-        f"samples/step={a.mbs * a.accum * world // tp} tokens/step={a.mbs * a.accum * world // tp * a.seq}"
+    say(f"# batch mbs={a.mbs} accum={a.accum} replicas={replicas} "
+        f"samples/step={a.mbs * a.accum * replicas} tokens/step={a.mbs * a.accum * replicas * a.seq}"
         f" bucket_mb={a.bucket_mb if a.mode == 'ddp' else '-'} warmup={a.warmup} steps={a.steps}")
     env = {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
                                           "NVSHMEM_DISABLE_NVLS")}
@@ -370,7 +387,8 @@ def main():
     # Synthetic tokens: one fixed batch per replica (different across DP replicas, equal inside
     # a TP group, which must see the same input).
     g = torch.Generator(device="cpu").manual_seed(100 + (rank // tp))
-    data = torch.randint(0, a.vocab, (a.accum, a.mbs, a.seq + 1), generator=g).to(dev)
+    rows = a.mbs * (replicas if a.mode == "dataparallel" else 1)  # DataParallel splits dim 0
+    data = torch.randint(0, a.vocab, (a.accum, rows, a.seq + 1), generator=g).to(dev)
 
     amp = torch.autocast(device_type="cpu" if cpu else "cuda", dtype=torch.bfloat16)
 
@@ -382,7 +400,8 @@ def main():
                 model.set_requires_gradient_sync(i == a.accum - 1)
             with sync_ctx:
                 with amp:
-                    loss = model(x, y) / a.accum
+                    # DataParallel gathers one loss per GPU onto GPU 0
+                    loss = model(x, y).mean() / a.accum
                 loss.backward()
         return loss
 
@@ -403,7 +422,8 @@ def main():
         if not cpu:
             torch.cuda.synchronize()
         if it == a.warmup and not cpu:
-            torch.cuda.reset_peak_memory_stats(dev)
+            for d in range(gpus if a.mode == "dataparallel" else 1):
+                torch.cuda.reset_peak_memory_stats(d if a.mode == "dataparallel" else dev)
         e0 = stamp()
         loss = step()
         e1 = stamp()
@@ -440,12 +460,14 @@ def main():
         dist.all_reduce(t, op=dist.ReduceOp.MAX)
     fb, st = t[0].tolist(), t[1].tolist()
     peak = torch.cuda.max_memory_allocated(dev) / 2**30 if not cpu else 0.0
+    if a.mode == "dataparallel" and not cpu:  # GPU 0 holds the replicas' sources and outputs
+        peak = max(torch.cuda.max_memory_allocated(d) for d in range(gpus)) / 2**30
     pk = torch.tensor([peak], dtype=torch.float64, device=dev)
     if distributed:
         dist.all_reduce(pk, op=dist.ReduceOp.MAX)
     peak = pk.item()
 
-    tokens = a.mbs * a.accum * (world // tp) * a.seq
+    tokens = a.mbs * a.accum * replicas * a.seq
     say("# step   fwd+bwd_ms   step_ms   tokens/s")
     for i, (f, s) in enumerate(zip(fb, st)):
         say(f"{i:6d} {f:12.2f} {s:9.2f} {tokens / (s / 1e3):10.0f}")
@@ -454,9 +476,9 @@ def main():
     say(f"# step_ms median {med:.2f} min {min(st):.2f} max {max(st):.2f} iqr {q3 - q1:.2f} "
         f"(n={len(st)}); fwd+bwd_ms median {medfb:.2f} min {min(fb):.2f} max {max(fb):.2f}; "
         f"optimizer_ms median {statistics.median([s - f for s, f in zip(st, fb)]):.2f}")
-    say(f"# tokens/s {tokens / (med / 1e3):.0f} (all GPUs), {tokens / (med / 1e3) / world:.0f} per GPU;"
+    say(f"# tokens/s {tokens / (med / 1e3):.0f} (all GPUs), {tokens / (med / 1e3) / gpus:.0f} per GPU;"
         f" peak memory {peak:.2f} GiB per GPU (max over ranks); last loss {lossv:.4f}")
-    say(f"# result mode={a.mode} gpus={world} tp={tp} mbs={a.mbs} accum={a.accum} "
+    say(f"# result mode={a.mode} gpus={gpus} tp={tp} mbs={a.mbs} accum={a.accum} "
         f"step_ms={med:.3f} step_min_ms={min(st):.3f} step_max_ms={max(st):.3f} "
         f"step_iqr_ms={q3 - q1:.3f} fwdbwd_ms={medfb:.3f} tokens_per_s={tokens / (med / 1e3):.0f} "
         f"peak_gib={peak:.3f}")

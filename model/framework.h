@@ -114,6 +114,10 @@ struct cs_framework {
                              the units that follow in the pass until their parameters reach
                              prefetch_params (DeepSpeed's get_params_to_prefetch), so thin units
                              cost more walking each */
+  double host_attn_graph; /* DataParallel, a workload with fused attention: host time per replica
+                             and forward to build the attention kernel's graph again (cuDNN's
+                             attention caches it per thread; the replicas' threads are new each
+                             forward), one replica after the other, before they run */
   double host_grad_param; /* per parameter tensor of the gradient reduction's host work, in
                              backward hooks or after backward (DeepSpeed: each gradient copied
                              into and out of the reduction buffer one tensor at a time). The host

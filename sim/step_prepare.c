@@ -105,8 +105,9 @@ static double input_bytes(const struct cs_workload *w) {
 /* Single-process DataParallel (one stage, one chunk, one node): before each micro-batch's
  * forward GPU 0 broadcasts the weights (params x weight bytes) and sends each other GPU its mbs
  * samples (dp - 1 point-to-point copies in turn); after its backward the gradients (grad bytes,
- * as DDP would all-reduce them) are reduced onto GPU 0. Nothing overlaps: all of it is exposed
- * data-parallel time of every micro-batch. */
+ * as DDP would all-reduce them) are reduced onto GPU 0; with fused attention each replica's
+ * thread first builds its attention graph (host_attn_graph). Nothing overlaps: all of it is
+ * exposed data-parallel time of every micro-batch. */
 static enum cs_status dataparallel(struct cs_sim *s, double params, double grad_bytes,
                                    struct cs_error *err) {
   const struct cs_plan *p = &s->plan;
@@ -123,8 +124,11 @@ static enum cs_status dataparallel(struct cs_sim *s, double params, double grad_
                      err);
   if (st != CS_OK) return st;
   struct schunk *C = &s->C[0];
+  /* each forward starts one thread per replica, and each rebuilds the fused attention kernel's
+   * per-thread graph before its replica runs (host_attn_graph): one after the other */
+  const double graphs = s->in.workload->flash_attention ? p->dp * s->fw.host_attn_graph : 0;
   for (int l = 0; l < NLEV; l++) {
-    double f = bc[l] + (p->dp - 1) * sc[l];
+    double f = bc[l] + (p->dp - 1) * sc[l] + graphs;
     C->F[l] += f;
     C->B[l] += rd[l];
     C->z3[l] += f + rd[l];

@@ -620,6 +620,21 @@ static void test_dataparallel(void **state) {
   assert_close(dpl.part.compute, ddp.part.compute, 1e-12);
   assert_close(dpl.part.optimizer, ddp.part.optimizer, 1e-12);
   assert_close(dpl.part.compute + dpl.part.dp + dpl.part.optimizer, dpl.step, 1e-12);
+  /* a per-thread attention graph rebuilt by each of the 8 replicas before each of the 4
+   * micro-batches' forwards (host_attn_graph), one after the other: 4 x 8 x 1 ms more, as
+   * DataParallel's own time; none for a workload without fused attention */
+  const int flash = s.workload->flash_attention;
+  s.workload->flash_attention = 1;
+  struct cs_sim_result dpf = run_in(&in, 1);
+  f.host_attn_graph = 1e-3;
+  struct cs_sim_result dpg = run_in(&in, 1);
+  assert_close(dpg.step - dpf.step, 4 * 8 * 1e-3, 1e-9);
+  assert_close(dpg.part.dp - dpf.part.dp, 4 * 8 * 1e-3, 1e-9);
+  s.workload->flash_attention = 0;
+  struct cs_sim_result dpn = run_in(&in, 1);
+  assert_close(dpn.step, dpl.step, 1e-12);
+  f.host_attn_graph = 0;
+  s.workload->flash_attention = flash;
   /* what DataParallel cannot run, with the reason */
   struct cs_sim *sim = NULL;
   struct cs_error err = {0};

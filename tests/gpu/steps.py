@@ -312,6 +312,13 @@ def parse():
                         "root-default (blocks true, the root's left to fully_shard's default), "
                         "false (blocks false, the root's default)")
     p.add_argument("--device", default="cuda", help="cuda, or cpu for a smoke test (gloo)")
+    p.add_argument("--cudnn-sdpa", choices=["on", "off"], default="on",
+                   help="off: torch.backends.cuda.enable_cudnn_sdp(False), so that SDPA takes "
+                        "another fused kernel (flash) instead of cuDNN's")
+    p.add_argument("--gil-switch", type=float, default=0.0,
+                   help="sys.setswitchinterval in seconds (0: Python's default, 5 ms): how long a "
+                        "thread that wants the GIL waits before asking for it (DataParallel's "
+                        "replica threads share one interpreter)")
     trace_arg(p)
     return p.parse_args()
 
@@ -326,6 +333,10 @@ def quantile(xs, q):
 
 def main():
     a = parse()
+    if a.gil_switch > 0:
+        sys.setswitchinterval(a.gil_switch)
+    if a.cudnn_sdpa == "off":
+        torch.backends.cuda.enable_cudnn_sdp(False)
     cpu = a.device == "cpu"
     distributed = a.mode not in ("single", "dataparallel")
     if distributed:
@@ -382,7 +393,8 @@ def main():
         f" bucket_mb={a.bucket_mb if a.mode == 'ddp' else '-'} warmup={a.warmup} steps={a.steps}")
     env = {k: os.environ.get(k) for k in ("NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST",
                                           "NVSHMEM_DISABLE_NVLS")}
-    say(f"# env {env}")
+    say(f"# env {env}; GIL switch interval {sys.getswitchinterval() * 1e3:.2f} ms; "
+        f"cudnn sdpa {a.cudnn_sdpa}")
 
     # Synthetic tokens: one fixed batch per replica (different across DP replicas, equal inside
     # a TP group, which must see the same input).

@@ -114,6 +114,9 @@ struct cs_framework {
                              the units that follow in the pass until their parameters reach
                              prefetch_params (DeepSpeed's get_params_to_prefetch), so thin units
                              cost more walking each */
+  double host_tp_call;    /* per tensor-parallel collective a layer's pass issues from the host (an
+                             autograd function and its torch.distributed call), in the layer's
+                             host time: it counts where the host sets the layer's pace */
   double host_attn_graph; /* DataParallel, a workload with fused attention: host time per replica
                              and forward to build the attention kernel's graph again (cuDNN's
                              attention caches it per thread; the replicas' threads are new each

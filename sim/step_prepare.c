@@ -409,6 +409,7 @@ struct prep {
 struct lcomm {
   double tpf[NLEV], tpb[NLEV], cpf[NLEV], cpb[NLEV], epf[NLEV], epb[NLEV];
   double ring[2];  /* bytes one rank sends per ring step, forward and backward */
+  double ntp[2];   /* tensor-parallel collective calls per micro-batch, forward and backward */
   double zb[2][3]; /* ZeRO-3 bytes per pass for zero3_units */
 };
 
@@ -499,6 +500,8 @@ static enum cs_status layer_comm(struct cs_sim *s, struct prep *P, size_t i, int
              ? 1
              : cs_coll_busbw_factor(cm->coll, cs_plan_group_size(p, cm->group)));
     int g = cm->group, fwd = cm->phase == CS_PHASE_FWD;
+    if ((g == CS_GROUP_TP || g == CS_GROUP_EMBED) && cm->phase <= CS_PHASE_BWD)
+      x->ntp[!fwd] += cm->count;
     for (int l = 0; l < NLEV; l++) {
       double y = cm->count * t[l];
       if (cm->phase == CS_PHASE_FWD || cm->phase == CS_PHASE_BWD) {
@@ -520,6 +523,27 @@ static enum cs_status layer_comm(struct cs_sim *s, struct prep *P, size_t i, int
     }
   }
   return CS_OK;
+}
+
+/* The host time of a layer's forward (backward = 0) or backward (1) whose compute takes f and b
+ * as the compute model has it: the GPU file's host_layer split by host_fwd_share (or by f and b
+ * when the split is not known), scaled as the layer's times are; 0 where no eager host is
+ * modelled. */
+static double phase_host(const struct cs_compute *c, double f, double b, int backward) {
+  if (!(c->host_layer > 0)) return 0;
+  double share = c->host_fwd_share > 0 ? c->host_fwd_share : f + b > 0 ? f / (f + b) : 0.5;
+  return c->host_layer * (backward ? 1 - share : share) * c->scale;
+}
+
+/* What the host's tensor-parallel calls (h seconds in one pass) add to that pass of a layer that
+ * takes gpu (its kernels and TP collectives; f, b: the layer's compute as priced): the part of
+ * the pass's host time with them (phase_host + h) that outlasts gpu; 0 when the GPU sets the
+ * pace. */
+static double tp_host(const struct cs_compute *c, double h, double f, double b, int backward,
+                      double gpu) {
+  if (!(h > 0)) return 0;
+  double host = phase_host(c, f, b, backward) + h;
+  return host > gpu ? host - gpu : 0;
 }
 
 /* Layer i (costed as lc, timed as lt) into s and P: its stage and chunk, its collectives
@@ -576,6 +600,11 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
       x.tpf[l] = x.tpf[l] - of + k * of;
       x.tpb[l] = x.tpb[l] - ob + k * ob;
     }
+    /* the host issues each tensor-parallel collective besides the layer's kernels
+     * (host_tp_call): where it sets the layer's pace, the pass waits for it */
+    x.tpf[l] += tp_host(c, s->fw.host_tp_call * x.ntp[0], lt->fwd, lt->bwd, 0, lt->fwd + x.tpf[l]);
+    x.tpb[l] += tp_host(c, s->fw.host_tp_call * x.ntp[1], lt->fwd, lt->bwd, 1,
+                        lt->bwd + lt->recompute + x.tpb[l]);
     P->fdur[i * NLEV + l] = lt->fwd + x.tpf[l] + x.cpf[l] + x.epf[l];
     P->bdur[i * NLEV + l] = lt->bwd + lt->recompute + x.tpb[l] + x.cpb[l] + x.epb[l];
     L->bdur[l] = P->bdur[i * NLEV + l];
@@ -591,16 +620,6 @@ static enum cs_status prepare_layer(struct cs_sim *s, struct prep *P, size_t i,
   C->host += lt->host;
   if (chunk == 0) s->first_fwd[stage] += lt->fwd;
   return CS_OK;
-}
-
-/* The host time of a layer's forward (backward = 0) or backward (1) whose compute takes f and b
- * as the compute model has it: the GPU file's host_layer split by host_fwd_share (or by f and b
- * when the split is not known), scaled as the layer's times are; 0 where no eager host is
- * modelled. */
-static double phase_host(const struct cs_compute *c, double f, double b, int backward) {
-  if (!(c->host_layer > 0)) return 0;
-  double share = c->host_fwd_share > 0 ? c->host_fwd_share : f + b > 0 ? f / (f + b) : 0.5;
-  return c->host_layer * (backward ? 1 - share : share) * c->scale;
 }
 
 /* ZeRO-3 by gather unit, level l of chunk C (F, B: its passes without ZeRO-3): the units in

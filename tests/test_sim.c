@@ -452,6 +452,39 @@ static void test_zero3_units(void **state) {
   cs_scenario_fini(&s);
 }
 
+/* The host's tensor-parallel calls (host_tp_call): hidden while the layer's kernels and TP
+ * collectives outlast the host's share of the pass; where the host sets the pace, each further
+ * second per call adds one second per TP (and vocabulary-parallel) collective call the pass
+ * issues, as the collective list counts them (GPT-3 1.3B at TP 2). */
+static void test_host_tp_call(void **state) {
+  (void)state;
+  struct cs_scenario s;
+  struct cs_framework f;
+  cs_framework_default(&f);
+  struct cs_sim_inputs in = gpt13b_under(&s, "tp=2,mbs=1,gbs=4", &f);
+  f.host_tp_call = 0;
+  struct cs_sim_result r0 = run_in(&in, 1);
+  f.host_tp_call = 1e-9;
+  struct cs_sim_result r1 = run_in(&in, 1);
+  assert_close(r1.step, r0.step, 1e-12);
+  f.host_tp_call = 1;
+  struct cs_sim_result ra = run_in(&in, 1);
+  f.host_tp_call = 2;
+  struct cs_sim_result rb = run_in(&in, 1);
+  struct cs_sim_coll_info info[64];
+  int n = run_collectives(&in, info, 64);
+  long calls = 0;
+  for (int i = 0; i < n; i++)
+    if ((info[i].group == CS_GROUP_TP || info[i].group == CS_GROUP_EMBED) &&
+        (info[i].phase == CS_PHASE_FWD || info[i].phase == CS_PHASE_BWD))
+      calls += info[i].calls;
+  print_message("TP calls per step %ld: +%.3f s per second a call\n", calls, rb.step - ra.step);
+  assert_true(calls >= 24 * 4);
+  assert_close(rb.step - ra.step, (double)calls, 1e-6);
+  assert_close(rb.part.tp - ra.part.tp, (double)calls, 1e-6);
+  cs_scenario_fini(&s);
+}
+
 /* Under full recomputation a profile that frees weights after use gathers each matrix three
  * times per micro-batch (forward, recomputed forward, backward). A reuse distance limit keeps a
  * matrix from its recomputed forward to its backward when twice the parameters of the block's
@@ -963,6 +996,7 @@ int main(void) {
       cmocka_unit_test(test_cp_ring),
       cmocka_unit_test(test_nic_sharing),
       cmocka_unit_test(test_zero3_units),
+      cmocka_unit_test(test_host_tp_call),
       cmocka_unit_test(test_zero3_reuse),
       cmocka_unit_test(test_framework_schedule),
       cmocka_unit_test(test_host_band),

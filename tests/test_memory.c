@@ -343,8 +343,9 @@ static void framework_memory(void **state) {
  * autocast over fp32 weights, fused AdamW): the peak_gib of each log's "# result" line, read here,
  * against the model's total less its reserve (max_memory_allocated counts neither the CUDA context
  * nor the allocator's cache). None of these logs set a constant (the single-GPU shapes below did).
- * One GPU and DDP -0.1%, Megatron-style TP +1.4% and +0.3% (it accumulates tp micro-batches, so
- * its gradients persist: the sum), held at 5%; FSDP2 -4.1% and -6.0%, held at 10%. */
+ * One GPU, DDP and DataParallel -0.1%, Megatron-style TP +1.4% and +0.3% (it accumulates tp
+ * micro-batches, so its gradients persist: the sum), held at 5%; FSDP2 -4.1% and -6.0%, held at
+ * 10%. */
 static double log_peak(const char *rel) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", CS_TEST_DATA, rel);
@@ -374,6 +375,9 @@ static void measured_peaks(void **state) {
       {"h200x4/steps/fsdp4.log", "dp=4,zero=3,mbs=8,grad_bytes=4,framework=fsdp2", 0.10},
       {"h200x2-steps/tp2.log", "tp=2,mbs=8,gbs=16,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.05},
       {"h200x4/steps/tp4.log", "tp=4,mbs=8,gbs=32,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.05},
+      /* torch.nn.DataParallel, GPU 0 (2026-11-28): as one GPU, its reductions 10 MiB at a time */
+      {"h200x2-steps/dataparallel/run1/dataparallel2.log",
+       "dp=2,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8,framework=dataparallel", 0.10},
       /* the same runs on 4 x H100 (2026-11-27): the same PyTorch allocates the same bytes */
       {"h100x4/steps/single.log", "dp=1,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},
       {"h100x4/steps/ddp4.log", "dp=4,mbs=8,weight_bytes=4,grad_bytes=4,optim_bytes=8", 0.10},

@@ -24,8 +24,8 @@ static const char *const rdtype_names[] = {"grad", "fp32", NULL};
   { key, type, offsetof(struct cs_framework, field), size, unit, lo, hi, def, names, help }
 
 /* Defaults: PyTorch 2.x DDP (torch/nn/parallel/distributed.py) and FSDP2 (fully_shard) as
- * model/frameworks/pytorch-ddp.yaml cites them; host costs as measured there (host_grad_param),
- * 0 where not measured (docs/frameworks.md). */
+ * model/frameworks/pytorch-ddp.yaml cites them; host costs as measured there (DDP's per-gradient
+ * work, FSDP2's calls and hooks, TP calls), 0 where not measured (docs/frameworks.md). */
 static const struct cs_cfg_field fields[] = {
     F("version", CS_CFG_INT, version, 0, 0, 1, 1, NULL, NULL, "file format version: 1"),
     F("name", CS_CFG_STRING, name, 64, 0, 0, 0, NULL, NULL, "short name, e.g. pytorch-ddp"),
@@ -66,7 +66,7 @@ static const struct cs_cfg_field fields[] = {
       "gathers run beside compute"),
     F("sync_per_fetch", CS_CFG_BOOL, sync_per_fetch, 0, 0, 0, 1, "false", NULL,
       "each fetch synchronises the device, so host work is exposed"),
-    F("prefetch_implicit", CS_CFG_BOOL, prefetch_implicit, 0, 0, 0, 1, "false", NULL,
+    F("prefetch_implicit", CS_CFG_BOOL, prefetch_implicit, 0, 0, 0, 1, "true", NULL,
       "the next gather is issued when the host reaches its unit (overlaps the GPU's lag only)"),
     F("fetch_norm", CS_CFG_BOOL, fetch_norm, 0, 0, 0, 1, "false", NULL,
       "each fetch computes the norm of every fetched weight (a read of it, serialised)"),
@@ -96,9 +96,9 @@ static const struct cs_cfg_field fields[] = {
       "each ZeRO-3 gather's output is copied into the parameters on the compute stream"),
     F("grad_copies", CS_CFG_INT, grad_copies, 0, 0, 0, 4, "2", NULL,
       "copies of the gradients a bucketed reduction makes each step (into the buffer, back)"),
-    F("host_call", CS_CFG_QTY, host_call, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
+    F("host_call", CS_CFG_QTY, host_call, 0, CS_UNIT_TIME, 0, 1, "46us", NULL,
       "host time per collective call"),
-    F("host_module", CS_CFG_QTY, host_module, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
+    F("host_module", CS_CFG_QTY, host_module, 0, CS_UNIT_TIME, 0, 1, "2490us", NULL,
       "host time per hooked module per pass"),
     F("host_rank", CS_CFG_QTY, host_rank, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time per rank of a collective over a list of per-rank tensors"),

@@ -294,11 +294,14 @@ static struct cs_sim_result run_in(struct cs_sim_inputs *in, int share) {
 
 /* The default profile with ZeRO-3 gathered per weight matrix on a serial schedule: no prefetch,
  * no overlap, a device sync per fetch, so that what a unit adds adds to the step exactly; every
- * layer outside the blocks its own unit, as DeepSpeed has them (no root_unit). */
+ * layer outside the blocks its own unit, as DeepSpeed has them (no root_unit); no host costs
+ * (each test sets the one it checks). */
 static void serial_units(struct cs_framework *f) {
   cs_framework_default(f);
   f->unit = CS_FW_UNIT_MODULE;
   f->root_unit = 0;
+  f->host_call = f->host_module = 0;
+  f->prefetch_implicit = 0;
   f->prefetch_depth = 0;
   f->overlap_param = 0;
   f->sync_per_fetch = 1;

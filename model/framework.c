@@ -110,7 +110,7 @@ static const struct cs_cfg_field fields[] = {
       "host time per parameter tensor in the optimizer step (per-tensor checks with a sync)"),
     F("host_prefetch", CS_CFG_QTY, host_prefetch, 0, CS_UNIT_TIME, 0, 1, "0us", NULL,
       "host time per unit the prefetch looks ahead at, each fetch (until prefetch_params)"),
-    F("host_tp_call", CS_CFG_QTY, host_tp_call, 0, CS_UNIT_TIME, 0, 1, "114us", NULL,
+    F("host_tp_call", CS_CFG_QTY, host_tp_call, 0, CS_UNIT_TIME, 0, 1, "210us", NULL,
       "host time per tensor-parallel collective of a layer's pass (autograd function + call)"),
     F("host_attn_graph", CS_CFG_QTY, host_attn_graph, 0, CS_UNIT_TIME, 0, 10, "0us", NULL,
       "DataParallel: host time per replica and forward to rebuild a per-thread attention graph"),

@@ -235,7 +235,8 @@ static void unit_hooks(const struct cs_sim *s, const double around[2], const str
  * reduce-scatters at each level, their host work and copies, and the prefetch each allows. root
  * (the profile's root_unit, for a layer outside the blocks): 0 not the root; 1 the first layer of
  * its stage's root, which carries the root's hooks and calls; 2 a later one, whose bytes ride on
- * them. Errors: those of cs_sim_cost. */
+ * them (gathered where that layer runs, not with the first: an untied head's share arrives late,
+ * which the prefetch mostly hides). Errors: those of cs_sim_cost. */
 static enum cs_status zero3_units(struct cs_sim *s, int stage, const double around[2], int root,
                                   const struct cs_layer *Li, const struct cs_layer_cost *lc,
                                   double zb[2][3], struct zunits *zu, struct cs_error *err) {
@@ -865,6 +866,11 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
     s->C[k].first = (size_t)-1;
   struct prep P;
   if ((st = prep_alloc(s, &P, err)) != CS_OK) return st;
+  /* the gradient reduction's per-tensor host work exists where gradients are reduced: a
+   * data-parallel group of more than one rank (one GPU's plain step has none) */
+  const int reduces = (s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.ranks > 1) ||
+                      (s->grp[CS_GROUP_EDP].exists && s->grp[CS_GROUP_EDP].q.ranks > 1);
+  const double grad_param = reduces ? s->fw.host_grad_param : 0;
 
   size_t nl = w->nlayer;
   struct cs_layer_cost lc;
@@ -880,8 +886,7 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
       cs_compute_layer_time(c, &lc, &lt);
     }
     st = prepare_layer(s, &P, i, &lc, &lt, err);
-    if (s->fw.host_grad_param > 0)
-      P.slack[cs_workload_layer_stage(w, p, i)] += backward_slack(c, &lt);
+    if (grad_param > 0) P.slack[cs_workload_layer_stage(w, p, i)] += backward_slack(c, &lt);
   }
   /* DataParallel: no buckets, the gradients are reduced to GPU 0 each micro-batch */
   double dp_grad = 0;
@@ -905,11 +910,11 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
    * per-tensor work of a reduction after backward (host_grad_param), which the host does while
    * the GPU still runs the last micro-batch's backward: what outlasts it */
   const struct cs_framework *f = &s->fw;
-  for (size_t i = 0; i < nl && st == CS_OK && f->host_step_param + f->host_grad_param > 0; i++) {
+  for (size_t i = 0; i < nl && st == CS_OK && f->host_step_param + grad_param > 0; i++) {
     int sg = cs_workload_layer_stage(w, p, i);
     double n = param_tensors(w, &w->layer[i]);
     s->opt[sg] += f->host_step_param * n;
-    P.grad_host[sg] += f->host_grad_param * n;
+    P.grad_host[sg] += grad_param * n;
   }
   for (int sg = 0; sg < pp && st == CS_OK; sg++)
     if (P.grad_host[sg] > P.slack[sg]) s->opt[sg] += P.grad_host[sg] - P.slack[sg];

@@ -413,6 +413,15 @@ static void test_zero3_units(void **state) {
   assert_close(rg2.step - rg1.step, 292.0, 1e-6);
   assert_true(rg1.step - r0.step < 292.0 && rg1.step - r0.step > 291.0);
   f.host_grad_param = 0;
+  /* one GPU reduces no gradients: no per-tensor reduction work, however long it would take */
+  struct cs_scenario s1;
+  struct cs_sim_inputs in1 = gpt13b_under(&s1, "dp=1,mbs=1,gbs=1", &f);
+  struct cs_sim_result one0 = run_in(&in1, 1);
+  f.host_grad_param = 1.0;
+  struct cs_sim_result one1 = run_in(&in1, 1);
+  assert_close(one1.step, one0.step, 1e-12);
+  f.host_grad_param = 0;
+  cs_scenario_fini(&s1);
   /* hidden behind the units' kernels when the framework does not synchronise */
   f.sync_per_fetch = 0;
   f.host_rank = 1e-7;

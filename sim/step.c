@@ -205,7 +205,7 @@ enum cs_status cs_sim_cost(struct cs_sim *s, int coll, int group, int phase, dou
   }
   const struct sgroup *g = &s->grp[group];
   struct centry e = {coll, group, phase, bytes, {0, 0, 0}, CS_ALGO_RING, CS_PROTO_SIMPLE, calls};
-  if (g->exists && g->q.ranks > 1 && bytes > 0) {
+  if (sgroup_spans(g) && bytes > 0) {
     struct cs_coll_query q = g->q;
     q.coll = (enum cs_coll)coll;
     q.bytes = bytes;

@@ -34,6 +34,11 @@ struct sgroup {
   unsigned what; /* what cs_topo_model_apply wrote */
 };
 
+/* Whether group g spans more than one rank: only then do its collectives move anything. */
+static inline int sgroup_spans(const struct sgroup *g) {
+  return g->exists && g->q.ranks > 1;
+}
+
 /* One layer as the step uses it. */
 struct slayer {
   int stage, chunk;  /* chunk local to the stage, 0 .. vpp-1 */

@@ -758,8 +758,8 @@ static double grad_copy_time(const struct cs_sim *s, double dense, double expert
   if (s->fw.grad_copies <= 0 || p->zero == 3 || p->dp_mode == CS_DP_DATAPARALLEL) return 0;
   double wb, gb, ob, bytes = 0;
   cs_plan_param_bytes(p, &wb, &gb, &ob);
-  if (s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.ranks > 1) bytes += dense * gb;
-  if (s->grp[CS_GROUP_EDP].exists && s->grp[CS_GROUP_EDP].q.ranks > 1) bytes += expert * gb;
+  if (sgroup_spans(&s->grp[CS_GROUP_DP])) bytes += dense * gb;
+  if (sgroup_spans(&s->grp[CS_GROUP_EDP])) bytes += expert * gb;
   return stream_time(s->in.compute, s->fw.grad_copies * 2.0 * bytes);
 }
 
@@ -868,8 +868,7 @@ enum cs_status cs_sim_prepare(struct cs_sim *s, struct cs_error *err) {
   if ((st = prep_alloc(s, &P, err)) != CS_OK) return st;
   /* the gradient reduction's per-tensor host work exists where gradients are reduced: a
    * data-parallel group of more than one rank (one GPU's plain step has none) */
-  const int reduces = (s->grp[CS_GROUP_DP].exists && s->grp[CS_GROUP_DP].q.ranks > 1) ||
-                      (s->grp[CS_GROUP_EDP].exists && s->grp[CS_GROUP_EDP].q.ranks > 1);
+  const int reduces = sgroup_spans(&s->grp[CS_GROUP_DP]) || sgroup_spans(&s->grp[CS_GROUP_EDP]);
   const double grad_param = reduces ? s->fw.host_grad_param : 0;
 
   size_t nl = w->nlayer;

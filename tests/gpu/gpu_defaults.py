@@ -70,9 +70,8 @@ def main():
     # peak (frac_peak, the probe's own datasheet figure), in closed form
     g8 = [r for r in probe if r["kind"] == "gemm" and r["dtype"] == "fp8" and r.get("frac_peak")]
     if g8:
-        lg8 = [math.log(float(r["frac_peak"])) -
-               math.log(min(float(r["m"]), float(r["n"]), float(r["k"])) /
-                        (min(float(r["m"]), float(r["n"]), float(r["k"])) + h)) for r in g8]
+        x8 = [min(float(r["m"]), float(r["n"]), float(r["k"])) for r in g8]
+        lg8 = [math.log(float(r["frac_peak"])) - math.log(x / (x + h)) for r, x in zip(g8, x8)]
         le8 = sum(lg8) / len(lg8)
         rms8 = math.sqrt(sum((v - le8) ** 2 for v in lg8) / len(lg8))
         out["gemm_efficiency_fp8"] = (math.exp(le8), f"fit over {len(g8)} fp8 GEMMs at "
